@@ -1,0 +1,214 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file trace.hpp
+/// The trace: what the collector recorded, as plain records and a string table.
+///
+/// Nothing here knows CUPTI or CUDA. The collector decodes each CUPTI buffer into these
+/// records; analysis and export read them; tests build them by hand.
+///
+/// \code
+///   nvscope::trace t;
+///   auto name = t.strings.intern("gemm_kernel");
+///   nvscope::kernel_record k{};
+///   k.start = 1000; k.end = 3000; k.name = name; k.correlation = 7;
+///   t.kernels.push_back(k);
+/// \endcode
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// Nanoseconds on the collector's one calibrated clock (host and GPU alike).
+using timestamp_ns = std::uint64_t;
+
+/// An index into `string_table`; 0 is always the empty string.
+using string_id = std::uint32_t;
+
+/// Interned strings: kernel names, range names, domain names, thread names.
+class string_table {
+ public:
+  string_table() { intern(std::string_view{}); }
+
+  /// Returns the id of `s`, adding it on first sight.
+  string_id intern(std::string_view s) {
+    auto it = index_.find(std::string(s));
+    if (it != index_.end()) return it->second;
+    auto id = static_cast<string_id>(strings_.size());
+    strings_.emplace_back(s);
+    index_.emplace(strings_.back(), id);
+    return id;
+  }
+
+  /// The string of `id`; an unknown id reads as "<unknown>", never out of bounds.
+  std::string_view operator[](string_id id) const noexcept {
+    return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view("<unknown>");
+  }
+
+  std::size_t size() const noexcept { return strings_.size(); }
+
+ private:
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, string_id> index_;
+};
+
+/// One kernel execution. Kept to 64 bytes: a trace can hold millions.
+struct kernel_record {
+  timestamp_ns start = 0;
+  timestamp_ns end = 0;
+  string_id name = 0;            ///< demangled unless the collector was told otherwise
+  std::uint32_t correlation = 0; ///< ties the kernel to its launch (`launch_record`)
+  std::uint32_t stream = 0;
+  std::uint32_t context = 0;
+  std::uint32_t grid[3] = {0, 0, 0};
+  std::uint16_t block[3] = {0, 0, 0};
+  std::uint16_t device = 0;
+  std::uint16_t registers = 0;   ///< per thread
+  std::uint16_t reserved = 0;
+  std::uint32_t shared_bytes = 0; ///< static + dynamic, per block
+  std::uint32_t graph = 0;        ///< CUDA graph id, 0 when not launched from a graph
+};
+static_assert(sizeof(kernel_record) <= 64, "kernel_record must stay within 64 bytes");
+
+/// Where a copy or memset's memory lives.
+enum class memory_kind : std::uint8_t { unknown, pageable, pinned, device, array, managed, device_static, managed_static };
+
+/// Direction of a copy, in nsys's words (`[CUDA memcpy Host-to-Device]`, ...).
+enum class copy_kind : std::uint8_t { unknown, host_to_device, device_to_host, host_to_array, array_to_host, array_to_array, array_to_device, device_to_array, device_to_device, host_to_host, peer_to_peer };
+
+/// One memory copy.
+struct copy_record {
+  timestamp_ns start = 0;
+  timestamp_ns end = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t correlation = 0;
+  std::uint32_t stream = 0;
+  std::uint32_t context = 0;
+  std::uint16_t device = 0;
+  copy_kind kind = copy_kind::unknown;
+  memory_kind src = memory_kind::unknown;
+  memory_kind dst = memory_kind::unknown;
+  std::uint32_t graph = 0;
+};
+
+/// One memset.
+struct memset_record {
+  timestamp_ns start = 0;
+  timestamp_ns end = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t value = 0;
+  std::uint32_t correlation = 0;
+  std::uint32_t stream = 0;
+  std::uint32_t context = 0;
+  std::uint16_t device = 0;
+  memory_kind memory = memory_kind::unknown;
+  std::uint32_t graph = 0;
+};
+
+/// What a host thread waited on.
+enum class sync_kind : std::uint8_t { unknown, event, stream_wait_event, stream, context };
+
+/// One synchronisation: the host (or a stream) waiting on the GPU.
+struct sync_record {
+  timestamp_ns start = 0;
+  timestamp_ns end = 0;
+  std::uint32_t correlation = 0;
+  std::uint32_t stream = 0;
+  std::uint32_t context = 0;
+  std::uint32_t thread = 0; ///< index into `trace::threads`
+  sync_kind kind = sync_kind::unknown;
+};
+
+/// The payload a range or mark carried.
+enum class payload_kind : std::uint8_t { none, int32, int64, uint32, uint64, float32, float64 };
+
+struct payload {
+  payload_kind kind = payload_kind::none;
+  union {
+    std::int64_t i;
+    std::uint64_t u;
+    double d;
+  } value{};
+};
+
+/// One NVTX range (push/pop or start/end) or mark (start == end, `is_mark`).
+struct range_record {
+  timestamp_ns start = 0;
+  timestamp_ns end = 0;     ///< 0 while the range was never closed
+  string_id domain = 0;     ///< 0: the default domain
+  string_id name = 0;
+  std::uint32_t color = 0;  ///< ARGB, 0 when none was given
+  std::uint32_t category = 0;
+  std::uint32_t thread = 0; ///< index into `trace::threads` of the thread that opened it
+  std::uint32_t parent = no_parent; ///< index into `trace::ranges`, or `no_parent`
+  std::uint16_t depth = 0;  ///< 0 for an outermost range
+  bool is_mark = false;
+  bool is_push_pop = true;  ///< false for start/end ranges, which may cross threads
+  struct payload payload;
+
+  static constexpr std::uint32_t no_parent = 0xffffffffu;
+};
+
+/// The host side of a launch (kernel, copy, memset, graph): which thread, when. Its
+/// correlation id matches the GPU records it caused; every kernel of one graph launch
+/// shares it.
+struct launch_record {
+  timestamp_ns time = 0;
+  std::uint32_t correlation = 0;
+  std::uint32_t thread = 0; ///< index into `trace::threads`
+};
+
+/// One CUDA runtime or driver API call, when API recording is on.
+struct api_record {
+  timestamp_ns start = 0;
+  timestamp_ns end = 0;
+  string_id name = 0;       ///< "cudaLaunchKernel", "cuLaunchKernel", ...
+  std::uint32_t correlation = 0;
+  std::uint32_t thread = 0;
+  bool is_driver = false;
+};
+
+/// A host thread seen in the trace.
+struct thread_info {
+  std::uint64_t os_id = 0;
+  string_id name = 0; ///< from nvtxNameOsThread, or 0
+};
+
+/// Device description for exports.
+struct device_info {
+  std::uint16_t id = 0;
+  string_id name = 0;
+};
+
+/// What the collector could not keep, reported by every summary.
+struct loss_counts {
+  std::uint64_t dropped_records = 0;    ///< CUPTI's count: buffers were full
+  std::uint64_t incomplete_records = 0; ///< records with no end timestamp, not reported as real
+  std::uint64_t unclosed_ranges = 0;    ///< ranges still open when collection stopped
+};
+
+/// A whole recording.
+struct trace {
+  string_table strings;
+  std::vector<kernel_record> kernels;
+  std::vector<copy_record> copies;
+  std::vector<memset_record> memsets;
+  std::vector<sync_record> syncs;
+  std::vector<range_record> ranges;
+  std::vector<launch_record> launches;
+  std::vector<api_record> api_calls;
+  std::vector<thread_info> threads;
+  std::vector<device_info> devices;
+  loss_counts lost;
+  std::uint64_t process_id = 0;
+  timestamp_ns begin = 0; ///< when collection started
+  timestamp_ns finish = 0; ///< when collection stopped
+};
+
+} // namespace v1
+} // namespace nvscope
