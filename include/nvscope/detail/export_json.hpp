@@ -1,0 +1,97 @@
+#pragma once
+// Internal: JSON text helpers shared by the JSON exports. Not promised.
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when it is invalid (overlong forms,
+// surrogates and code points above U+10FFFF are invalid).
+inline std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  std::size_t n;
+  std::uint32_t cp;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1fu; }
+  else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0fu; }
+  else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07u; }
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3fu);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+// Appends s as a quoted JSON string: quotes, backslashes and control characters escaped,
+// invalid UTF-8 replaced by U+FFFD.
+inline void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+          if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    const auto n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\\ufffd";
+      ++i;
+    } else {
+      out.append(s.data() + i, n);
+      i += n;
+    }
+  }
+  out.push_back('"');
+}
+
+inline std::string json_string(std::string_view s) {
+  std::string out;
+  append_json_string(out, s);
+  return out;
+}
+
+// A JSON number for a time in microseconds from nanoseconds, exact to the nanosecond.
+inline void append_us(std::string& out, std::uint64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%llu.%03llu", static_cast<unsigned long long>(ns / 1000), static_cast<unsigned long long>(ns % 1000));
+  out += buf;
+}
+
+inline void append_u(std::string& out, std::uint64_t v) { out += std::to_string(v); }
+
+inline void append_f(std::string& out, double v) {
+  char buf[64];
+  if (!(v == v) || v > 1e300 || v < -1e300) v = 0.0; // no NaN or infinity in JSON
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  out += buf;
+}
+
+} // namespace detail
+} // namespace v1
+} // namespace nvscope
