@@ -5,8 +5,10 @@
 /// A step schedule in the spirit of PyTorch's `schedule(skip_first, wait, warmup, active,
 /// repeat)`: the program marks each iteration as a step, and the schedule starts and stops
 /// capture (through the process-wide backends, see capture_guard.hpp) so that exactly the
-/// `active` steps of each cycle are recorded. Optionally it opens an NVTX range `step_N`
-/// around every step and a `warmup` range around each run of warm-up steps.
+/// `active` steps of each cycle are recorded. It also opens an NVTX range `step_N` around
+/// every step and a `warmup` range around each run of warm-up steps (push/pop ranges in
+/// NVTX's default domain, where NVSCOPE_RANGE puts the program's own ranges; turned off by
+/// `step_ranges(false)` or `NVSCOPE_DISABLE=1` in the environment).
 ///
 /// Steps are numbered from 0. The first `skip_first` steps are skipped; then cycles of
 /// `wait` + `warmup` + `active` steps follow, `repeat` times (0: forever). Capture is on
@@ -283,14 +285,15 @@ class capture_schedule {
     }
     if (!options_.step_ranges()) return;
     if (range_depth_ == 0) owner_ = std::this_thread::get_id();
-    if (current_phase_ == capture_phase::warming_up && !warmup_range_open_) {
-      detail::push_step_range("warmup");
+    if (current_phase_ == capture_phase::warming_up && !warmup_range_open_ &&
+        detail::push_step_range("warmup")) {
       ++range_depth_;
       warmup_range_open_ = true;
     }
-    detail::push_numbered_step_range(i);
-    ++range_depth_;
-    step_range_open_ = true;
+    if (detail::push_numbered_step_range(i)) {
+      ++range_depth_;
+      step_range_open_ = true;
+    }
   }
 
   void close_capture() noexcept {

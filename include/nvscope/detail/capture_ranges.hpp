@@ -1,46 +1,51 @@
 #pragma once
-// The NVTX calls capture makes itself: the `step_N` / `warmup` ranges of a schedule, and
-// the registered-string capture range that `nsys --capture-range=nvtx` waits for.
-// Internal: the public API is capture_schedule.hpp and capture_nvtx.hpp.
+// The NVTX ranges a capture schedule opens itself: `step_N` around each step and `warmup`
+// around each run of warm-up steps. Push/pop ranges in NVTX's default domain, the domain of
+// NVSCOPE_RANGE, so that a step nests with the program's own forward/backward ranges (and
+// shows as one level of the NVTX stack, as flame-graph scripts expect).
+// Internal: the public switch is schedule_options::step_ranges(); NVSCOPE_DISABLE=1 in the
+// environment turns these ranges off as it turns off annotation.
 
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace nvscope {
 inline namespace v1 {
 namespace detail {
 
-// The domain of the schedule's step ranges.
-inline nvtxDomainHandle_t capture_step_domain() noexcept {
-  static nvtxDomainHandle_t d = nvtxDomainCreateA("nvscope");
-  return d;
+// Read once. Mirrors annotation's run-time switch without depending on its build mode.
+inline bool capture_ranges_allowed() noexcept {
+  static const bool allowed = [] {
+    const char* env = std::getenv("NVSCOPE_DISABLE");
+    return env == nullptr || env[0] == '\0' || std::strcmp(env, "0") == 0;
+  }();
+  return allowed;
 }
 
-inline nvtxEventAttributes_t capture_range_attributes() noexcept {
+// Returns whether a range was pushed (the caller pops only those).
+inline bool push_step_range(const char* name) noexcept {
+  if (!capture_ranges_allowed()) return false;
   nvtxEventAttributes_t a{};
   a.version = NVTX_VERSION;
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  return a;
-}
-
-// Push/pop: step ranges nest with the user's own ranges on the loop's thread.
-inline void push_step_range(const char* name) noexcept {
-  nvtxEventAttributes_t a = capture_range_attributes();
   a.messageType = NVTX_MESSAGE_TYPE_ASCII;
   a.message.ascii = name;
-  nvtxDomainRangePushEx(capture_step_domain(), &a);
+  nvtxDomainRangePushEx(nullptr, &a);   // nullptr: the default domain
+  return true;
 }
 
 // "step_<n>" without a heap allocation.
-inline void push_numbered_step_range(std::uint64_t n) noexcept {
+inline bool push_numbered_step_range(std::uint64_t n) noexcept {
   char name[32];
   std::snprintf(name, sizeof name, "step_%llu", static_cast<unsigned long long>(n));
-  push_step_range(name);
+  return push_step_range(name);
 }
 
-inline void pop_step_range() noexcept { nvtxDomainRangePop(capture_step_domain()); }
+inline void pop_step_range() noexcept { nvtxDomainRangePop(nullptr); }
 
 } // namespace detail
 } // namespace v1
