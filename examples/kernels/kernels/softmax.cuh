@@ -1,0 +1,173 @@
+#pragma once
+// Fused softmax: one kernel, one read and one write of the tensor. Each thread folds its
+// elements into a running (max, sum) pair as they arrive (online softmax), so one combined
+// reduction replaces the two (max, then sum) of the textbook form. Rows up to 1024 columns get
+// a warp each; longer rows a block each, sized so that a thread holds at most 32 values.
+
+#include "common.cuh"
+#include "rowwise.cuh"
+
+namespace nvscope {
+inline namespace v1 {
+namespace kernels {
+namespace detail {
+
+// Values a thread keeps in registers: 32 floats.
+constexpr int softmax_regs = 32;
+
+// Folds W values into the running (m, s): s = sum exp(v - m). A pair that has seen only -inf
+// stays (-inf, 0); a NaN or +inf makes s NaN, so the row comes out NaN, as the formula does.
+template <int W> __device__ __forceinline__ void online_add(float& m, float& s, const float (&f)[W]) {
+  float vm = f[0];
+#pragma unroll
+  for (int j = 1; j < W; ++j) vm = fmaxf(vm, f[j]);
+  bool nan = false;
+#pragma unroll
+  for (int j = 0; j < W; ++j) nan |= f[j] != f[j];
+  const float mn = fmaxf(m, vm);
+  if (nan) {
+    s = NAN;
+    return;
+  }
+  if (mn == -INFINITY) return;
+  float acc = s * __expf(m - mn);
+#pragma unroll
+  for (int j = 0; j < W; ++j) acc += __expf(f[j] - mn);
+  s = acc;
+  m = mn;
+}
+
+__device__ __forceinline__ void online_merge(float& m, float& s, float m2, float s2) {
+  const float mn = fmaxf(m, m2);
+  if (mn == -INFINITY) {
+    s = s + s2;  // both (-inf, 0), or a NaN sum carried along
+    return;
+  }
+  s = s * __expf(m - mn) + s2 * __expf(m2 - mn);
+  m = mn;
+}
+
+__device__ __forceinline__ void warp_online(float& m, float& s) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+    const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+    online_merge(m, s, m2, s2);
+  }
+}
+
+template <class T, int W>
+__device__ __forceinline__ void softmax_write(T* out, const float (&f)[W], float m, float inv) {
+  float o[W];
+#pragma unroll
+  for (int j = 0; j < W; ++j) o[j] = __expf(f[j] - m) * inv;
+  pack<T, W>::store(out, o);
+}
+
+// A warp per row, cols <= 32 * softmax_regs; the row lives in registers.
+template <class T, int W>
+__global__ void __launch_bounds__(128) softmax_warp_kernel(const T* __restrict__ x, T* __restrict__ y, int rows, int cols) {
+  constexpr int slots = softmax_regs / W;
+  const int lane = threadIdx.x & 31;
+  const long long row = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (row >= rows) return;  // the whole warp leaves together
+  const T* xr = x + row * cols;
+  T* yr = y + row * cols;
+  const int nvec = cols / W;
+  float v[slots][W];
+#pragma unroll
+  for (int i = 0; i < slots; ++i)
+    if (lane + i * 32 < nvec) pack<T, W>::load(xr + (lane + i * 32) * W, v[i]);
+  float m = -INFINITY, s = 0.f;
+#pragma unroll
+  for (int i = 0; i < slots; ++i)
+    if (lane + i * 32 < nvec) online_add(m, s, v[i]);
+  warp_online(m, s);
+  const float inv = 1.f / s;
+#pragma unroll
+  for (int i = 0; i < slots; ++i)
+    if (lane + i * 32 < nvec) softmax_write(yr + (lane + i * 32) * W, v[i], m, inv);
+}
+
+// A block per row. The row stays in registers when it fits (blockDim.x * softmax_regs values);
+// a longer row is read a second time to write the output (from L2 where it still is).
+template <class T, int W>
+__global__ void __launch_bounds__(1024) softmax_block_kernel(const T* __restrict__ x, T* __restrict__ y, int cols) {
+  constexpr int slots = softmax_regs / W;
+  __shared__ float scratch_m[32], scratch_s[32];
+  const T* xr = x + static_cast<size_t>(blockIdx.x) * cols;
+  T* yr = y + static_cast<size_t>(blockIdx.x) * cols;
+  const int nvec = cols / W;
+  const int step = blockDim.x;
+  const bool in_regs = nvec <= slots * step;
+  float v[slots][W];
+  float m = -INFINITY, s = 0.f;
+  if (in_regs) {
+#pragma unroll
+    for (int i = 0; i < slots; ++i)
+      if (threadIdx.x + i * step < nvec) pack<T, W>::load(xr + static_cast<size_t>(threadIdx.x + i * step) * W, v[i]);
+#pragma unroll
+    for (int i = 0; i < slots; ++i)
+      if (threadIdx.x + i * step < nvec) online_add(m, s, v[i]);
+  } else {
+    for (int i = threadIdx.x; i < nvec; i += step) {
+      float f[W];
+      pack<T, W>::load(xr + static_cast<size_t>(i) * W, f);
+      online_add(m, s, f);
+    }
+  }
+  warp_online(m, s);
+  const int warps = blockDim.x >> 5, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (warps > 1) {
+    if (lane == 0) {
+      scratch_m[warp] = m;
+      scratch_s[warp] = s;
+    }
+    __syncthreads();
+    m = lane < warps ? scratch_m[lane] : -INFINITY;
+    s = lane < warps ? scratch_s[lane] : 0.f;
+    warp_online(m, s);
+  }
+  const float inv = 1.f / s;
+  if (in_regs) {
+#pragma unroll
+    for (int i = 0; i < slots; ++i)
+      if (threadIdx.x + i * step < nvec) softmax_write(yr + static_cast<size_t>(threadIdx.x + i * step) * W, v[i], m, inv);
+  } else {
+    for (int i = threadIdx.x; i < nvec; i += step) {
+      float f[W];
+      pack<T, W>::load(xr + static_cast<size_t>(i) * W, f);
+      softmax_write(yr + static_cast<size_t>(i) * W, f, m, inv);
+    }
+  }
+}
+
+// Threads for a block-per-row kernel: enough that each holds at most `per_thread` packs.
+inline int row_block_threads(int nvec, int per_thread) {
+  const int want = round_up((nvec + per_thread - 1) / per_thread, 32);
+  return want < 32 ? 32 : want > 1024 ? 1024 : want;
+}
+
+template <class T, int W> cudaError_t launch_softmax(const T* x, T* y, int rows, int cols, cudaStream_t stream) {
+  constexpr int slots = softmax_regs / W;
+  if (cols <= 32 * softmax_regs) {
+    const int blocks = (rows + 3) / 4;
+    softmax_warp_kernel<T, W><<<blocks, 128, 0, stream>>>(x, y, rows, cols);
+  } else {
+    softmax_block_kernel<T, W><<<rows, row_block_threads(cols / W, slots), 0, stream>>>(x, y, cols);
+  }
+  return cudaGetLastError();
+}
+
+} // namespace detail
+
+template <class T> cudaError_t softmax_fused(const T* x, T* y, int rows, int cols, cudaStream_t stream) {
+  if (!detail::shape_ok(rows, cols, x, y)) return cudaErrorInvalidValue;
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  if (detail::vector_ok<T>(cols, x, y)) return detail::launch_softmax<T, detail::vec_width<T>>(x, y, rows, cols, stream);
+  return detail::launch_softmax<T, 1>(x, y, rows, cols, stream);
+}
+
+} // namespace kernels
+} // namespace v1
+} // namespace nvscope
