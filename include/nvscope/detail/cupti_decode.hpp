@@ -1,0 +1,345 @@
+// nvscope-target: cupti
+#pragma once
+
+// CUPTI activity records to trace records. This is the only place that reads a CUPTI record
+// struct; everything past it sees the plain records of trace.hpp. It needs CUPTI's headers but
+// not its library, so the host tests feed it hand-made records.
+
+#include <nvscope/trace.hpp>
+
+#include <cupti.h>
+
+#include <cxxabi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+// Returns the name of a runtime or driver API callback id, or nullptr.
+using api_name_fn = const char* (*)(bool is_driver, std::uint32_t cbid);
+
+struct decode_counts {
+  std::uint64_t records = 0;
+  std::uint64_t incomplete = 0;        // GPU records with a start or end of 0, or end < start
+  std::uint64_t unknown_kinds = 0;     // kinds this decoder does not turn into records
+  std::uint64_t unmatched_range_ends = 0;
+  std::uint64_t overhead_ns = 0;       // CUPTI's own overhead records, summed
+};
+
+inline std::string demangle(const char* name) {
+  if (name == nullptr) return {};
+  int status = 0;
+  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) return name;
+  std::string s(out);
+  std::free(out);
+  return s;
+}
+
+inline memory_kind to_memory_kind(std::uint32_t k) noexcept {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return memory_kind::pageable;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return memory_kind::pinned;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return memory_kind::device;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return memory_kind::array;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return memory_kind::managed;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return memory_kind::device_static;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return memory_kind::managed_static;
+    default: return memory_kind::unknown;
+  }
+}
+
+inline copy_kind to_copy_kind(std::uint32_t k) noexcept {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return copy_kind::host_to_device;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return copy_kind::device_to_host;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return copy_kind::host_to_array;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return copy_kind::array_to_host;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return copy_kind::array_to_array;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return copy_kind::array_to_device;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return copy_kind::device_to_array;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return copy_kind::device_to_device;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return copy_kind::host_to_host;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return copy_kind::peer_to_peer;
+    default: return copy_kind::unknown;
+  }
+}
+
+inline sync_kind to_sync_kind(std::uint32_t k) noexcept {
+  switch (k) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return sync_kind::event;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return sync_kind::stream_wait_event;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return sync_kind::stream;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return sync_kind::context;
+    default: return sync_kind::unknown;
+  }
+}
+
+class activity_decoder {
+ public:
+  activity_decoder(trace& out, bool demangle_names, api_name_fn api_name = nullptr)
+      : out_(&out), demangle_(demangle_names), api_name_(api_name) {}
+
+  const decode_counts& counts() const noexcept { return counts_; }
+
+  // The index in `trace::threads` of an OS thread, added on first sight.
+  std::uint32_t thread_index(std::uint64_t os_thread) {
+    auto it = threads_.find(os_thread);
+    if (it != threads_.end()) return it->second;
+    auto idx = static_cast<std::uint32_t>(out_->threads.size());
+    thread_info info;
+    info.os_id = os_thread;
+    out_->threads.push_back(info);
+    threads_.emplace(os_thread, idx);
+    return idx;
+  }
+
+  // Ranges opened and not yet closed.
+  std::size_t open_ranges() const noexcept { return open_.size(); }
+
+  void decode(const CUpti_Activity* rec) {
+    ++counts_.records;
+    switch (rec->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(rec));
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        memcpy_(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec));
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        memset_(*reinterpret_cast<const CUpti_ActivityMemset4*>(rec));
+        break;
+      case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        sync(*reinterpret_cast<const CUpti_ActivitySynchronization2*>(rec));
+        break;
+      case CUPTI_ACTIVITY_KIND_MARKER:
+        marker(*reinterpret_cast<const CUpti_ActivityMarker2*>(rec));
+        break;
+      case CUPTI_ACTIVITY_KIND_MARKER_DATA:
+        marker_data(*reinterpret_cast<const CUpti_ActivityMarkerData2*>(rec));
+        break;
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_DRIVER:
+        api(*reinterpret_cast<const CUpti_ActivityAPI*>(rec), rec->kind == CUPTI_ACTIVITY_KIND_DRIVER);
+        break;
+      case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+        const auto& o = *reinterpret_cast<const CUpti_ActivityOverhead3*>(rec);
+        if (o.end > o.start) counts_.overhead_ns += o.end - o.start;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_NAME:
+        thread_name(*reinterpret_cast<const CUpti_ActivityName*>(rec));
+        break;
+      default:
+        ++counts_.unknown_kinds;
+        break;
+    }
+  }
+
+ private:
+  bool complete(std::uint64_t start, std::uint64_t end) {
+    if (start == 0 || end == 0 || end < start) {
+      ++counts_.incomplete;
+      return false;
+    }
+    return true;
+  }
+
+  string_id kernel_name(const char* name) {
+    if (name == nullptr) return out_->strings.intern("<unnamed kernel>");
+    auto it = names_.find(name);
+    if (it != names_.end() && it->second.mangled == name) return it->second.id;
+    string_id id = out_->strings.intern(demangle_ ? demangle(name) : std::string(name));
+    names_[name] = cached_name{std::string(name), id};
+    return id;
+  }
+
+  void kernel(const CUpti_ActivityKernel10& k) {
+    if (!complete(k.start, k.end)) return;
+    kernel_record r;
+    r.start = k.start;
+    r.end = k.end;
+    r.name = kernel_name(k.name);
+    r.correlation = k.correlationId;
+    r.stream = k.streamId;
+    r.context = k.contextId;
+    r.grid[0] = static_cast<std::uint32_t>(k.gridX);
+    r.grid[1] = static_cast<std::uint32_t>(k.gridY);
+    r.grid[2] = static_cast<std::uint32_t>(k.gridZ);
+    r.block[0] = static_cast<std::uint16_t>(k.blockX);
+    r.block[1] = static_cast<std::uint16_t>(k.blockY);
+    r.block[2] = static_cast<std::uint16_t>(k.blockZ);
+    r.device = static_cast<std::uint16_t>(k.deviceId);
+    r.registers = k.registersPerThread;
+    r.shared_bytes = static_cast<std::uint32_t>(k.staticSharedMemory) + static_cast<std::uint32_t>(k.dynamicSharedMemory);
+    r.graph = k.graphId;
+    out_->kernels.push_back(r);
+  }
+
+  void memcpy_(const CUpti_ActivityMemcpy6& m) {
+    if (!complete(m.start, m.end)) return;
+    copy_record r;
+    r.start = m.start;
+    r.end = m.end;
+    r.bytes = m.bytes;
+    r.correlation = m.correlationId;
+    r.stream = m.streamId;
+    r.context = m.contextId;
+    r.device = static_cast<std::uint16_t>(m.deviceId);
+    r.kind = to_copy_kind(m.copyKind);
+    r.src = to_memory_kind(m.srcKind);
+    r.dst = to_memory_kind(m.dstKind);
+    r.graph = m.graphId;
+    out_->copies.push_back(r);
+  }
+
+  void memset_(const CUpti_ActivityMemset4& m) {
+    if (!complete(m.start, m.end)) return;
+    memset_record r;
+    r.start = m.start;
+    r.end = m.end;
+    r.bytes = m.bytes;
+    r.value = m.value;
+    r.correlation = m.correlationId;
+    r.stream = m.streamId;
+    r.context = m.contextId;
+    r.device = static_cast<std::uint16_t>(m.deviceId);
+    r.memory = to_memory_kind(m.memoryKind);
+    r.graph = m.graphId;
+    out_->memsets.push_back(r);
+  }
+
+  void sync(const CUpti_ActivitySynchronization2& s) {
+    if (!complete(s.start, s.end)) return;
+    sync_record r;
+    r.start = s.start;
+    r.end = s.end;
+    r.correlation = s.correlationId;
+    r.stream = s.streamId;
+    r.context = s.contextId;
+    r.kind = to_sync_kind(s.type);
+    r.thread = no_thread; // set from the host call with the same correlation id
+    out_->syncs.push_back(r);
+  }
+
+  std::uint32_t object_thread(CUpti_ActivityObjectKind kind, const CUpti_ActivityObjectKindId& id) {
+    // Process-scoped markers (start/end ranges) name no thread; they get the process's entry.
+    return thread_index(kind == CUPTI_ACTIVITY_OBJECT_THREAD ? id.pt.threadId : 0);
+  }
+
+  void marker(const CUpti_ActivityMarker2& m) {
+    const std::uint32_t flags = static_cast<std::uint32_t>(m.flags);
+    if (flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+      auto it = open_.find(m.id);
+      if (it == open_.end()) {
+        ++counts_.unmatched_range_ends;
+        return;
+      }
+      range_record& r = out_->ranges[it->second];
+      r.end = m.timestamp;
+      if (r.thread != object_thread(m.objectKind, m.objectId)) r.is_push_pop = false;
+      open_.erase(it);
+      return;
+    }
+    if (!(flags & (CUPTI_ACTIVITY_FLAG_MARKER_START | CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS))) {
+      ++counts_.unknown_kinds; // sync-object markers: not ranges
+      return;
+    }
+    range_record r;
+    r.start = m.timestamp;
+    r.domain = m.domain != nullptr ? out_->strings.intern(m.domain) : 0;
+    r.name = out_->strings.intern(m.name != nullptr ? m.name : "");
+    r.thread = object_thread(m.objectKind, m.objectId);
+    r.is_push_pop = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD;
+    if (flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+      r.is_mark = true;
+      r.end = m.timestamp;
+    }
+    const std::size_t index = out_->ranges.size();
+    out_->ranges.push_back(r);
+    if (flags & CUPTI_ACTIVITY_FLAG_MARKER_START) open_[m.id] = index;
+    last_marker_id_ = m.id;
+    last_marker_index_ = index;
+  }
+
+  void marker_data(const CUpti_ActivityMarkerData2& d) {
+    std::size_t index = 0;
+    auto it = open_.find(d.id);
+    if (it != open_.end()) index = it->second;
+    else if (d.id == last_marker_id_ && last_marker_index_ < out_->ranges.size()) index = last_marker_index_;
+    else return;
+    range_record& r = out_->ranges[index];
+    if (static_cast<std::uint32_t>(d.flags) & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) r.color = d.color;
+    r.category = d.category;
+    switch (d.payloadKind) {
+      case CUPTI_METRIC_VALUE_KIND_DOUBLE:
+        r.payload.kind = payload_kind::float64;
+        r.payload.value.d = d.payload.metricValueDouble;
+        break;
+      case CUPTI_METRIC_VALUE_KIND_UINT64:
+        r.payload.kind = payload_kind::uint64;
+        r.payload.value.u = d.payload.metricValueUint64;
+        break;
+      case CUPTI_METRIC_VALUE_KIND_INT64:
+        r.payload.kind = payload_kind::int64;
+        r.payload.value.i = d.payload.metricValueInt64;
+        break;
+      default:
+        break;
+    }
+  }
+
+  void api(const CUpti_ActivityAPI& a, bool is_driver) {
+    if (!complete(a.start, a.end)) return;
+    api_record r;
+    r.start = a.start;
+    r.end = a.end;
+    r.correlation = a.correlationId;
+    r.thread = thread_index(a.threadId);
+    r.is_driver = is_driver;
+    const std::uint64_t key = (static_cast<std::uint64_t>(is_driver) << 32) | a.cbid;
+    auto it = api_names_.find(key);
+    if (it == api_names_.end()) {
+      const char* n = api_name_ != nullptr ? api_name_(is_driver, a.cbid) : nullptr;
+      std::string name = n != nullptr ? std::string(n) : (is_driver ? "cu#" : "cuda#") + std::to_string(a.cbid);
+      it = api_names_.emplace(key, out_->strings.intern(name)).first;
+    }
+    r.name = it->second;
+    out_->api_calls.push_back(r);
+  }
+
+  void thread_name(const CUpti_ActivityName& n) {
+    if (n.objectKind != CUPTI_ACTIVITY_OBJECT_THREAD || n.name == nullptr) return;
+    out_->threads[thread_index(n.objectId.pt.threadId)].name = out_->strings.intern(n.name);
+  }
+
+ public:
+  static constexpr std::uint32_t no_thread = 0xffffffffu;
+
+ private:
+  struct cached_name {
+    std::string mangled;
+    string_id id = 0;
+  };
+  trace* out_;
+  bool demangle_;
+  api_name_fn api_name_;
+  decode_counts counts_;
+  std::unordered_map<const char*, cached_name> names_;
+  std::unordered_map<std::uint64_t, std::uint32_t> threads_;
+  std::unordered_map<std::uint32_t, std::size_t> open_;
+  std::unordered_map<std::uint64_t, string_id> api_names_;
+  std::uint32_t last_marker_id_ = 0;
+  std::size_t last_marker_index_ = ~std::size_t{0};
+};
+
+} // namespace detail
+} // namespace v1
+} // namespace nvscope

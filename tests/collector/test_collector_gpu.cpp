@@ -1,0 +1,308 @@
+// The collector on a real GPU: exact counts for known programs, bytes exact, launches tied to
+// the NVTX range open on the launching thread (graph and driver launches too), one clock for
+// host and GPU, capture windows, a second subscriber refused cleanly, drops reported.
+#include <nvscope/collector.hpp>
+
+#include "workloads.hpp"
+
+#include <doctest/doctest.h>
+#include <nvtx3/nvtx3.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ns = nvscope;
+
+namespace {
+
+#define REQUIRE_OK(expr)            \
+  do {                              \
+    std::string e_ = (expr);        \
+    INFO(e_);                       \
+    REQUIRE(e_.empty());            \
+  } while (0)
+
+std::mt19937& rng() {
+  static std::mt19937 g{std::random_device{}()};
+  return g;
+}
+
+ns::collector_options quiet_options() {
+  ns::collector_options o;
+  o.print_errors = true;
+  return o;
+}
+
+std::size_t count_kernels(const ns::trace& t, const char* part) {
+  return static_cast<std::size_t>(std::count_if(t.kernels.begin(), t.kernels.end(), [&](const ns::kernel_record& k) {
+    return t.strings[k.name].find(part) != std::string_view::npos;
+  }));
+}
+
+const ns::range_record* find_range(const ns::trace& t, const char* name) {
+  for (const auto& r : t.ranges)
+    if (t.strings[r.name] == name) return &r;
+  return nullptr;
+}
+
+const ns::launch_record* find_launch(const ns::trace& t, std::uint32_t correlation) {
+  for (const auto& l : t.launches)
+    if (l.correlation == correlation) return &l;
+  return nullptr;
+}
+
+// The ranges open on the launch's thread when the launch was made (innermost last).
+std::vector<std::string> stack_at(const ns::trace& t, const ns::launch_record& l) {
+  std::vector<std::string> out;
+  for (const auto& r : t.ranges)
+    if (!r.is_mark && r.thread == l.thread && r.start <= l.time && (r.end == 0 || l.time < r.end))
+      out.emplace_back(t.strings[r.name]);
+  return out;
+}
+
+struct device_buffers {
+  float* x = nullptr;
+  float* y = nullptr;
+  int n = 0;
+  explicit device_buffers(int count) : n(count) {
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&x), sizeof(float) * n) == cudaSuccess);
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&y), sizeof(float) * n) == cudaSuccess);
+  }
+  ~device_buffers() {
+    cudaFree(x);
+    cudaFree(y);
+  }
+};
+
+} // namespace
+
+TEST_CASE("exact kernel, copy, memset and range counts; bytes exact; results right") {
+  std::uniform_int_distribution<int> un(1000, 200000);
+  std::uniform_real_distribution<float> uf(-2.f, 2.f);
+  const int n = un(rng());
+  const float a = uf(rng());
+  std::vector<float> hx(n), hy(n), out(n);
+  for (auto& v : hx) v = uf(rng());
+  for (auto& v : hy) v = uf(rng());
+  device_buffers d(n);
+  REQUIRE_OK(wl::fill(d.x, n, 0.f)); // warm-up outside the collection
+
+  ns::collector c(quiet_options());
+  REQUIRE(c.start());
+  const int fills = 3 + static_cast<int>(rng()() % 5);
+  const int axpys = 2 + static_cast<int>(rng()() % 4);
+  {
+    nvtx3::scoped_range outer{"outer"};
+    REQUIRE(cudaMemcpy(d.x, hx.data(), sizeof(float) * n, cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cudaMemcpy(d.y, hy.data(), sizeof(float) * n, cudaMemcpyHostToDevice) == cudaSuccess);
+    {
+      nvtx3::scoped_range inner{"inner"};
+      for (int i = 0; i < axpys; ++i) REQUIRE_OK(wl::axpy(d.y, d.x, a, n));
+    }
+    REQUIRE(cudaMemcpy(out.data(), d.y, sizeof(float) * n, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemset(d.x, 0, sizeof(float) * n) == cudaSuccess);
+    for (int i = 0; i < fills; ++i) REQUIRE_OK(wl::fill(d.y, n, 1.f));
+  }
+  REQUIRE(c.stop());
+  const ns::trace& t = c.result();
+
+  for (int i = 0; i < n; ++i) {
+    double ref = static_cast<double>(hy[i]);
+    for (int k = 0; k < axpys; ++k) ref = static_cast<double>(a) * hx[i] + ref;
+    REQUIRE(std::fabs(out[i] - ref) <= 1e-4 * (1.0 + std::fabs(ref)));
+  }
+  CHECK(count_kernels(t, "fill_kernel") == static_cast<std::size_t>(fills));
+  CHECK(count_kernels(t, "axpy_kernel") == static_cast<std::size_t>(axpys));
+  CHECK(t.kernels.size() == static_cast<std::size_t>(fills + axpys));
+  REQUIRE(t.copies.size() == 3);
+  std::size_t h2d = 0, d2h = 0;
+  for (const auto& cp : t.copies) {
+    CHECK(cp.bytes == sizeof(float) * static_cast<std::uint64_t>(n));
+    h2d += cp.kind == ns::copy_kind::host_to_device;
+    d2h += cp.kind == ns::copy_kind::device_to_host;
+  }
+  CHECK(h2d == 2);
+  CHECK(d2h == 1);
+  REQUIRE(t.memsets.size() == 1);
+  CHECK(t.memsets[0].bytes == sizeof(float) * static_cast<std::uint64_t>(n));
+  const auto* outer = find_range(t, "outer");
+  const auto* inner = find_range(t, "inner");
+  INFO("ranges recorded: " << t.ranges.size());
+  REQUIRE(outer != nullptr);
+  REQUIRE(inner != nullptr);
+  CHECK(t.ranges.size() == 2);
+  CHECK(outer->domain == 0);
+  CHECK(inner->depth == 1);
+  CHECK(&t.ranges[inner->parent] == outer);
+  CHECK(t.threads[outer->thread].os_id == nvscope::detail::os_thread_id());
+  CHECK(t.lost.dropped_records == 0);
+  CHECK(t.lost.incomplete_records == 0);
+
+  // Every kernel, copy and memset has its launch, on this thread, inside the right range.
+  for (const auto& k : t.kernels) {
+    const auto* l = find_launch(t, k.correlation);
+    REQUIRE(l != nullptr);
+    CHECK(l->time <= k.start); // one clock: the launch precedes the kernel
+    auto stack = stack_at(t, *l);
+    const bool is_axpy = t.strings[k.name].find("axpy_kernel") != std::string_view::npos;
+    CHECK(stack == (is_axpy ? std::vector<std::string>{"outer", "inner"} : std::vector<std::string>{"outer"}));
+  }
+  for (const auto& cp : t.copies) CHECK(find_launch(t, cp.correlation) != nullptr);
+  CHECK(find_launch(t, t.memsets[0].correlation) != nullptr);
+  CHECK(t.begin <= outer->start);
+  CHECK(outer->end <= t.finish);
+}
+
+TEST_CASE("graph-launched kernels share their launch's correlation id and land in its range") {
+  const int n = 4096, per_graph = 2 + static_cast<int>(rng()() % 5), launches = 2 + static_cast<int>(rng()() % 3);
+  device_buffers d(n);
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreate(&s) == cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE_OK(wl::make_axpy_graph(per_graph, d.y, d.x, 0.5f, n, s, &exec));
+  ns::collector c(quiet_options());
+  REQUIRE(c.start());
+  {
+    nvtx3::scoped_range r{"graph_step"};
+    for (int i = 0; i < launches; ++i) REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+  }
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  REQUIRE(c.stop());
+  const auto& t = c.result();
+  REQUIRE(t.kernels.size() == static_cast<std::size_t>(per_graph * launches));
+  std::vector<std::uint32_t> corr;
+  for (const auto& k : t.kernels) {
+    CHECK(k.graph != 0);
+    corr.push_back(k.correlation);
+    const auto* l = find_launch(t, k.correlation);
+    REQUIRE(l != nullptr);
+    CHECK(stack_at(t, *l) == std::vector<std::string>{"graph_step"});
+  }
+  std::sort(corr.begin(), corr.end());
+  corr.erase(std::unique(corr.begin(), corr.end()), corr.end());
+  CHECK(corr.size() == static_cast<std::size_t>(launches));
+  cudaGraphExecDestroy(exec);
+  cudaStreamDestroy(s);
+}
+
+TEST_CASE("driver-API launches and launches from several threads are tied to their thread's range") {
+  const int n = 8192;
+  device_buffers d(n);
+  ns::collector c(quiet_options());
+  REQUIRE(c.start());
+  {
+    nvtx3::scoped_range r{"driver_launch"};
+    REQUIRE_OK(wl::axpy_driver(d.y, d.x, 2.f, n));
+  }
+  const int threads = 3;
+  std::vector<std::thread> pool;
+  std::vector<std::string> errors(threads);
+  for (int i = 0; i < threads; ++i)
+    pool.emplace_back([i, &errors, &d] {
+      std::string name = "worker_" + std::to_string(i);
+      nvtx3::scoped_range r{name.c_str()};
+      for (int k = 0; k <= i; ++k) {
+        std::string e = wl::fill(d.x, d.n, static_cast<float>(i));
+        if (!e.empty()) errors[i] = e;
+      }
+      std::string e = wl::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      if (!e.empty()) errors[i] = e;
+    });
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) REQUIRE(e.empty());
+  REQUIRE(c.stop());
+  const auto& t = c.result();
+  REQUIRE(count_kernels(t, "axpy_kernel") == 1);
+  REQUIRE(count_kernels(t, "fill_kernel") == 6);
+  std::vector<int> per_worker(threads, 0);
+  for (const auto& k : t.kernels) {
+    const auto* l = find_launch(t, k.correlation);
+    REQUIRE(l != nullptr);
+    auto stack = stack_at(t, *l);
+    REQUIRE(stack.size() == 1);
+    if (t.strings[k.name].find("axpy_kernel") != std::string_view::npos) {
+      CHECK(stack[0] == "driver_launch");
+    } else {
+      REQUIRE(stack[0].rfind("worker_", 0) == 0);
+      ++per_worker[std::stoi(stack[0].substr(7))];
+    }
+  }
+  for (int i = 0; i < threads; ++i) CHECK(per_worker[i] == i + 1);
+  // The workers' synchronisations are theirs.
+  std::size_t worker_syncs = 0;
+  for (const auto& s : t.syncs)
+    if (s.kind == ns::sync_kind::context && s.thread < t.threads.size() && t.threads[s.thread].os_id != 0) ++worker_syncs;
+  CHECK(worker_syncs >= static_cast<std::size_t>(threads));
+}
+
+TEST_CASE("only_in_capture keeps exactly what was launched between capture start and stop") {
+  auto o = quiet_options();
+  o.only_in_capture = true;
+  ns::collector c(o);
+  REQUIRE(c.start());
+  const int before = 2, inside = 3 + static_cast<int>(rng()() % 4), after = 4;
+  for (int i = 0; i < before; ++i) REQUIRE_OK(wl::empty());
+  nvscope::detail::notify_capture(true);
+  for (int i = 0; i < inside; ++i) REQUIRE_OK(wl::empty());
+  nvscope::detail::notify_capture(false);
+  for (int i = 0; i < after; ++i) REQUIRE_OK(wl::empty());
+  REQUIRE(c.stop());
+  CHECK(c.result().kernels.size() == static_cast<std::size_t>(inside));
+  CHECK(c.stats().records_outside_capture >= static_cast<std::uint64_t>(before + after));
+}
+
+TEST_CASE("a second collector, or a collector after another CUPTI subscriber, is refused in one line") {
+  ns::collector a(quiet_options());
+  REQUIRE(a.start());
+  auto o = quiet_options();
+  o.print_errors = false;
+  ns::collector b(o);
+  CHECK_FALSE(b.start());
+  REQUIRE(b.errors().size() == 1);
+  CHECK(b.errors()[0] == "another nvscope collector is already running in this process");
+  REQUIRE(a.stop());
+
+  // Another tool's subscription first: the collector goes inert, the program runs on.
+  CUpti_SubscriberHandle other = nullptr;
+  auto noop = [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {};
+  REQUIRE(nvscope::detail::cupti().cuptiSubscribe(&other, noop, nullptr) == CUPTI_SUCCESS);
+  ns::collector c(o);
+  CHECK_FALSE(c.start());
+  REQUIRE(c.errors().size() == 1);
+  CHECK(c.errors()[0].find("cuptiSubscribe failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)") == 0);
+  CHECK(c.errors()[0].find("another profiler") != std::string::npos);
+  CHECK_FALSE(c.active());
+  REQUIRE_OK(wl::empty());
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  REQUIRE(nvscope::detail::cupti().cuptiUnsubscribe(other) == CUPTI_SUCCESS);
+  // And it works again once the other tool is gone.
+  ns::collector again(quiet_options());
+  REQUIRE(again.start());
+  REQUIRE_OK(wl::empty());
+  REQUIRE(again.stop());
+  CHECK(again.result().kernels.size() == 1);
+}
+
+TEST_CASE("tiny buffers: dropped records are counted and reported, never silent") {
+  auto o = quiet_options();
+  o.buffer_size = 1024;
+  o.buffer_count = 1;
+  o.kinds = ns::activity::kernels;
+  o.print_errors = false;
+  ns::collector c(o);
+  REQUIRE(c.start());
+  const int launched = 20000;
+  for (int i = 0; i < launched; ++i) REQUIRE_OK(wl::empty());
+  CHECK_FALSE(c.stop());
+  const auto& t = c.result();
+  INFO("kept " << t.kernels.size() << ", dropped " << t.lost.dropped_records << ", refused "
+               << c.stats().buffers_refused);
+  CHECK(t.lost.dropped_records > 0);
+  CHECK(t.kernels.size() + t.lost.dropped_records == static_cast<std::size_t>(launched));
+  REQUIRE_FALSE(c.errors().empty());
+  CHECK(c.errors().back().find("activity records dropped") != std::string::npos);
+}

@@ -1,0 +1,334 @@
+// The collector's host-only parts: CUPTI records decoded into trace records (hand-made
+// records, no device), the buffer pool, the launch log, joining launches and nesting ranges,
+// capture windows, and the one-line error messages.
+#include <nvscope/collector.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace ns = nvscope;
+namespace nd = nvscope::detail;
+
+namespace {
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g{std::random_device{}()};
+  return g;
+}
+
+CUpti_ActivityKernel10 make_kernel(const char* name, std::uint64_t start, std::uint64_t end, std::uint32_t corr) {
+  CUpti_ActivityKernel10 k;
+  std::memset(&k, 0, sizeof k);
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.name = name;
+  k.start = start;
+  k.end = end;
+  k.correlationId = corr;
+  return k;
+}
+
+CUpti_ActivityMarker2 make_marker(std::uint32_t flags, std::uint64_t t, std::uint32_t id, std::uint32_t tid,
+                                  const char* name, const char* domain = nullptr) {
+  CUpti_ActivityMarker2 m;
+  std::memset(&m, 0, sizeof m);
+  m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  m.flags = static_cast<CUpti_ActivityFlag>(flags);
+  m.timestamp = t;
+  m.id = id;
+  m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  m.objectId.pt.threadId = tid;
+  m.name = name;
+  m.domain = domain;
+  return m;
+}
+
+const CUpti_Activity* as_activity(const void* p) { return static_cast<const CUpti_Activity*>(p); }
+
+} // namespace
+
+TEST_CASE("kernel records decode with every field, demangled by default") {
+  ns::trace t;
+  nd::activity_decoder d(t, true);
+  std::uniform_int_distribution<std::uint32_t> u(1, 1u << 20);
+  const std::uint64_t start = u(rng());
+  const std::uint64_t dur = u(rng());
+  const std::uint32_t corr = u(rng());
+  auto k = make_kernel("_Z6scale_PfS_fi", start, start + dur, corr);
+  k.gridX = static_cast<std::int32_t>(u(rng()));
+  k.gridY = 3;
+  k.gridZ = 1;
+  k.blockX = 256;
+  k.blockY = 2;
+  k.blockZ = 1;
+  k.deviceId = 1;
+  k.contextId = 5;
+  k.streamId = 13;
+  k.registersPerThread = 40;
+  k.staticSharedMemory = 1024;
+  k.dynamicSharedMemory = 2048;
+  k.graphId = 9;
+  d.decode(as_activity(&k));
+  REQUIRE(t.kernels.size() == 1);
+  const auto& r = t.kernels[0];
+  CHECK(r.start == start);
+  CHECK(r.end == start + dur);
+  CHECK(r.correlation == corr);
+  CHECK(t.strings[r.name] == "scale_(float*, float*, float, int)");
+  CHECK(r.grid[0] == static_cast<std::uint32_t>(k.gridX));
+  CHECK(r.grid[1] == 3);
+  CHECK(r.block[0] == 256);
+  CHECK(r.block[1] == 2);
+  CHECK(r.device == 1);
+  CHECK(r.context == 5);
+  CHECK(r.stream == 13);
+  CHECK(r.registers == 40);
+  CHECK(r.shared_bytes == 3072);
+  CHECK(r.graph == 9);
+
+  ns::trace t2;
+  nd::activity_decoder mangled(t2, false);
+  mangled.decode(as_activity(&k));
+  CHECK(t2.strings[t2.kernels[0].name] == "_Z6scale_PfS_fi");
+}
+
+TEST_CASE("records with no end are counted as incomplete, never reported") {
+  ns::trace t;
+  nd::activity_decoder d(t, true);
+  auto a = make_kernel("k", 100, 0, 1);
+  auto b = make_kernel("k", 0, 50, 2);
+  auto c = make_kernel("k", 100, 90, 3);
+  auto ok = make_kernel("k", 100, 200, 4);
+  for (auto* k : {&a, &b, &c, &ok}) d.decode(as_activity(k));
+  CHECK(t.kernels.size() == 1);
+  CHECK(d.counts().incomplete == 3);
+}
+
+TEST_CASE("kernel names are cached by pointer yet stay right when a pointer is reused") {
+  ns::trace t;
+  nd::activity_decoder d(t, true);
+  char buf[32];
+  std::strcpy(buf, "_Z3fooi");
+  auto k1 = make_kernel(buf, 10, 20, 1);
+  d.decode(as_activity(&k1));
+  std::strcpy(buf, "_Z3bari");
+  auto k2 = make_kernel(buf, 30, 40, 2);
+  d.decode(as_activity(&k2));
+  REQUIRE(t.kernels.size() == 2);
+  CHECK(t.strings[t.kernels[0].name] == "foo(int)");
+  CHECK(t.strings[t.kernels[1].name] == "bar(int)");
+}
+
+TEST_CASE("copies and memsets keep bytes, direction and memory kinds exactly") {
+  ns::trace t;
+  nd::activity_decoder d(t, true);
+  std::uniform_int_distribution<std::uint64_t> u(1, 1ull << 40);
+  CUpti_ActivityMemcpy6 m;
+  std::memset(&m, 0, sizeof m);
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.bytes = u(rng());
+  m.start = 1000;
+  m.end = 2000;
+  m.correlationId = 77;
+  d.decode(as_activity(&m));
+  CUpti_ActivityMemset4 s;
+  std::memset(&s, 0, sizeof s);
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.bytes = u(rng());
+  s.value = 0xab;
+  s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  s.start = 3000;
+  s.end = 3100;
+  d.decode(as_activity(&s));
+  REQUIRE(t.copies.size() == 1);
+  const std::uint64_t copy_bytes = m.bytes;
+  CHECK(t.copies[0].bytes == copy_bytes);
+  CHECK(t.copies[0].kind == ns::copy_kind::host_to_device);
+  CHECK(t.copies[0].src == ns::memory_kind::pinned);
+  CHECK(t.copies[0].dst == ns::memory_kind::device);
+  CHECK(t.copies[0].correlation == 77);
+  REQUIRE(t.memsets.size() == 1);
+  const std::uint64_t set_bytes = s.bytes;
+  CHECK(t.memsets[0].bytes == set_bytes);
+  CHECK(t.memsets[0].value == 0xab);
+  CHECK(t.memsets[0].memory == ns::memory_kind::device);
+}
+
+TEST_CASE("push/pop markers become nested ranges; the default domain is 0; data sets colour and payload") {
+  ns::trace t;
+  nd::activity_decoder d(t, true);
+  const std::uint32_t tid = 4242;
+  auto s1 = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 100, 1, tid, "outer");
+  auto s2 = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 150, 2, tid, "inner", "mylib");
+  CUpti_ActivityMarkerData2 data;
+  std::memset(&data, 0, sizeof data);
+  data.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+  data.id = 2;
+  data.flags = static_cast<CUpti_ActivityFlag>(CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB);
+  data.color = 0xff00ff00u;
+  data.payloadKind = CUPTI_METRIC_VALUE_KIND_INT64;
+  data.payload.metricValueInt64 = -7;
+  auto e2 = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 180, 2, tid, nullptr);
+  auto mark = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 190, 3, tid, "tick");
+  auto e1 = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 300, 1, tid, nullptr);
+  auto open = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 400, 4, tid, "never_closed");
+  auto stray = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 500, 99, tid, nullptr);
+  for (const void* r : std::initializer_list<const void*>{&s1, &s2, &data, &e2, &mark, &e1, &open, &stray})
+    d.decode(as_activity(r));
+  CHECK(d.counts().unmatched_range_ends == 1);
+  nd::finish_trace(t, {}, nullptr);
+  REQUIRE(t.ranges.size() == 4);
+  CHECK(t.strings[t.ranges[0].name] == "outer");
+  CHECK(t.ranges[0].domain == 0);
+  CHECK(t.ranges[0].depth == 0);
+  CHECK(t.ranges[0].end == 300);
+  CHECK(t.strings[t.ranges[1].name] == "inner");
+  CHECK(t.strings[t.ranges[1].domain] == "mylib");
+  CHECK(t.ranges[1].parent == 0);
+  CHECK(t.ranges[1].depth == 1);
+  CHECK(t.ranges[1].color == 0xff00ff00u);
+  CHECK(t.ranges[1].payload.kind == ns::payload_kind::int64);
+  CHECK(t.ranges[1].payload.value.i == -7);
+  CHECK(t.ranges[2].is_mark);
+  CHECK(t.ranges[2].parent == 0); // inner closed at 180; the mark at 190 is in outer
+  CHECK(t.ranges[3].end == 0);
+  CHECK(t.lost.unclosed_ranges == 1);
+  CHECK(t.threads[t.ranges[0].thread].os_id == tid);
+}
+
+TEST_CASE("launches join GPU records by correlation; duplicates keep the earliest; capture windows filter") {
+  ns::trace t;
+  std::uniform_int_distribution<std::uint32_t> u(10, 1000);
+  const int n = 50;
+  std::vector<nd::timed_host_call> calls;
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t launch = 10000ull * static_cast<std::uint64_t>(i + 1);
+    ns::kernel_record k;
+    k.correlation = static_cast<std::uint32_t>(i + 1);
+    k.start = launch + u(rng());
+    k.end = k.start + u(rng());
+    t.kernels.push_back(k);
+    calls.push_back({launch, k.correlation, 0, false});
+    calls.push_back({launch + 5, k.correlation, 0, false}); // the driver call inside the runtime one
+  }
+  calls.push_back({1, 999999, 0, false}); // a launch that produced nothing we kept
+  std::shuffle(t.kernels.begin(), t.kernels.end(), rng());
+  std::shuffle(calls.begin(), calls.end(), rng());
+  // Keep the launches in [100000, 300000): i + 1 in [10, 29].
+  std::vector<nd::time_window> windows{{100000, 300000}};
+  auto fc = nd::finish_trace(t, calls, &windows);
+  CHECK(t.kernels.size() == 20);
+  CHECK(fc.records_outside_capture == n - 20);
+  REQUIRE(t.launches.size() == 20);
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    CHECK(t.launches[i].correlation == t.kernels[i].correlation);
+    CHECK(t.launches[i].time == 10000ull * t.kernels[i].correlation);
+    if (i > 0) CHECK(t.kernels[i - 1].start <= t.kernels[i].start);
+  }
+}
+
+TEST_CASE("the buffer pool is bounded, aligned and counts refusals and foreign releases") {
+  nd::buffer_pool pool;
+  std::uniform_int_distribution<std::size_t> u(1, 9);
+  const std::size_t count = u(rng());
+  REQUIRE(pool.reserve(4000 + u(rng()), count));
+  CHECK(pool.buffer_size() % nd::buffer_pool::alignment == 0);
+  std::vector<std::uint8_t*> out;
+  for (std::size_t i = 0; i < count; ++i) {
+    auto* p = pool.acquire();
+    REQUIRE(p != nullptr);
+    CHECK(reinterpret_cast<std::uintptr_t>(p) % nd::buffer_pool::alignment == 0);
+    out.push_back(p);
+  }
+  CHECK(pool.acquire() == nullptr);
+  CHECK(pool.refusals() == 1);
+  CHECK(pool.high_water() == count);
+  std::uint8_t stranger[16];
+  pool.release(stranger);
+  pool.release(out[0]);
+  pool.release(out[0]);
+  CHECK(pool.foreign_releases() == 2);
+  CHECK(pool.in_use() == count - 1);
+  CHECK(pool.acquire() == out[0]);
+  for (auto* p : out) pool.release(p);
+  CHECK(pool.in_use() == 0);
+  pool.release_all();
+  CHECK(pool.capacity() == 0);
+}
+
+TEST_CASE("the launch log keeps every call of every thread, in order, across chunks") {
+  nd::drain_host_calls([](std::uint64_t, const nd::host_call&) {});
+  const int threads = 4;
+  const std::uint32_t per_thread = nd::host_call_chunk::capacity * 2 + 123;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([t, per_thread] {
+      for (std::uint32_t i = 0; i < per_thread; ++i)
+        REQUIRE(nd::record_host_call(i, static_cast<std::uint32_t>(t) * 1000000u + i, nd::host_call_launch));
+    });
+  // Drain while they write, then once more after.
+  std::vector<std::pair<std::uint64_t, nd::host_call>> seen;
+  auto sink = [&](std::uint64_t os, const nd::host_call& c) { seen.emplace_back(os, c); };
+  nd::drain_host_calls(sink);
+  for (auto& th : pool) th.join();
+  CHECK(nd::drain_host_calls(sink) == 0);
+  REQUIRE(seen.size() == static_cast<std::size_t>(threads) * per_thread);
+  std::set<std::uint64_t> os_ids;
+  std::vector<std::uint32_t> next(threads, 0);
+  for (const auto& s : seen) {
+    const std::uint32_t t = s.second.correlation / 1000000u;
+    REQUIRE(t < static_cast<std::uint32_t>(threads));
+    CHECK(s.second.correlation % 1000000u == next[t]);
+    CHECK(s.second.time == next[t]);
+    ++next[t];
+    os_ids.insert(s.first);
+  }
+  CHECK(os_ids.size() == static_cast<std::size_t>(threads));
+}
+
+TEST_CASE("clock calibration interpolates the offset between start and stop") {
+  nd::clock_calibration c;
+  std::uint64_t fake = 0;
+  nd::clock_calibration::measure([&] { return nd::steady_ns() + 5000; }, c.host0, c.offset0);
+  CHECK(c.offset0 >= 4000);
+  CHECK(c.offset0 <= 5000 + 100000);
+  (void)fake;
+  c.host0 = 1000000;
+  c.offset0 = 100;
+  c.host1 = 2000000;
+  c.offset1 = 300;
+  c.has_end = true;
+  CHECK(c.to_trace(1000000) == 1000100);
+  CHECK(c.to_trace(1500000) == 1500200);
+  CHECK(c.to_trace(2000000) == 2000300);
+}
+
+TEST_CASE("CUPTI failures read as one line naming the call, with what it means") {
+  auto s = nd::cupti_check(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "cuptiSubscribe", "a/b/collector.hpp", 12);
+  CHECK_FALSE(static_cast<bool>(s));
+  CHECK(s.code == 39);
+  CHECK(s.message.find("cuptiSubscribe failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)") == 0);
+  CHECK(s.message.find("another profiler") != std::string::npos);
+  CHECK(s.message.find("[collector.hpp:12]") != std::string::npos);
+  CHECK(s.message.find('\n') == std::string::npos);
+  CHECK(nd::cupti_error_message("cuptiActivityEnable", CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, nullptr, 0)
+            .find("no permission") != std::string::npos);
+  CHECK(static_cast<bool>(nd::cupti_check(CUPTI_SUCCESS, "x", nullptr, 0)));
+}
+
+TEST_CASE("activity kinds: one list, CONCURRENT_KERNEL and never KERNEL, each kind once") {
+  std::set<int> kinds;
+  for (const auto& e : nd::activity_kind_list::entries) {
+    CHECK(e.kind != CUPTI_ACTIVITY_KIND_KERNEL);
+    CHECK(kinds.insert(static_cast<int>(e.kind)).second);
+  }
+  CHECK(kinds.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 1);
+}
