@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs annotation_bench twice (no NVTX tool; the recording tool attached) and writes
+# bench/results/annotation.json and .md. Usage: bench/annotation/run.sh [build-dir]
+set -euo pipefail
+build=${1:-build/cpu}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bench=$build/bench/annotation/annotation_bench
+tool=$build/tests/nvtx_recorder/libnvscope_nvtx_recorder.so
+for f in "$bench" "$tool"; do
+  [ -e "$f" ] || { echo "run.sh: $f not found: build annotation_bench and nvscope_nvtx_recorder first" >&2; exit 1; }
+done
+out=$(mktemp -d)
+args=(--benchmark_repetitions=9 --benchmark_min_time=0.2 --benchmark_report_aggregates_only=true
+      --benchmark_format=json)
+env -u NVTX_INJECTION64_PATH "$bench" "${args[@]}" --benchmark_out="$out/no_tool.json" > /dev/null
+NVTX_INJECTION64_PATH="$tool" NVSCOPE_RECORDER_MAX_EVENTS=100000 \
+  "$bench" "${args[@]}" --benchmark_out="$out/tool.json" > /dev/null
+python3 "$root/bench/annotation/make_results.py" "$out/no_tool.json" "$out/tool.json" \
+  "$root/bench/results/annotation" "bench/annotation/run.sh $build"
+rm -rf "$out"
