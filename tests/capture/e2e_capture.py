@@ -6,6 +6,8 @@ Runs examples/02_capture_nsys under
      with repeat=2, so two reports, one per cycle),
   B. nsys profile --capture-range=nvtx --nvtx-capture=capture@nvscope (NVTX backend only),
   C. ncu --profile-from-start off,
+  D. (control) nsys with no capture range, which must show every step, the warm-up ranges
+     and the kernel launched before the loop,
 exports `nsys stats --report nvtx_sum,cuda_gpu_kern_sum --format csv` and asserts that the
 reports hold exactly the kernels and step_N ranges of the scheduled steps, and nothing from
 skipped, waiting or warm-up steps. The expected steps are computed here, independently of the
@@ -256,6 +258,31 @@ def main():
         if any(k not in KERNELS for k in names):
             problems.append("C: ncu profiled kernels outside the steps: %s" % names)
         metrics.update(ncu_expected_kernels=exp_c, ncu_reported_kernels=len(ids))
+
+    # D. Control: the same program traced in full (no capture range) shows every step, the
+    # warm-up ranges and the kernel before the loop, so that their absence above means
+    # something.
+    out_d = os.path.join(args.work, "full")
+    for old in glob.glob(out_d + "*"):
+        os.remove(old)
+    p = run(common + ["-o", out_d, args.example, "--steps", str(args.steps), "--mechanism", "cuda"],
+            {"NVSCOPE_CAPTURE": spec_a}, log=log)
+    reps = sorted(glob.glob(out_d + "*.nsys-rep"))
+    full_steps = full_kernels = 0
+    if p.returncode != 0 or len(reps) != 1:
+        problems.append("D: full trace failed (exit %d, %d reports)" % (p.returncode, len(reps)))
+    else:
+        ranges, kernels = nsys_stats(nsys, reps[0], os.path.join(args.work, "D"), log)
+        full_steps = sum(1 for r in ranges if re.fullmatch(r"step_[0-9]+", r))
+        full_kernels = sum(kernels.values())
+        want_warmups = sum(1 for c in cycles_a)  # one warm-up step per cycle in spec_a
+        if full_steps != args.steps or ranges.get("warmup", 0) != want_warmups:
+            problems.append("D: full trace has %d step ranges and %d warmup ranges, want %d and %d"
+                            % (full_steps, ranges.get("warmup", 0), args.steps, want_warmups))
+        if full_kernels != args.steps * len(KERNELS) + 1:
+            problems.append("D: full trace has %d kernels, want %d" %
+                            (full_kernels, args.steps * len(KERNELS) + 1))
+    metrics.update(full_trace_step_ranges=full_steps, full_trace_kernels=full_kernels)
 
     width = max(len(k) for k in metrics)
     for k, v in metrics.items():
