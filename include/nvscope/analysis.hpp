@@ -389,14 +389,15 @@ inline activity_metrics activity_of(std::vector<interval>& kernels, std::vector<
   scratch.clear();
   for (const auto& k : kernels) scratch.push_back(k.second - k.first);
   if (!scratch.empty()) m.kernel_median_ns = stats_of(scratch).median;
-  std::vector<interval> all;
-  all.reserve(kernels.size() + copies.size() + memsets.size());
-  all.insert(all.end(), kernels.begin(), kernels.end());
-  all.insert(all.end(), copies.begin(), copies.end());
-  all.insert(all.end(), memsets.begin(), memsets.end());
   merge_intervals(kernels);
   merge_intervals(copies);
+  merge_intervals(memsets);
   merge_intervals(syncs);
+  // The union of all GPU work from the three sorted unions: linear merges, no sort.
+  std::vector<interval> kc(kernels.size() + copies.size()), all;
+  std::merge(kernels.begin(), kernels.end(), copies.begin(), copies.end(), kc.begin());
+  all.resize(kc.size() + memsets.size());
+  std::merge(kc.begin(), kc.end(), memsets.begin(), memsets.end(), all.begin());
   merge_intervals(all);
   m.window_begin = lo;
   m.window_end = hi > lo ? hi : lo;
@@ -417,11 +418,8 @@ inline activity_metrics activity_of(std::vector<interval>& kernels, std::vector<
   for (std::size_t i = 1; i < all.size(); ++i) scratch.push_back(all[i].first - all[i - 1].second);
   m.gap_count = scratch.size();
   if (!scratch.empty()) {
-    std::sort(scratch.begin(), scratch.end());
-    const auto n = scratch.size();
-    m.gap_median_ns = n % 2 ? static_cast<double>(scratch[n / 2])
-                            : (static_cast<double>(scratch[n / 2 - 1]) + static_cast<double>(scratch[n / 2])) / 2.0;
-    m.gap_p90_ns = nearest_rank(scratch, 0.9);
+    m.gap_median_ns = stats_of(scratch).median;
+    m.gap_p90_ns = nearest_rank_select(scratch, 0.9);
   }
   return m;
 }
@@ -696,15 +694,21 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
     });
   }
 
-  // nvtx_kern_sum: every kernel under every range enclosing its launch.
+  // Innermost push/pop range of each kernel's launch, found once and reused below.
+  std::vector<std::uint32_t> kernel_owner(t.kernels.size(), attribution::none);
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const auto l = kernel_launch[i];
+    if (l != attribution::none) kernel_owner[i] = idx.owner(t.launches[l].thread, t.launches[l].time);
+  }
+  auto for_kernel_ranges = [&](std::size_t i, auto&& f) {
+    for (auto r = kernel_owner[i]; r != attribution::none; r = links.parent[r]) f(r);
+    const auto l = kernel_launch[i];
+    if (l != attribution::none) idx.for_start_end(t.launches[l].thread, t.launches[l].time, f);
+  };
+
+  // nvtx_kern_sum: every kernel under every range enclosing its launch. Groups are
+  // (range group, thread, kernel name); durations placed by counting sort, no per-row heap.
   {
-    struct entry {
-      std::uint32_t group;
-      std::uint32_t range;
-      std::uint64_t duration;
-    };
-    std::vector<entry> entries;
-    entries.reserve(t.kernels.size() * 2);
     struct key_info {
       std::uint32_t range_group;
       std::uint32_t thread;
@@ -712,7 +716,6 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
     };
     std::vector<key_info> keys;
     std::unordered_map<std::uint64_t, std::uint32_t, detail::pair_hash> key_index;
-    // Key: range group (24 bits) | thread (16 bits) | kernel name (24 bits); exact check below.
     auto group_for = [&](std::uint32_t rg, std::uint32_t thread, string_id kernel) {
       const std::uint64_t h = (static_cast<std::uint64_t>(rg) << 40) ^ (static_cast<std::uint64_t>(thread) << 24) ^ kernel;
       auto it = key_index.find(h);
@@ -727,49 +730,70 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
       if (it == key_index.end()) key_index.emplace(h, id);
       return id;
     };
-    std::uint32_t last_range = attribution::none, last_group = 0;
-    string_id last_kernel = 0;
+    std::vector<std::uint32_t> entry_group;
+    std::vector<std::uint64_t> entry_duration;
+    entry_group.reserve(t.kernels.size() * 3);
+    entry_duration.reserve(t.kernels.size() * 3);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> instance_pairs; // (group, range), deduplicated later
+    std::vector<std::uint32_t> last_range_of_group;
+    // Cache: the group of (range, kernel name) for the previous kernel, per stack level.
+    std::vector<std::uint32_t> cache_range, cache_group;
+    std::vector<string_id> cache_kernel;
     for (std::size_t i = 0; i < t.kernels.size(); ++i) {
       const auto l = kernel_launch[i];
       if (l == attribution::none) continue;
       const auto& k = t.kernels[i];
       const auto thread = t.launches[l].thread;
-      idx.for_enclosing(thread, t.launches[l].time, [&](std::uint32_t r) {
+      const auto d = k.end - k.start;
+      std::size_t level = 0;
+      for_kernel_ranges(i, [&](std::uint32_t r) {
+        if (level >= cache_range.size()) {
+          cache_range.push_back(attribution::none);
+          cache_group.push_back(0);
+          cache_kernel.push_back(0);
+        }
         std::uint32_t g;
-        if (r == last_range && k.name == last_kernel) g = last_group;
+        if (cache_range[level] == r && cache_kernel[level] == k.name) g = cache_group[level];
         else {
           g = group_for(group_of[r], thread, k.name);
-          last_range = r;
-          last_kernel = k.name;
-          last_group = g;
+          cache_range[level] = r;
+          cache_kernel[level] = k.name;
+          cache_group[level] = g;
         }
-        entries.push_back({g, r, k.end - k.start});
+        ++level;
+        entry_group.push_back(g);
+        entry_duration.push_back(d);
+        if (g >= last_range_of_group.size()) last_range_of_group.resize(g + 1, attribution::none);
+        if (last_range_of_group[g] != r) {
+          last_range_of_group[g] = r;
+          instance_pairs.emplace_back(g, r);
+        }
       });
     }
-    std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) {
-      return a.group != b.group ? a.group < b.group : a.range < b.range;
-    });
-    std::vector<std::uint64_t> durations;
-    for (std::size_t i = 0; i < entries.size();) {
-      std::size_t j = i;
-      durations.clear();
-      std::uint64_t instances = 0;
-      std::uint32_t prev = attribution::none;
-      for (; j < entries.size() && entries[j].group == entries[i].group; ++j) {
-        durations.push_back(entries[j].duration);
-        if (entries[j].range != prev) { ++instances; prev = entries[j].range; }
-      }
-      const auto& key = keys[entries[i].group];
+    const auto nkeys = keys.size();
+    std::vector<std::uint32_t> offset(nkeys + 1, 0);
+    for (auto g : entry_group) ++offset[g + 1];
+    for (std::size_t g = 1; g <= nkeys; ++g) offset[g] += offset[g - 1];
+    std::vector<std::uint64_t> durations(entry_group.size());
+    {
+      auto cursor = offset;
+      for (std::size_t e = 0; e < entry_group.size(); ++e) durations[cursor[entry_group[e]]++] = entry_duration[e];
+    }
+    std::sort(instance_pairs.begin(), instance_pairs.end());
+    instance_pairs.erase(std::unique(instance_pairs.begin(), instance_pairs.end()), instance_pairs.end());
+    std::vector<std::uint64_t> instances(nkeys, 0);
+    for (const auto& p : instance_pairs) ++instances[p.first];
+    for (std::size_t g = 0; g < nkeys; ++g) {
+      const auto& key = keys[g];
       range_kernel_row row;
       row.range = detail::range_label(t, *group_first[key.range_group], false);
       row.style = detail::style_name(*group_first[key.range_group]);
       row.pid = t.process_id;
       row.tid = key.thread < t.threads.size() ? t.threads[key.thread].os_id : key.thread;
-      row.range_instances = instances;
-      row.time = detail::stats_of(durations);
+      row.range_instances = instances[g];
+      row.time = detail::stats_of(durations.data() + offset[g], durations.data() + offset[g + 1]);
       row.kernel = std::string(t.strings[key.kernel]);
       rep.range_kernels.push_back(std::move(row));
-      i = j;
     }
     std::sort(rep.range_kernels.begin(), rep.range_kernels.end(), [](const auto& a, const auto& b) {
       if (a.range != b.range) return a.range < b.range;
@@ -830,12 +854,23 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
       });
     };
     for (std::size_t i = 0; i < t.kernels.size(); ++i)
-      if (kernel_ok[i]) add(kernel_launch[i], 0, t.kernels[i].start, t.kernels[i].end);
+      if (kernel_ok[i])
+        for_kernel_ranges(i, [&](std::uint32_t r) {
+          if (interesting[r]) ops.push_back({r, 0, t.kernels[i].start, t.kernels[i].end});
+        });
     for (const auto& c : t.copies)
       if (detail::valid_interval(c.start, c.end)) add(lookup.find(c.correlation), 1, c.start, c.end);
     for (const auto& s : t.memsets)
       if (detail::valid_interval(s.start, s.end)) add(lookup.find(s.correlation), 2, s.start, s.end);
-    std::sort(ops.begin(), ops.end(), [](const op_entry& a, const op_entry& b) { return a.range < b.range; });
+    {
+      // Counting sort by range: stable, linear.
+      std::vector<std::uint32_t> offset(nr + 1, 0);
+      for (const auto& o : ops) ++offset[o.range + 1];
+      for (std::size_t q = 1; q <= nr; ++q) offset[q] += offset[q - 1];
+      std::vector<op_entry> sorted(ops.size());
+      for (const auto& o : ops) sorted[offset[o.range]++] = o;
+      ops.swap(sorted);
+    }
     // Group instances by range group; sum window-level figures over instances.
     std::unordered_map<std::uint32_t, std::size_t> row_of;
     std::vector<std::vector<std::uint64_t>> gaps_of, kdur_of;
@@ -847,16 +882,18 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
         (ops[j].kind == 0 ? k : ops[j].kind == 1 ? c : m).emplace_back(ops[j].start, ops[j].end);
       const auto r = ops[i].range;
       const auto lo = proj_first[r], hi = proj_last[r];
-      for (const auto& y : si)
-        if (y.second > lo && y.first < hi) s.push_back(y);
+      // si is sorted and merged by now (the overall metrics merged it): binary search.
+      for (auto y = std::upper_bound(si.begin(), si.end(), lo, [](timestamp_ns v, const interval& x) { return v < x.second; });
+           y != si.end() && y->first < hi; ++y)
+        s.push_back(*y);
       std::vector<std::uint64_t> kd;
       for (const auto& x : k) kd.push_back(x.second - x.first);
       auto a = detail::activity_of(k, c, m, s, lo, hi, scratch);
       std::vector<std::uint64_t> gaps;
       {
-        std::vector<interval> all = k;
-        all.insert(all.end(), c.begin(), c.end());
-        all.insert(all.end(), m.begin(), m.end());
+        std::vector<interval> kc(k.size() + c.size()), all(k.size() + c.size() + m.size());
+        std::merge(k.begin(), k.end(), c.begin(), c.end(), kc.begin());
+        std::merge(kc.begin(), kc.end(), m.begin(), m.end(), all.begin());
         detail::merge_intervals(all);
         for (std::size_t q = 1; q < all.size(); ++q) gaps.push_back(all[q].first - all[q - 1].second);
       }
@@ -902,10 +939,8 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
       auto& gaps = gaps_of[q];
       ra.gap_count = gaps.size();
       if (!gaps.empty()) {
-        std::sort(gaps.begin(), gaps.end());
         ra.gap_median_ns = detail::stats_of(gaps).median;
-        std::sort(gaps.begin(), gaps.end());
-        ra.gap_p90_ns = detail::nearest_rank(gaps, 0.9);
+        ra.gap_p90_ns = detail::nearest_rank_select(gaps, 0.9);
       }
       if (!kdur_of[q].empty()) ra.kernel_median_ns = detail::stats_of(kdur_of[q]).median;
     }
@@ -924,10 +959,8 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
     if (rep.steps) {
       std::uint64_t in_steps = 0;
       for (std::size_t i = 0; i < t.kernels.size(); ++i) {
-        const auto l = kernel_launch[i];
-        if (l == attribution::none) continue;
         bool inside = false;
-        idx.for_enclosing(t.launches[l].thread, t.launches[l].time, [&](std::uint32_t r) { inside = inside || is_step[r]; });
+        for_kernel_ranges(i, [&](std::uint32_t r) { inside = inside || is_step[r]; });
         in_steps += inside;
       }
       rep.kernels_per_step = static_cast<double>(in_steps) / static_cast<double>(rep.steps);

@@ -65,6 +65,16 @@ inline duration_stats stats_of(std::vector<std::uint64_t>& v) noexcept {
   return stats_of(v.data(), v.data() + v.size());
 }
 
+// p-quantile (0 < p <= 1) by nearest rank, reordering v (linear time).
+inline double nearest_rank_select(std::vector<std::uint64_t>& v, double p) noexcept {
+  if (v.empty()) return 0.0;
+  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
+  if (rank < 1) rank = 1;
+  if (rank > v.size()) rank = v.size();
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank - 1), v.end());
+  return static_cast<double>(v[rank - 1]);
+}
+
 // p-quantile (0 < p <= 1) by nearest rank on a sorted vector: the smallest value with at
 // least p of the values at or below it.
 inline double nearest_rank(const std::vector<std::uint64_t>& sorted, double p) noexcept {
@@ -80,7 +90,7 @@ using interval = std::pair<std::uint64_t, std::uint64_t>; // [first, second)
 // Sorts and merges in place; empty intervals are dropped.
 inline void merge_intervals(std::vector<interval>& v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](const interval& i) { return i.second <= i.first; }), v.end());
-  std::sort(v.begin(), v.end());
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end()); // usually already in time order
   std::size_t out = 0;
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (out > 0 && v[i].first <= v[out - 1].second) {
