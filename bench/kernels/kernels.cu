@@ -1,7 +1,7 @@
 // The reference kernels compiled once for the benchmark, and its random fill.
 #include <kernels/instantiate.cuh>
 
-#include "fill.hpp"
+#include "bench_support.hpp"
 
 namespace {
 __device__ __forceinline__ std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
@@ -26,3 +26,14 @@ template <class T> cudaError_t fill_uniform(T* p, std::size_t n, std::uint64_t s
 }
 template cudaError_t fill_uniform<float>(float*, std::size_t, std::uint64_t, float, float);
 template cudaError_t fill_uniform<__nv_bfloat16>(__nv_bfloat16*, std::size_t, std::uint64_t, float, float);
+
+cudaError_t gemm_tc_variant(int variant, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, int m, int n, int k) {
+  namespace d = nvscope::kernels::detail;
+  switch (variant) {
+    case 0: return d::launch_gemm_tc<d::tc_config<128, 128, 32, 4, 2, 2>>(a, b, c, m, n, k, {}, nullptr);
+    case 1: return d::launch_gemm_tc<d::tc_config<128, 256, 32, 4, 2, 4>>(a, b, c, m, n, k, {}, nullptr);
+    case 2: return d::launch_gemm_tc<d::tc_config<128, 256, 64, 3, 2, 4>>(a, b, c, m, n, k, {}, nullptr);
+    case 3: return d::launch_gemm_tc<d::tc_config<128, 128, 64, 3, 2, 2>>(a, b, c, m, n, k, {}, nullptr);
+    default: return cudaErrorInvalidValue;
+  }
+}

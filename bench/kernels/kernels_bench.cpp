@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "fill.hpp"
+#include "bench_support.hpp"
 
 namespace nk = nvscope::kernels;
 using nk::bf16;
@@ -174,9 +174,9 @@ template <class T> void bm_layernorm(benchmark::State& st, const std::string& ke
   });
 }
 
-enum class gemm_impl { ours, cublas, ours_unfused_epilogue };
+enum class gemm_impl { ours, cublas, ours_unfused_epilogue, variant };
 
-template <class T> void bm_gemm(benchmark::State& st, const std::string& key, gemm_impl impl, nk::gemm_kind kind, bool bias_gelu) {
+template <class T> void bm_gemm(benchmark::State& st, const std::string& key, gemm_impl impl, nk::gemm_kind kind, bool bias_gelu, int variant = 0) {
   guarded(st, [&] {
     const int M = gemm_size, N = gemm_size, K = gemm_size;
     dmem<T> a(size_t(M) * K), b(size_t(N) * K), c(size_t(M) * N), bias(N);
@@ -203,6 +203,8 @@ template <class T> void bm_gemm(benchmark::State& st, const std::string& key, ge
                                               c.p, dt, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         return s == CUBLAS_STATUS_SUCCESS ? cudaGetLastError() : cudaErrorUnknown;
       };
+    } else if (impl == gemm_impl::variant) {
+      if constexpr (std::is_same<T, bf16>::value) step = [&, variant] { return gemm_tc_variant(variant, a.p, b.p, c.p, M, N, K); };
     } else if (impl == gemm_impl::ours) {
       nk::gemm_kind ran = kind;
       ok(nk::gemm<T>(kind, a.p, b.p, c.p, M, N, K, ep, nullptr, &ran), "gemm");
@@ -255,6 +257,12 @@ void register_all() {
   using K = nk::gemm_kind;
   reg("gemm_bf16_tensor_core", [](benchmark::State& s, const std::string& k) { bm_gemm<bf16>(s, k, gemm_impl::ours, K::tensor_core, false); });
   reg("gemm_bf16_cublas", [](benchmark::State& s, const std::string& k) { bm_gemm<bf16>(s, k, gemm_impl::cublas, K::tensor_core, false); });
+  static const char* const variant_names[gemm_tc_variant_count] = {"gemm_bf16_tc_v0_128x128x32_s4", "gemm_bf16_tc_v1_128x256x32_s4",
+                                                                 "gemm_bf16_tc_v2_128x256x64_s3", "gemm_bf16_tc_v3_128x128x64_s3"};
+  for (int v = 0; v < gemm_tc_variant_count; ++v)
+    benchmark::RegisterBenchmark(variant_names[v], [v](benchmark::State& s, const std::string& k) {
+      bm_gemm<bf16>(s, k, gemm_impl::variant, K::tensor_core, false, v);
+    }, std::string(variant_names[v]))->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   reg("gemm_bf16_tiled", [](benchmark::State& s, const std::string& k) { bm_gemm<bf16>(s, k, gemm_impl::ours, K::tiled, false); }, 0.2);
   reg("gemm_bf16_naive", [](benchmark::State& s, const std::string& k) { bm_gemm<bf16>(s, k, gemm_impl::ours, K::naive, false); }, 0.1);
   reg("gemm_fp32_tiled", [](benchmark::State& s, const std::string& k) { bm_gemm<float>(s, k, gemm_impl::ours, K::tiled, false); });
@@ -361,6 +369,9 @@ int main(int argc, char** argv) {
   put("cublas_bf16_tflops", tflops("gemm_bf16_cublas"));
   put("gemm_bf16_frac_of_cublas", ratio(tflops("gemm_bf16_tensor_core"), tflops("gemm_bf16_cublas")));
   put("gemm_bf16_tiled_tflops", tflops("gemm_bf16_tiled"));
+  for (const char* v : {"gemm_bf16_tc_v0_128x128x32_s4", "gemm_bf16_tc_v1_128x256x32_s4", "gemm_bf16_tc_v2_128x256x64_s3",
+                        "gemm_bf16_tc_v3_128x128x64_s3"})
+    put(std::string(v).substr(0, 15) + "_tflops", tflops(v));
   put("gemm_bf16_naive_tflops", tflops("gemm_bf16_naive"));
   put("gemm_fp32_tflops", tflops("gemm_fp32_tiled"));
   put("cublas_fp32_tflops", tflops("gemm_fp32_cublas"));

@@ -6,8 +6,11 @@
 // epilogue, so the fused form writes C once; the unfused form runs the epilogue-free GEMM and
 // then the element-wise kernels of rowwise.cuh.
 
+#include <type_traits>
+
+#include "api.hpp"
 #include "common.cuh"
-#include "../kernels/api.hpp"
+#include "rowwise.cuh"
 
 namespace nvscope {
 inline namespace v1 {
@@ -104,100 +107,126 @@ __global__ void __launch_bounds__(256, 2) gemm_tiled_kernel(const T* __restrict_
   }
 }
 
-// Tensor-core kernel (bf16). 128x128 outputs a block of 4 warps (2x2, 64x64 a warp), K in
-// steps of 32 through a 4-stage cp.async ring. A shared tile row is 32 bf16 = four 16-byte
-// chunks; chunk c of row r is stored at c ^ ((r >> 1) & 3), so that the 8 row addresses of
-// each ldmatrix fall in 8 different 16-byte bank groups.
-constexpr int tc_bm = 128, tc_bn = 128, tc_bk = 32, tc_stages = 4, tc_threads = 128;
-constexpr int tc_smem_bytes = tc_stages * (tc_bm + tc_bn) * tc_bk * 2;
+// Tensor-core kernel (bf16). A block of WARPS_M x WARPS_N warps computes BM x BN outputs
+// (64 x 64 a warp: 4 x 8 mma.sync m16n8k16 tiles, 128 fp32 accumulators a thread), K in steps
+// of BK through a ring of STAGES shared-memory stages filled by cp.async. A shared tile row is
+// BK bf16 = BK / 8 chunks of 16 bytes, stored XOR-swizzled so that the 8 row addresses of each
+// ldmatrix fall in 8 different 16-byte bank groups. The fragments of the next 16-wide k step
+// are loaded while the MMAs of this one issue.
+template <int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS_N> struct tc_config {
+  static_assert(BM == WARPS_M * 64 && BN == WARPS_N * 64, "a warp computes 64 x 64");
+  static_assert(BK == 32 || BK == 64, "rows of 64 or 128 bytes");
+  static constexpr int bm = BM, bn = BN, bk = BK, stages = STAGES, warps_n = WARPS_N;
+  static constexpr int threads = WARPS_M * WARPS_N * 32;
+  static constexpr int smem_bytes = STAGES * (BM + BN) * BK * 2;
+};
+// The configurations in use: 128x256 (fewer bytes from L2 a FLOP) for large problems,
+// 128x128 where the large tile would leave SMs idle.
+using tc_large = tc_config<128, 256, 32, 4, 2, 4>;
+using tc_small = tc_config<128, 128, 32, 4, 2, 2>;
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
-__device__ __forceinline__ int tc_swizzle(int row, int chunk) { return row * tc_bk + ((chunk ^ ((row >> 1) & 3)) << 3); }
+template <int BK> __device__ __forceinline__ int tc_swizzle(int row, int chunk) {
+  const int x = BK == 64 ? (row & 7) : ((row >> 1) & 3);
+  return row * BK + ((chunk ^ x) << 3);
+}
 
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
+               : "r"(addr)
+               : "memory");
 }
+// Not volatile: a pure register operation the compiler may interleave with the loads.
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__global__ void __launch_bounds__(tc_threads, 2) gemm_tc_kernel(const bf16* __restrict__ a, const bf16* __restrict__ b,
-                                                                bf16* __restrict__ c, int M, int N, int K, epilogue<bf16> ep) {
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::threads) gemm_tc_kernel(const bf16* __restrict__ a, const bf16* __restrict__ b,
+                                                               bf16* __restrict__ c, int M, int N, int K, epilogue<bf16> ep) {
+  constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, STAGES = Cfg::stages, THREADS = Cfg::threads;
+  constexpr int CPR = BK / 8, KSTEPS = BK / 16;
   extern __shared__ __align__(128) unsigned char tc_smem[];
-  bf16* sa = reinterpret_cast<bf16*>(tc_smem);                    // [stages][128][32]
-  bf16* sb = sa + tc_stages * tc_bm * tc_bk;                      // [stages][128][32]
+  bf16* sa = reinterpret_cast<bf16*>(tc_smem);  // [STAGES][BM][BK]
+  bf16* sb = sa + STAGES * BM * BK;             // [STAGES][BN][BK]
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp >> 1, wn = warp & 1;
+  const int wm = warp / Cfg::warps_n, wn = warp % Cfg::warps_n;
 
-  // Grouped block order: 8 row-tiles share their B tiles while they are in L2.
-  const int grid_m = (M + tc_bm - 1) / tc_bm, grid_n = (N + tc_bn - 1) / tc_bn;
+  // Grouped block order: 8 row-tiles in a row share their B tiles while those are in L2.
+  const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
   const int group = 8, per_group = group * grid_n, pid = blockIdx.x;
   const int first_m = (pid / per_group) * group;
   const int rows_in_group = min(grid_m - first_m, group);
   const int tile_m = first_m + (pid % per_group) % rows_in_group;
   const int tile_n = (pid % per_group) / rows_in_group;
-  const int m0 = tile_m * tc_bm, n0 = tile_n * tc_bn;
+  const int m0 = tile_m * BM, n0 = tile_n * BN;
 
-  const int kt_count = (K + tc_bk - 1) / tc_bk;
+  const int kt_count = (K + BK - 1) / BK;
   auto load_stage = [&](int stage, int kt) {
-    const int k0 = kt * tc_bk;
+    const int k0 = kt * BK;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int chunk_id = tid + i * tc_threads, row = chunk_id >> 2, chunk = chunk_id & 3;
-      const int k = k0 + chunk * 8;
-      const bool ka = k < K;
-      const bool va = ka && m0 + row < M, vb = ka && n0 + row < N;
-      const bf16* ga = va ? a + static_cast<size_t>(m0 + row) * K + k : a;
-      const bf16* gb = vb ? b + static_cast<size_t>(n0 + row) * K + k : b;
-      cp_async16(smem_addr(sa + stage * tc_bm * tc_bk + tc_swizzle(row, chunk)), ga, va ? 16 : 0);
-      cp_async16(smem_addr(sb + stage * tc_bn * tc_bk + tc_swizzle(row, chunk)), gb, vb ? 16 : 0);
+    for (int id = tid; id < BM * CPR; id += THREADS) {
+      const int row = id / CPR, chunk = id % CPR, k = k0 + chunk * 8;
+      const bool v = k < K && m0 + row < M;
+      cp_async16(smem_addr(sa + stage * BM * BK + tc_swizzle<BK>(row, chunk)), v ? a + static_cast<size_t>(m0 + row) * K + k : a,
+                 v ? 16 : 0);
+    }
+#pragma unroll
+    for (int id = tid; id < BN * CPR; id += THREADS) {
+      const int row = id / CPR, chunk = id % CPR, k = k0 + chunk * 8;
+      const bool v = k < K && n0 + row < N;
+      cp_async16(smem_addr(sb + stage * BN * BK + tc_swizzle<BK>(row, chunk)), v ? b + static_cast<size_t>(n0 + row) * K + k : b,
+                 v ? 16 : 0);
     }
   };
 
   float acc[4][8][4] = {};
 #pragma unroll
-  for (int s = 0; s < tc_stages - 1; ++s) {
+  for (int s = 0; s < STAGES - 1; ++s) {
     if (s < kt_count) load_stage(s, s);
     cp_async_commit();
   }
   for (int kt = 0; kt < kt_count; ++kt) {
-    cp_async_wait<tc_stages - 2>();
+    cp_async_wait<STAGES - 2>();
     __syncthreads();  // tile kt is in for every thread; the stage refilled below was used at kt - 1
-    const int next = kt + tc_stages - 1;
-    if (next < kt_count) load_stage(next % tc_stages, next);
+    const int next = kt + STAGES - 1;
+    if (next < kt_count) load_stage(next % STAGES, next);
     cp_async_commit();
-    const bf16* ta = sa + (kt % tc_stages) * tc_bm * tc_bk;
-    const bf16* tb = sb + (kt % tc_stages) * tc_bn * tc_bk;
-#pragma unroll
-    for (int kk = 0; kk < tc_bk / 16; ++kk) {
-      unsigned af[4][4], bfr[4][4];
+    const bf16* ta = sa + (kt % STAGES) * BM * BK;
+    const bf16* tb = sb + (kt % STAGES) * BN * BK;
+    unsigned af[2][4][4], bfr[2][4][4];
+    auto load_frags = [&](int buf, int kk) {
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi) {
         const int row = wm * 64 + mi * 16 + (lane & 15);
-        ldmatrix_x4(af[mi], smem_addr(ta + tc_swizzle(row, kk * 2 + (lane >> 4))));
+        ldmatrix_x4(af[buf][mi], smem_addr(ta + tc_swizzle<BK>(row, kk * 2 + (lane >> 4))));
       }
 #pragma unroll
       for (int nj = 0; nj < 4; ++nj) {
         const int row = wn * 64 + nj * 16 + (lane & 7) + ((lane >> 4) << 3);
-        ldmatrix_x4(bfr[nj], smem_addr(tb + tc_swizzle(row, kk * 2 + ((lane >> 3) & 1))));
+        ldmatrix_x4(bfr[buf][nj], smem_addr(tb + tc_swizzle<BK>(row, kk * 2 + ((lane >> 3) & 1))));
       }
+    };
+    load_frags(0, 0);
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk) {
+      if (kk + 1 < KSTEPS) load_frags((kk + 1) & 1, kk + 1);
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
-        for (int ni = 0; ni < 8; ++ni) mma_bf16(acc[mi][ni], af[mi], bfr[ni >> 1][(ni & 1) * 2], bfr[ni >> 1][(ni & 1) * 2 + 1]);
+        for (int ni = 0; ni < 8; ++ni)
+          mma_bf16(acc[mi][ni], af[kk & 1][mi], bfr[kk & 1][ni >> 1][(ni & 1) * 2], bfr[kk & 1][ni >> 1][(ni & 1) * 2 + 1]);
     }
   }
   cp_async_wait<0>();
@@ -226,6 +255,27 @@ __global__ void __launch_bounds__(tc_threads, 2) gemm_tc_kernel(const bf16* __re
   }
 }
 
+// Launches one configuration. The dynamic shared-memory limit is raised once per
+// configuration (above the default 48 KiB).
+template <class Cfg>
+cudaError_t launch_gemm_tc(const bf16* a, const bf16* b, bf16* c, int m, int n, int k, epilogue<bf16> ep, cudaStream_t stream) {
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(gemm_tc_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
+  if (attr != cudaSuccess) return attr;
+  const long long blocks = static_cast<long long>((m + Cfg::bm - 1) / Cfg::bm) * ((n + Cfg::bn - 1) / Cfg::bn);
+  if (blocks > 0x7fffffffLL) return cudaErrorInvalidValue;
+  gemm_tc_kernel<Cfg><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, stream>>>(a, b, c, m, n, k, ep);
+  return cudaGetLastError();
+}
+
+// The large tile when it gives every SM at least two tiles, the small one otherwise.
+inline cudaError_t launch_gemm_tc_auto(const bf16* a, const bf16* b, bf16* c, int m, int n, int k, epilogue<bf16> ep,
+                                       cudaStream_t stream) {
+  const long long large_tiles = static_cast<long long>((m + tc_large::bm - 1) / tc_large::bm) * ((n + tc_large::bn - 1) / tc_large::bn);
+  if (large_tiles >= 2LL * sm_count()) return launch_gemm_tc<tc_large>(a, b, c, m, n, k, ep, stream);
+  return launch_gemm_tc<tc_small>(a, b, c, m, n, k, ep, stream);
+}
+
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 } // namespace detail
@@ -250,13 +300,7 @@ cudaError_t gemm(gemm_kind kind, const T* a, const T* b, T* c, int m, int n, int
     if (grid.y > 65535) return cudaErrorInvalidValue;
     detail::gemm_tiled_kernel<T><<<grid, 256, 0, stream>>>(a, b, c, m, n, k, ep);
   } else if constexpr (std::is_same<T, bf16>::value) {
-    // Raise the dynamic shared-memory limit once (64 KiB > the default 48 KiB).
-    static const cudaError_t attr = cudaFuncSetAttribute(detail::gemm_tc_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                         detail::tc_smem_bytes);
-    if (attr != cudaSuccess) return attr;
-    const long long blocks = static_cast<long long>((m + detail::tc_bm - 1) / detail::tc_bm) * ((n + detail::tc_bn - 1) / detail::tc_bn);
-    if (blocks > 0x7fffffffLL) return cudaErrorInvalidValue;
-    detail::gemm_tc_kernel<<<static_cast<unsigned>(blocks), detail::tc_threads, detail::tc_smem_bytes, stream>>>(a, b, c, m, n, k, ep);
+    return detail::launch_gemm_tc_auto(a, b, c, m, n, k, ep, stream);
   }
   return cudaGetLastError();
 }

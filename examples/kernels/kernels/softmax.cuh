@@ -1,7 +1,8 @@
 #pragma once
-// Fused softmax: one kernel, one read and one write of the tensor. Each thread folds its
-// elements into a running (max, sum) pair as they arrive (online softmax), so one combined
-// reduction replaces the two (max, then sum) of the textbook form. Rows up to 1024 columns get
+// Fused softmax: one kernel, one read and one write of the tensor. Each thread reduces its
+// elements to a (max, sum of exp) pair, and the pairs combine online (rescaling the sums), so
+// one combined reduction replaces the two (max, then sum) of the textbook form and each
+// element costs one exp. Rows up to 1024 columns get
 // a warp each; longer rows a block each, sized so that a thread holds at most 32 values.
 
 #include "common.cuh"
@@ -15,36 +16,30 @@ namespace detail {
 // Values a thread keeps in registers: 32 floats.
 constexpr int softmax_regs = 32;
 
-// Folds W values into the running (m, s): s = sum exp(v - m). A pair that has seen only -inf
-// stays (-inf, 0); a NaN or +inf makes s NaN, so the row comes out NaN, as the formula does.
+// Online softmax. A pair (m, s) stands for "s = sum exp(x - m) over the values seen"; pairs
+// combine as (max, s1 exp(m1 - max) + s2 exp(m2 - max)). A pair that has seen only -inf is
+// (-inf, 0) (or (-inf, NaN) after a NaN); NaN and +inf make s NaN, so the row comes out NaN,
+// as the formula does, and a row of only -inf gives 0/0 = NaN.
+__device__ __forceinline__ float safe_max(float m) { return m == -INFINITY ? 0.f : m; }
+
+__device__ __forceinline__ void online_merge(float& m, float& s, float m2, float s2) {
+  const float mn = fmaxf(m, m2);
+  const float t1 = m == -INFINITY ? s : s * __expf(m - mn);
+  const float t2 = m2 == -INFINITY ? s2 : s2 * __expf(m2 - mn);
+  s = t1 + t2;
+  m = mn;
+}
+
+// Folds W values read from memory into (m, s): the path for rows too long for registers.
 template <int W> __device__ __forceinline__ void online_add(float& m, float& s, const float (&f)[W]) {
   float vm = f[0];
 #pragma unroll
   for (int j = 1; j < W; ++j) vm = fmaxf(vm, f[j]);
-  bool nan = false;
+  float acc = 0.f;
+  const float ref = safe_max(vm);
 #pragma unroll
-  for (int j = 0; j < W; ++j) nan |= f[j] != f[j];
-  const float mn = fmaxf(m, vm);
-  if (nan) {
-    s = NAN;
-    return;
-  }
-  if (mn == -INFINITY) return;
-  float acc = s * __expf(m - mn);
-#pragma unroll
-  for (int j = 0; j < W; ++j) acc += __expf(f[j] - mn);
-  s = acc;
-  m = mn;
-}
-
-__device__ __forceinline__ void online_merge(float& m, float& s, float m2, float s2) {
-  const float mn = fmaxf(m, m2);
-  if (mn == -INFINITY) {
-    s = s + s2;  // both (-inf, 0), or a NaN sum carried along
-    return;
-  }
-  s = s * __expf(m - mn) + s2 * __expf(m2 - mn);
-  m = mn;
+  for (int j = 0; j < W; ++j) acc += __expf(f[j] - ref);
+  online_merge(m, s, vm, acc);
 }
 
 __device__ __forceinline__ void warp_online(float& m, float& s) {
@@ -56,11 +51,41 @@ __device__ __forceinline__ void warp_online(float& m, float& s) {
   }
 }
 
-template <class T, int W>
-__device__ __forceinline__ void softmax_write(T* out, const float (&f)[W], float m, float inv) {
+// A thread's share of a row held in registers, `slots` packs of W values, pack i at index
+// first + i * stride. The thread takes its own max m_t, replaces each value by exp(x - m_t)
+// (one exp an element) and returns (m_t, sum); after the row's pair is known, each output is
+// that value times exp(m_t - m) / s (one exp a thread).
+template <int SLOTS, int W>
+__device__ __forceinline__ void thread_exp(float (&v)[SLOTS][W], int first, int stride, int nvec, float& m, float& s) {
+  float mt = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < SLOTS; ++i)
+    if (first + i * stride < nvec)
+#pragma unroll
+      for (int j = 0; j < W; ++j) mt = fmaxf(mt, v[i][j]);
+  const float ref = safe_max(mt);
+  float sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < SLOTS; ++i)
+    if (first + i * stride < nvec)
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        v[i][j] = __expf(v[i][j] - ref);
+        sum += v[i][j];
+      }
+  m = mt;
+  s = sum;
+}
+
+// The factor that turns a thread's exp(x - m_t) into the output.
+__device__ __forceinline__ float thread_scale(float mt, float m, float s) {
+  return (mt == -INFINITY ? 1.f : __expf(mt - m)) / s;
+}
+
+template <class T, int W> __device__ __forceinline__ void scaled_store(T* out, const float (&e)[W], float scale) {
   float o[W];
 #pragma unroll
-  for (int j = 0; j < W; ++j) o[j] = __expf(f[j] - m) * inv;
+  for (int j = 0; j < W; ++j) o[j] = e[j] * scale;
   pack<T, W>::store(out, o);
 }
 
@@ -78,19 +103,19 @@ __global__ void __launch_bounds__(128) softmax_warp_kernel(const T* __restrict__
 #pragma unroll
   for (int i = 0; i < slots; ++i)
     if (lane + i * 32 < nvec) pack<T, W>::load(xr + (lane + i * 32) * W, v[i]);
-  float m = -INFINITY, s = 0.f;
-#pragma unroll
-  for (int i = 0; i < slots; ++i)
-    if (lane + i * 32 < nvec) online_add(m, s, v[i]);
+  float mt, st;
+  thread_exp(v, lane, 32, nvec, mt, st);
+  float m = mt, s = st;
   warp_online(m, s);
-  const float inv = 1.f / s;
+  const float scale = thread_scale(mt, m, s);
 #pragma unroll
   for (int i = 0; i < slots; ++i)
-    if (lane + i * 32 < nvec) softmax_write(yr + (lane + i * 32) * W, v[i], m, inv);
+    if (lane + i * 32 < nvec) scaled_store(yr + (lane + i * 32) * W, v[i], scale);
 }
 
 // A block per row. The row stays in registers when it fits (blockDim.x * softmax_regs values);
-// a longer row is read a second time to write the output (from L2 where it still is).
+// a longer row is folded in online as it streams past, and read a second time to write the
+// output (from L2 where it still is).
 template <class T, int W>
 __global__ void __launch_bounds__(1024) softmax_block_kernel(const T* __restrict__ x, T* __restrict__ y, int cols) {
   constexpr int slots = softmax_regs / W;
@@ -101,21 +126,20 @@ __global__ void __launch_bounds__(1024) softmax_block_kernel(const T* __restrict
   const int step = blockDim.x;
   const bool in_regs = nvec <= slots * step;
   float v[slots][W];
-  float m = -INFINITY, s = 0.f;
+  float mt = -INFINITY, st = 0.f;
   if (in_regs) {
 #pragma unroll
     for (int i = 0; i < slots; ++i)
       if (threadIdx.x + i * step < nvec) pack<T, W>::load(xr + static_cast<size_t>(threadIdx.x + i * step) * W, v[i]);
-#pragma unroll
-    for (int i = 0; i < slots; ++i)
-      if (threadIdx.x + i * step < nvec) online_add(m, s, v[i]);
+    thread_exp(v, threadIdx.x, step, nvec, mt, st);
   } else {
     for (int i = threadIdx.x; i < nvec; i += step) {
       float f[W];
       pack<T, W>::load(xr + static_cast<size_t>(i) * W, f);
-      online_add(m, s, f);
+      online_add(mt, st, f);
     }
   }
+  float m = mt, s = st;
   warp_online(m, s);
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (warps > 1) {
@@ -128,16 +152,19 @@ __global__ void __launch_bounds__(1024) softmax_block_kernel(const T* __restrict
     s = lane < warps ? scratch_s[lane] : 0.f;
     warp_online(m, s);
   }
-  const float inv = 1.f / s;
   if (in_regs) {
+    const float scale = thread_scale(mt, m, s);
 #pragma unroll
     for (int i = 0; i < slots; ++i)
-      if (threadIdx.x + i * step < nvec) softmax_write(yr + static_cast<size_t>(threadIdx.x + i * step) * W, v[i], m, inv);
+      if (threadIdx.x + i * step < nvec) scaled_store(yr + static_cast<size_t>(threadIdx.x + i * step) * W, v[i], scale);
   } else {
+    const float inv = 1.f / s;
     for (int i = threadIdx.x; i < nvec; i += step) {
-      float f[W];
+      float f[W], o[W];
       pack<T, W>::load(xr + static_cast<size_t>(i) * W, f);
-      softmax_write(yr + static_cast<size_t>(i) * W, f, m, inv);
+#pragma unroll
+      for (int j = 0; j < W; ++j) o[j] = __expf(f[j] - m) * inv;
+      pack<T, W>::store(yr + static_cast<size_t>(i) * W, o);
     }
   }
 }

@@ -1,0 +1,17 @@
+#pragma once
+// Bench-only helpers, defined in kernels.cu. Device-side random fill for the benchmark's multi-gigabyte inputs (host generation would
+// dominate the run). Uniform in [lo, hi), never exactly zero.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_bf16.h>
+
+template <class T> cudaError_t fill_uniform(T* p, std::size_t n, std::uint64_t seed, float lo, float hi);
+
+/// The tensor-core GEMM in one of the tile configurations tried while tuning (see
+/// bench/results/kernels.md): 0: 128x128x32, 4 stages (4 warps); 1: 128x256x32, 4 stages
+/// (8 warps); 2: 128x256x64, 3 stages; 3: 128x128x64, 3 stages. No epilogue.
+cudaError_t gemm_tc_variant(int variant, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, int m, int n, int k);
+constexpr int gemm_tc_variant_count = 4;
