@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include <nvscope/detail/annotate_mode.hpp>
 
@@ -41,6 +42,24 @@ inline bool decide_enabled() noexcept {
   int expected = 0;
   enabled_state().compare_exchange_strong(expected, off ? -1 : 1, std::memory_order_relaxed);
   return enabled_state().load(std::memory_order_relaxed) > 0;
+}
+
+// Every macro call site that has emitted is on this list, so that set_enabled(false) can
+// clear their `active` flags: the hot path of a macro range then tests one flag, not the
+// switch and the site. Sites are function-local statics, constant-initialised.
+struct site_flag {
+  std::atomic<bool> active{false};
+  bool linked = false; // under site_list().mutex
+  site_flag* next = nullptr;
+  constexpr site_flag() noexcept = default;
+};
+struct site_list_t {
+  std::mutex mutex;
+  site_flag* head = nullptr;
+};
+inline site_list_t& site_list() noexcept {
+  static site_list_t* list = new site_list_t(); // leaked: sites live until the process ends
+  return *list;
 }
 } // namespace NVSCOPE_DETAIL_MODE
 } // namespace detail
@@ -66,6 +85,11 @@ inline bool enabled() noexcept {
 /// \endcode
 inline void set_enabled(bool on) noexcept {
   detail::enabled_state().store(on ? 1 : -1, std::memory_order_relaxed);
+  if (!on) {
+    auto& list = detail::site_list();
+    std::lock_guard<std::mutex> lock(list.mutex);
+    for (detail::site_flag* s = list.head; s != nullptr; s = s->next) s->active.store(false, std::memory_order_relaxed);
+  }
 }
 #else
 inline bool enabled() noexcept { return false; }

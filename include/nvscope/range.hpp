@@ -49,30 +49,56 @@ struct function_site {};
 inline namespace NVSCOPE_DETAIL_MODE {
 
 #if NVSCOPE_DETAIL_ENABLED
-// What one macro call site computes once: domain handle, registered name, colour.
-struct range_site {
-  nvtxDomainHandle_t domain;
-  nvtxEventAttributes_t attr;
+// What one macro call site keeps: a constant-initialised function-local static (no guard),
+// filled at its first use while annotation is enabled (domain, registered name, colour).
+struct lazy_site : site_flag {
+  domain_entry& (*domain_of)() noexcept;
+  const char* text; // the literal, or __PRETTY_FUNCTION__
+  std::size_t size;
+  int line;         // > 0: a function range (text is a signature)
+  nvtxDomainHandle_t domain = nullptr;
+  nvtxEventAttributes_t attr{};
 
-  range_site(domain_entry& d, const char* literal, std::size_t size) noexcept : domain(d.get()) {
-    char buffer[max_name_length + 1];
-    resolved_name r = resolve_name(d, name_ref(std::string_view(literal, size)), buffer, false);
-    if (r.handle == nullptr) r.text = name_is_clean(literal, size) ? literal : "(nvscope: out of memory)";
-    attr = make_attributes(r, current_auto_colors(), r.text);
-  }
-  range_site(domain_entry& d, function_site, const char* pretty, int line) noexcept : domain(d.get()) {
-    char buffer[max_name_length + 1];
-    const std::size_t n = function_name(pretty, line, buffer);
-    char scratch[max_name_length + 1];
-    resolved_name r = resolve_name(d, name_ref(std::string_view(buffer, n)), scratch, false);
-    if (r.handle == nullptr) r.text = "(nvscope: out of memory)";
-    attr = make_attributes(r, current_auto_colors(), r.text);
+  constexpr lazy_site(domain_entry& (*d)() noexcept, const char* t, std::size_t n, int function_line) noexcept
+      : domain_of(d), text(t), size(n), line(function_line) {}
+
+  // Slow path: fills the site once and links it, unless annotation is off. Under the list's
+  // lock, so that set_enabled(false) cannot miss a site being switched on.
+#if defined(__GNUC__) || defined(__clang__)
+  __attribute__((noinline, cold))
+#endif
+  bool activate() noexcept {
+    auto& list = site_list();
+    std::lock_guard<std::mutex> lock(list.mutex);
+    if (!enabled()) return false;
+    if (!linked) {
+      domain_entry& d = domain_of();
+      domain = d.get();
+      char buffer[max_name_length + 1];
+      char scratch[max_name_length + 1];
+      resolved_name r;
+      if (line > 0) {
+        const std::size_t n = function_name(text, line, buffer);
+        r = resolve_name(d, name_ref(std::string_view(buffer, n)), scratch, false);
+        if (r.handle == nullptr) r.text = "(nvscope: out of memory)";
+      } else {
+        r = resolve_name(d, name_ref(std::string_view(text, size)), scratch, false);
+        if (r.handle == nullptr) r.text = name_is_clean(text, size) ? text : "(nvscope: out of memory)";
+      }
+      attr = make_attributes(r, current_auto_colors(), r.text);
+      linked = true;
+      next = list.head;
+      list.head = this;
+    }
+    active.store(true, std::memory_order_release);
+    return true;
   }
 };
 
-struct site_ref {
-  const range_site* site;
-};
+template <class D>
+inline domain_entry& domain_entry_of() noexcept {
+  return domain::of<D>().entry();
+}
 
 template <class... Opts>
 inline nvtxEventAttributes_t attributes_with(const nvtxEventAttributes_t& base, const option_pack<Opts...>& pack) noexcept {
@@ -148,13 +174,14 @@ class scoped_range {
   /// \cond internal
   // What the literal and function macros expand to; `s` is null while disabled.
   template <class... Opts>
-  scoped_range(detail::site_ref s, const detail::option_pack<Opts...>& pack) noexcept {
-    if (s.site == nullptr) return;
-    if constexpr (sizeof...(Opts) == 0) {
-      (void)pack;
-      push(s.site->domain, s.site->attr);
-    } else {
-      push(s.site->domain, detail::attributes_with(s.site->attr, pack));
+  scoped_range(detail::lazy_site& s, const detail::option_pack<Opts...>& pack) noexcept {
+    if (NVSCOPE_DETAIL_LIKELY(s.active.load(std::memory_order_acquire)) || (enabled() && s.activate())) {
+      if constexpr (sizeof...(Opts) == 0) {
+        (void)pack;
+        push(s.domain, s.attr);
+      } else {
+        push(s.domain, detail::attributes_with(s.attr, pack));
+      }
     }
   }
   /// \endcond
@@ -277,30 +304,20 @@ class unique_range {
 
 #if NVSCOPE_DETAIL_ENABLED
 
-#define NVSCOPE_RANGE_IN(Domain, ...)                                                                   \
-  ::nvscope::scoped_range NVSCOPE_DETAIL_UNIQUE(nvscope_range_)(                                        \
-      ::nvscope::detail::site_ref{                                                                      \
-          ::nvscope::enabled()                                                                          \
-              ? [](const char* nvscope_name_, ::std::size_t nvscope_size_) noexcept {                    \
-                  static const ::nvscope::detail::range_site nvscope_site_(                             \
-                      ::nvscope::domain::of<Domain>().entry(), nvscope_name_, nvscope_size_);           \
-                  return &nvscope_site_;                                                                \
-                }("" NVSCOPE_DETAIL_FIRST(__VA_ARGS__, ~), sizeof("" NVSCOPE_DETAIL_FIRST(__VA_ARGS__, ~)) - 1) \
-              : nullptr},                                                                               \
-      ::nvscope::detail::options_after_name(__VA_ARGS__))
+#define NVSCOPE_DETAIL_RANGE(id, Domain, ...)                                                         \
+  static ::nvscope::detail::lazy_site NVSCOPE_DETAIL_CAT(id, _site)(                                   \
+      &::nvscope::detail::domain_entry_of<Domain>, "" NVSCOPE_DETAIL_FIRST(__VA_ARGS__, ~),            \
+      sizeof("" NVSCOPE_DETAIL_FIRST(__VA_ARGS__, ~)) - 1, 0);                                          \
+  ::nvscope::scoped_range NVSCOPE_DETAIL_CAT(id, _range)(NVSCOPE_DETAIL_CAT(id, _site),                \
+                                                         ::nvscope::detail::options_after_name(__VA_ARGS__))
+#define NVSCOPE_RANGE_IN(Domain, ...) NVSCOPE_DETAIL_RANGE(NVSCOPE_DETAIL_UNIQUE(nvscope_), Domain, __VA_ARGS__)
 
-#define NVSCOPE_FUNC_RANGE_IN(Domain, ...)                                                              \
-  ::nvscope::scoped_range NVSCOPE_DETAIL_UNIQUE(nvscope_range_)(                                        \
-      ::nvscope::detail::site_ref{                                                                      \
-          ::nvscope::enabled()                                                                          \
-              ? [](const char* nvscope_pretty_, int nvscope_line_) noexcept {                           \
-                  static const ::nvscope::detail::range_site nvscope_site_(                             \
-                      ::nvscope::domain::of<Domain>().entry(), ::nvscope::detail::function_site{},      \
-                      nvscope_pretty_, nvscope_line_);                                                  \
-                  return &nvscope_site_;                                                                \
-                }(NVSCOPE_DETAIL_PRETTY_FUNCTION, __LINE__)                                             \
-              : nullptr},                                                                               \
-      ::nvscope::detail::options(__VA_ARGS__))
+#define NVSCOPE_DETAIL_FUNC_RANGE(id, Domain, ...)                                                     \
+  static ::nvscope::detail::lazy_site NVSCOPE_DETAIL_CAT(id, _site)(                                   \
+      &::nvscope::detail::domain_entry_of<Domain>, NVSCOPE_DETAIL_PRETTY_FUNCTION, 0, __LINE__);        \
+  ::nvscope::scoped_range NVSCOPE_DETAIL_CAT(id, _range)(NVSCOPE_DETAIL_CAT(id, _site),                \
+                                                         ::nvscope::detail::options(__VA_ARGS__))
+#define NVSCOPE_FUNC_RANGE_IN(Domain, ...) NVSCOPE_DETAIL_FUNC_RANGE(NVSCOPE_DETAIL_UNIQUE(nvscope_), Domain, __VA_ARGS__)
 
 #define NVSCOPE_RANGE_F_IN(Domain, ...)                                                                 \
   ::nvscope::scoped_range NVSCOPE_DETAIL_UNIQUE(nvscope_range_)(                                        \
