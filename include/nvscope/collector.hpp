@@ -26,6 +26,7 @@
 #include <nvscope/detail/collector_buffers.hpp>
 #include <nvscope/detail/collector_finish.hpp>
 #include <nvscope/detail/collector_launch_log.hpp>
+#include <nvscope/detail/collector_nvtx.hpp>
 #include <nvscope/detail/cupti_api.hpp>
 #include <nvscope/detail/cupti_decode.hpp>
 #include <nvscope/trace.hpp>
@@ -62,7 +63,7 @@ enum class activity : std::uint32_t {
   copies = 1u << 1,      ///< MEMCPY
   memsets = 1u << 2,     ///< MEMSET
   syncs = 1u << 3,       ///< SYNCHRONIZATION
-  nvtx = 1u << 4,        ///< MARKER (+ MARKER_DATA, NAME): NVTX ranges, marks, thread names
+  nvtx = 1u << 4,        ///< NVTX ranges, marks, domain and thread names (CUPTI's NVTX callbacks)
   runtime_api = 1u << 5, ///< RUNTIME: every CUDA runtime call as an `api_record`
   driver_api = 1u << 6,  ///< DRIVER: every driver call as an `api_record`
   overhead = 1u << 7,    ///< OVERHEAD: CUPTI's own cost, reported in `collector_stats`
@@ -112,6 +113,9 @@ struct collector_stats {
   std::uint64_t host_calls_lost = 0;    ///< launch records not kept (no memory)
   std::uint64_t records_outside_capture = 0;
   std::uint64_t overhead_ns = 0;        ///< CUPTI's OVERHEAD records, summed, when enabled
+  std::uint64_t markers_seen = 0;       ///< NVTX MARKER records CUPTI delivered (MARKER is not enabled by default)
+  std::uint64_t unmatched_range_ends = 0; ///< NVTX pops and ends with no open range
+  std::uint64_t records_not_decoded = 0; ///< records of kinds (or marker flags) not turned into trace records
   std::int64_t clock_offset_ns = 0;     ///< trace clock minus host steady_clock, at start
   std::int64_t clock_drift_ns = 0;      ///< how much that offset moved by stop
 };
@@ -146,10 +150,8 @@ struct activity_kind_list {
       {activity::memsets, CUPTI_ACTIVITY_KIND_MEMSET, false},
       // Host waits; their thread comes from the sync callback's correlation id.
       {activity::syncs, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, false},
-      // NVTX ranges and marks: reach CUPTI only when NVTX loaded libcupti as its tool.
-      {activity::nvtx, CUPTI_ACTIVITY_KIND_MARKER, false},
-      {activity::nvtx, CUPTI_ACTIVITY_KIND_MARKER_DATA, true}, // colour, category, payload
-      {activity::nvtx, CUPTI_ACTIVITY_KIND_NAME, true},        // nvtxNameOsThread names
+      // NVTX is not here: CUPTI 13's MARKER activity misses nvtxDomain* calls, so ranges come
+      // from the NVTX callback domain instead (detail/collector_nvtx.hpp).
       {activity::runtime_api, CUPTI_ACTIVITY_KIND_RUNTIME, false},
       {activity::driver_api, CUPTI_ACTIVITY_KIND_DRIVER, false},
       {activity::overhead, CUPTI_ACTIVITY_KIND_OVERHEAD, true},
@@ -188,6 +190,16 @@ inline const char* cupti_api_name(bool is_driver, std::uint32_t cbid) {
 
 // The launch callback: on entry to a recorded call, a thread-local append.
 inline void CUPTIAPI on_host_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    if (collector_state().recording.load(std::memory_order_relaxed)) {
+      try {
+        record_nvtx_call(cbid, static_cast<const CUpti_NvtxData*>(data));
+      } catch (...) {
+        collector_state().host_calls_lost.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    return;
+  }
   const auto* d = static_cast<const CUpti_CallbackData*>(data);
   if (d->callbackSite != CUPTI_API_ENTER) return;
   auto& p = collector_state();
@@ -296,11 +308,6 @@ class collector final : public capture_listener {
     if (!api.loaded) return fail(api.error);
     if (has(options_.kinds, activity::nvtx)) {
       prepare_collector();
-      const char* inj = std::getenv("NVTX_INJECTION64_PATH");
-      if (detail::nvtx_initialised_without_tool()) detail::report_nvtx_too_late(options_.print_errors);
-      else if (inj != nullptr && api.path != inj)
-        note(std::string("NVTX_INJECTION64_PATH names another tool (") + inj +
-             "); NVTX ranges go to it, not to the collector");
     }
     if (options_.buffer_count == 0) return fail("collector_options::buffer_count is 0");
     if (!p.pool.reserve(options_.buffer_size, options_.buffer_count))
@@ -309,6 +316,18 @@ class collector final : public capture_listener {
     if (!begin_instrumentation()) {
       p.pool.release_all();
       return false;
+    }
+    if (has(options_.kinds, activity::nvtx)) {
+      const char* inj = std::getenv("NVTX_INJECTION64_PATH");
+      if (detail::nvtx_initialised_without_tool()) detail::report_nvtx_too_late(options_.print_errors);
+      else if (inj != nullptr && api.path != inj)
+        note(std::string("NVTX_INJECTION64_PATH names another tool (") + inj +
+             "); NVTX ranges go to it, not to the collector");
+    }
+    {
+      auto& log = detail::nvtx_log();
+      std::lock_guard<std::mutex> lock(log.mutex);
+      log.events.clear();
     }
     detail::drain_host_calls([](std::uint64_t, const detail::host_call&) {}); // calls of earlier runs
     detail::clock_calibration::measure([] { return now(); }, calibration_.host0, calibration_.offset0);
@@ -360,6 +379,17 @@ class collector final : public capture_listener {
       p.owner = nullptr;
     }
     collect_host_calls();
+    {
+      std::vector<detail::nvtx_event> events;
+      {
+        auto& log = detail::nvtx_log();
+        std::lock_guard<std::mutex> lock(log.mutex);
+        events.swap(log.events);
+      }
+      stats_.unmatched_range_ends = detail::nvtx_events_to_ranges(
+          std::move(events), trace_, [this](std::uint64_t h) { return calibration_.to_trace(h); },
+          [this](std::uint64_t os) { return decoder_->thread_index(os); });
+    }
     std::vector<detail::time_window> windows = windows_;
     auto fc = detail::finish_trace(trace_, std::move(host_calls_), options_.only_in_capture ? &windows : nullptr);
     host_calls_.clear();
@@ -373,6 +403,8 @@ class collector final : public capture_listener {
     stats_.records_decoded = dc.records;
     stats_.incomplete_records = dc.incomplete;
     stats_.overhead_ns = dc.overhead_ns;
+    stats_.markers_seen = dc.markers;
+    stats_.records_not_decoded = dc.unknown_kinds;
     stats_.records_outside_capture = fc.records_outside_capture;
     stats_.buffers_refused = p.pool.refusals();
     stats_.buffers_high_water = p.pool.high_water();
@@ -475,13 +507,19 @@ class collector final : public capture_listener {
   bool begin_instrumentation() {
     auto& p = detail::collector_state();
     stage_ = 0;
-    if (options_.record_launches) {
+    if (options_.record_launches || has(options_.kinds, activity::nvtx)) {
       if (!check(NVSCOPE_CUPTI_CALL(cuptiSubscribe, (&p.subscriber, &detail::on_host_call, nullptr)))) return false;
       stage_ = 1;
-      if (!enable_host_call_callbacks(1)) {
+      if (options_.record_launches && !enable_host_call_callbacks(1)) {
         end_instrumentation();
         return false;
       }
+      if (has(options_.kinds, activity::nvtx))
+        for (CUpti_CallbackId id : detail::nvtx_callback_list::ids)
+          if (!check(NVSCOPE_CUPTI_CALL(cuptiEnableCallback, (1, p.subscriber, CUPTI_CB_DOMAIN_NVTX, id)))) {
+            end_instrumentation();
+            return false;
+          }
     }
     stage_ = 2;
     CUpti_ActivityThreadIdType prior{};
@@ -531,6 +569,9 @@ class collector final : public capture_listener {
     if (stage_ >= 3) detail::cupti().cuptiSetThreadIdType(prior_thread_type_);
     if (stage_ >= 2 && options_.record_launches) enable_host_call_callbacks(0);
     if (stage_ >= 1) {
+      if (has(options_.kinds, activity::nvtx))
+        for (CUpti_CallbackId id : detail::nvtx_callback_list::ids)
+          detail::cupti().cuptiEnableCallback(0, p.subscriber, CUPTI_CB_DOMAIN_NVTX, id);
       check(NVSCOPE_CUPTI_CALL(cuptiUnsubscribe, (p.subscriber)));
       p.subscriber = nullptr;
     }

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -73,6 +74,10 @@ int main(int argc, char** argv) {
   const bool collecting = c.start();
   std::printf("probe: collector %s\n", collecting ? "started" : "refused (program runs on un-collected)");
   if (workload() != 0) return 1;
+  nvtxRangePushA("plain_push_a");
+  nvtxRangePop();
+  nvtxMarkA("plain_mark");
+  { nvtx3::scoped_range r{"cpp_scoped"}; }
   if (!collecting) return 0;
   c.stop();
   const auto& t = c.result();
@@ -91,8 +96,15 @@ int main(int argc, char** argv) {
     std::printf("probe: %-50s %6zu  median %10.0f ns\n", kv.first.c_str(), v.size(), med);
     if (f != nullptr) std::fprintf(f, "\"%s\",%zu,%.1f\n", kv.first.c_str(), v.size(), med);
   }
-  std::printf("probe: %zu ranges, %llu dropped\n", t.ranges.size(),
-              static_cast<unsigned long long>(t.lost.dropped_records));
+  std::printf("probe: %zu ranges, %llu dropped, %llu markers seen, %llu records not decoded, %llu decoded\n",
+              t.ranges.size(), static_cast<unsigned long long>(t.lost.dropped_records),
+              static_cast<unsigned long long>(c.stats().markers_seen),
+              static_cast<unsigned long long>(c.stats().records_not_decoded),
+              static_cast<unsigned long long>(c.stats().records_decoded));
+  const char* inj = std::getenv("NVTX_INJECTION64_PATH");
+  std::printf("probe: NVTX_INJECTION64_PATH=%s, NVTX initialised without a tool: %d\n", inj ? inj : "(unset)",
+              nvscope::detail::nvtx_initialised_without_tool() ? 1 : 0);
+  for (const auto& r : t.ranges) std::printf("probe: range '%s'\n", std::string(t.strings[r.name]).c_str());
   if (f != nullptr) std::fclose(f);
   return 0;
 }

@@ -30,6 +30,7 @@ struct decode_counts {
   std::uint64_t unknown_kinds = 0;     // kinds this decoder does not turn into records
   std::uint64_t unmatched_range_ends = 0;
   std::uint64_t overhead_ns = 0;       // CUPTI's own overhead records, summed
+  std::uint64_t markers = 0;           // MARKER records seen, of any flags
 };
 
 inline std::string demangle(const char* name) {
@@ -235,6 +236,7 @@ class activity_decoder {
   }
 
   void marker(const CUpti_ActivityMarker2& m) {
+    ++counts_.markers;
     const std::uint32_t flags = static_cast<std::uint32_t>(m.flags);
     if (flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
       auto it = open_.find(m.id);
