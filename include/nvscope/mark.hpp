@@ -28,7 +28,7 @@ template <class... Opts>
 inline void mark(const domain& d, name_ref name, const Opts&... opts) noexcept {
   detail::check_options<Opts...>();
 #if NVSCOPE_DETAIL_ENABLED
-  if (!enabled()) return;
+  if (!NVSCOPE_DETAIL_NVTX_LIVE(nvtxDomainMarkEx) || !enabled()) return;
   detail::domain_entry& e = d.entry();
   char buffer[max_name_length + 1];
   const detail::resolved_name r = detail::resolve_name(e, name, buffer, true);

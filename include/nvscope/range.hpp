@@ -135,7 +135,7 @@ class scoped_range {
   scoped_range(const domain& d, name_ref name, const Opts&... opts) noexcept {
     detail::check_options<Opts...>();
 #if NVSCOPE_DETAIL_ENABLED
-    if (!enabled()) return;
+    if (!NVSCOPE_DETAIL_NVTX_LIVE(nvtxDomainRangePushEx) || !enabled()) return;
     detail::domain_entry& e = d.entry();
     char buffer[max_name_length + 1];
     const detail::resolved_name r = detail::resolve_name(e, name, buffer, true);
@@ -153,7 +153,7 @@ class scoped_range {
   /// formatted while annotation is disabled.
   scoped_range(detail::formatted_tag, const domain& d, const char* format, ...) noexcept NVSCOPE_DETAIL_PRINTF(4, 5) {
 #if NVSCOPE_DETAIL_ENABLED
-    if (!enabled()) return;
+    if (!NVSCOPE_DETAIL_NVTX_LIVE(nvtxDomainRangePushEx) || !enabled()) return;
     char buffer[max_name_length + 1];
     bool truncated = false;
     va_list args;
@@ -175,7 +175,8 @@ class scoped_range {
   // What the literal and function macros expand to; `s` is null while disabled.
   template <class... Opts>
   scoped_range(detail::lazy_site& s, const detail::option_pack<Opts...>& pack) noexcept {
-    if (NVSCOPE_DETAIL_LIKELY(s.active.load(std::memory_order_acquire)) || (enabled() && s.activate())) {
+    if (NVSCOPE_DETAIL_NVTX_LIVE(nvtxDomainRangePushEx) &&
+        (NVSCOPE_DETAIL_LIKELY(s.active.load(std::memory_order_acquire)) || (enabled() && s.activate()))) {
       if constexpr (sizeof...(Opts) == 0) {
         (void)pack;
         push(s.domain, s.attr);
@@ -235,7 +236,7 @@ class unique_range {
   unique_range(const domain& d, name_ref name, const Opts&... opts) noexcept {
     detail::check_options<Opts...>();
 #if NVSCOPE_DETAIL_ENABLED
-    if (!enabled()) return;
+    if (!NVSCOPE_DETAIL_NVTX_LIVE(nvtxDomainRangeStartEx) || !enabled()) return;
     detail::domain_entry& e = d.entry();
     char buffer[max_name_length + 1];
     const detail::resolved_name r = detail::resolve_name(e, name, buffer, true);

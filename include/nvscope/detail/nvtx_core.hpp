@@ -25,6 +25,12 @@ inline namespace v1 {
 namespace detail {
 inline namespace NVSCOPE_DETAIL_MODE {
 
+/// False once NVTX has initialised and found no tool for the entry point `fn` (e.g.
+/// nvtxDomainRangePushEx): every call to it is then a no-op, so nvscope skips its own work
+/// too (no lookup, no formatting, no pop). This is the very test NVTX's inline functions make
+/// before calling through; before initialisation the pointer is NVTX's init stub (non-null).
+#define NVSCOPE_DETAIL_NVTX_LIVE(fn) (NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).fn##_impl_fnptr != nullptr)
+
 /// How many distinct run-time names one domain registers; past it, names are still shown
 /// but sent as plain (unregistered) strings, so that an unbounded set of names (a step
 /// counter) cannot grow memory without bound.
