@@ -30,10 +30,11 @@ template cudaError_t fill_uniform<__nv_bfloat16>(__nv_bfloat16*, std::size_t, st
 cudaError_t gemm_tc_variant(int variant, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, int m, int n, int k) {
   namespace d = nvscope::kernels::detail;
   switch (variant) {
-    case 0: return d::launch_gemm_tc<d::tc_config<128, 128, 32, 4, 2, 2>>(a, b, c, m, n, k, {}, nullptr);
-    case 1: return d::launch_gemm_tc<d::tc_config<128, 256, 32, 4, 2, 4>>(a, b, c, m, n, k, {}, nullptr);
-    case 2: return d::launch_gemm_tc<d::tc_config<128, 256, 64, 3, 2, 4>>(a, b, c, m, n, k, {}, nullptr);
-    case 3: return d::launch_gemm_tc<d::tc_config<128, 128, 64, 3, 2, 2>>(a, b, c, m, n, k, {}, nullptr);
+    case 0: return d::launch_gemm_tc<d::tc_config<128, 128, 32, 4, 2, 2, false, 2>>(a, b, c, m, n, k, {}, nullptr);
+    case 1: return d::launch_gemm_tc<d::tc_config<128, 128, 64, 3, 2, 2, false, 2>>(a, b, c, m, n, k, {}, nullptr);
+    case 2: return d::launch_gemm_tc<d::tc_config<128, 128, 64, 3, 2, 2, true, 2>>(a, b, c, m, n, k, {}, nullptr);
+    case 3: return d::launch_gemm_tc<d::tc_config<128, 256, 64, 3, 2, 4, false, 1>>(a, b, c, m, n, k, {}, nullptr);
+    case 4: return d::launch_gemm_tc<d::tc_config<128, 128, 32, 4, 2, 2, true, 2>>(a, b, c, m, n, k, {}, nullptr);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -113,17 +113,18 @@ __global__ void __launch_bounds__(256, 2) gemm_tiled_kernel(const T* __restrict_
 // BK bf16 = BK / 8 chunks of 16 bytes, stored XOR-swizzled so that the 8 row addresses of each
 // ldmatrix fall in 8 different 16-byte bank groups. The fragments of the next 16-wide k step
 // are loaded while the MMAs of this one issue.
-template <int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS_N> struct tc_config {
+template <int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS_N, bool PIPE_FRAGS = false, int MIN_BLOCKS = 1>
+struct tc_config {
   static_assert(BM == WARPS_M * 64 && BN == WARPS_N * 64, "a warp computes 64 x 64");
   static_assert(BK == 32 || BK == 64, "rows of 64 or 128 bytes");
-  static constexpr int bm = BM, bn = BN, bk = BK, stages = STAGES, warps_n = WARPS_N;
+  static constexpr int bm = BM, bn = BN, bk = BK, stages = STAGES, warps_n = WARPS_N, min_blocks = MIN_BLOCKS;
+  static constexpr bool pipe_frags = PIPE_FRAGS;  // load the next k step's fragments during this one's MMAs
   static constexpr int threads = WARPS_M * WARPS_N * 32;
   static constexpr int smem_bytes = STAGES * (BM + BN) * BK * 2;
 };
-// The configurations in use: 128x256 (fewer bytes from L2 a FLOP) for large problems,
-// 128x128 where the large tile would leave SMs idle.
-using tc_large = tc_config<128, 256, 32, 4, 2, 4>;
-using tc_small = tc_config<128, 128, 32, 4, 2, 2>;
+// The configurations in use (bench/results/kernels.md has the measurements behind them).
+using tc_large = tc_config<128, 128, 32, 4, 2, 2, false, 2>;
+using tc_small = tc_config<128, 128, 32, 4, 2, 2, false, 2>;
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -145,15 +146,14 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
                : "r"(addr)
                : "memory");
 }
-// Not volatile: a pure register operation the compiler may interleave with the loads.
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::threads) gemm_tc_kernel(const bf16* __restrict__ a, const bf16* __restrict__ b,
+__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) gemm_tc_kernel(const bf16* __restrict__ a, const bf16* __restrict__ b,
                                                                bf16* __restrict__ c, int M, int N, int K, epilogue<bf16> ep) {
   constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, STAGES = Cfg::stages, THREADS = Cfg::threads;
   constexpr int CPR = BK / 8, KSTEPS = BK / 16;
@@ -218,15 +218,17 @@ __global__ void __launch_bounds__(Cfg::threads) gemm_tc_kernel(const bf16* __res
         ldmatrix_x4(bfr[buf][nj], smem_addr(tb + tc_swizzle<BK>(row, kk * 2 + ((lane >> 3) & 1))));
       }
     };
-    load_frags(0, 0);
+    if (Cfg::pipe_frags) load_frags(0, 0);
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; ++kk) {
-      if (kk + 1 < KSTEPS) load_frags((kk + 1) & 1, kk + 1);
+      const int cur = Cfg::pipe_frags ? (kk & 1) : 0;
+      if (!Cfg::pipe_frags) load_frags(0, kk);
+      else if (kk + 1 < KSTEPS) load_frags((kk + 1) & 1, kk + 1);
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
         for (int ni = 0; ni < 8; ++ni)
-          mma_bf16(acc[mi][ni], af[kk & 1][mi], bfr[kk & 1][ni >> 1][(ni & 1) * 2], bfr[kk & 1][ni >> 1][(ni & 1) * 2 + 1]);
+          mma_bf16(acc[mi][ni], af[cur][mi], bfr[cur][ni >> 1][(ni & 1) * 2], bfr[cur][ni >> 1][(ni & 1) * 2 + 1]);
     }
   }
   cp_async_wait<0>();
