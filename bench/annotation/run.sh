@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs annotation_bench twice (no NVTX tool; the recording tool attached) and writes
+# Runs annotation_bench three times (no NVTX tool; the recorder counting only; the recorder
+# logging every call) and writes
 # bench/results/annotation.json and .md. Usage: bench/annotation/run.sh [build-dir]
 set -euo pipefail
 build=${1:-build/cpu}
@@ -13,8 +14,10 @@ out=$(mktemp -d)
 args=(--benchmark_repetitions=9 --benchmark_min_time=0.2 --benchmark_report_aggregates_only=true
       --benchmark_format=json)
 env -u NVTX_INJECTION64_PATH "$bench" "${args[@]}" --benchmark_out="$out/no_tool.json" > /dev/null
+NVTX_INJECTION64_PATH="$tool" NVSCOPE_RECORDER_COUNT_ONLY=1 \
+  "$bench" "${args[@]}" --benchmark_out="$out/counting_tool.json" > /dev/null
 NVTX_INJECTION64_PATH="$tool" NVSCOPE_RECORDER_MAX_EVENTS=100000 \
   "$bench" "${args[@]}" --benchmark_out="$out/tool.json" > /dev/null
-python3 "$root/bench/annotation/make_results.py" "$out/no_tool.json" "$out/tool.json" \
+python3 "$root/bench/annotation/make_results.py" "$out/no_tool.json" "$out/counting_tool.json" "$out/tool.json" \
   "$root/bench/results/annotation" "bench/annotation/run.sh $build"
 rm -rf "$out"

@@ -119,6 +119,12 @@ constexpr color hue_color(std::uint32_t hash) noexcept {
   }
 }
 
+// The automatic colour of a name whose fnv1a is `h`.
+constexpr color color_from_hash(std::uint32_t h, auto_colors mode) noexcept {
+  if (mode == auto_colors::spectrum) return hue_color(h);
+  return colors::palette[h % colors::palette_size];
+}
+
 // 0: not read yet; otherwise 1 + the auto_colors value. Constant-initialised, no guard.
 inline std::atomic<int>& auto_colors_state() noexcept {
   static std::atomic<int> state{0};
@@ -131,9 +137,7 @@ inline std::atomic<int>& auto_colors_state() noexcept {
 ///   assert(nvscope::color_for("forward") == nvscope::color_for("forward"));
 /// \endcode
 constexpr color color_for(std::string_view name, auto_colors mode = auto_colors::palette) noexcept {
-  const std::uint32_t h = detail::fnv1a(name);
-  if (mode == auto_colors::spectrum) return detail::hue_color(h);
-  return colors::palette[h % colors::palette_size];
+  return detail::color_from_hash(detail::fnv1a(name), mode);
 }
 
 /// Chooses how ranges and marks without a colour are coloured, for every call site that

@@ -239,6 +239,17 @@ void NVTX_API name_cu_context_a(void* c, const char* n) { line l("name_cu_contex
 void NVTX_API name_cu_stream_a(void* c, const char* n) { line l("name_cu_stream"); l.field("stream", std::to_string(reinterpret_cast<std::uintptr_t>(c))).str("name", n); emit(l); }
 void NVTX_API name_cu_event_a(void* c, const char* n) { line l("name_cu_event"); l.field("event", std::to_string(reinterpret_cast<std::uintptr_t>(c))).str("name", n); emit(l); }
 
+// NVSCOPE_RECORDER_COUNT_ONLY=1: range and mark calls only count (for benchmarks that want
+// a tool attached whose own cost is near zero); domains and strings are still registered.
+std::atomic<std::uint64_t> counted{0};
+int NVTX_API count_push(nvtxDomainHandle_t, const nvtxEventAttributes_t*) { counted.fetch_add(1, std::memory_order_relaxed); return 0; }
+int NVTX_API count_pop(nvtxDomainHandle_t) { counted.fetch_add(1, std::memory_order_relaxed); return 0; }
+void NVTX_API count_mark(nvtxDomainHandle_t, const nvtxEventAttributes_t*) { counted.fetch_add(1, std::memory_order_relaxed); }
+nvtxRangeId_t NVTX_API count_start(nvtxDomainHandle_t, const nvtxEventAttributes_t*) { return counted.fetch_add(1, std::memory_order_relaxed) + 1; }
+void NVTX_API count_end(nvtxDomainHandle_t, nvtxRangeId_t) { counted.fetch_add(1, std::memory_order_relaxed); }
+int NVTX_API count_push_a(const char*) { counted.fetch_add(1, std::memory_order_relaxed); return 0; }
+int NVTX_API count_pop_v() { counted.fetch_add(1, std::memory_order_relaxed); return 0; }
+
 template <class F>
 void set(NvtxFunctionTable table, unsigned int size, unsigned int id, F f) {
   if (id < size && table[id] != nullptr) *table[id] = reinterpret_cast<NvtxFunctionPointer>(f);
@@ -286,6 +297,20 @@ RECORDER_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_ta
     set(t, n, NVTX_CBID_CORE2_DomainDestroy, &d_destroy);
     set(t, n, NVTX_CBID_CORE2_Initialize, &initialize);
   }
+  const char* count_only = std::getenv("NVSCOPE_RECORDER_COUNT_ONLY");
+  if (count_only != nullptr && count_only[0] != '\0' && count_only[0] != '0') {
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) && t) {
+      set(t, n, NVTX_CBID_CORE_RangePushA, &count_push_a);
+      set(t, n, NVTX_CBID_CORE_RangePop, &count_pop_v);
+    }
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t) {
+      set(t, n, NVTX_CBID_CORE2_DomainMarkEx, &count_mark);
+      set(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, &count_start);
+      set(t, n, NVTX_CBID_CORE2_DomainRangeEnd, &count_end);
+      set(t, n, NVTX_CBID_CORE2_DomainRangePushEx, &count_push);
+      set(t, n, NVTX_CBID_CORE2_DomainRangePop, &count_pop);
+    }
+  }
   if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CUDART, &t, &n) && t) {
     set(t, n, NVTX_CBID_CUDART_NameCudaDeviceA, &name_cuda_device_a);
     set(t, n, NVTX_CBID_CUDART_NameCudaStreamA, &name_cuda_stream_a);
@@ -324,6 +349,9 @@ RECORDER_API void nvscope_recorder_clear() {
   std::lock_guard<std::mutex> lock(s.mutex);
   s.lines.clear();
 }
+
+// Range and mark calls counted in NVSCOPE_RECORDER_COUNT_ONLY mode.
+RECORDER_API std::uint64_t nvscope_recorder_counted() { return counted.load(std::memory_order_relaxed); }
 
 // Events not logged because the log was full (NVSCOPE_RECORDER_MAX_EVENTS, default 2^20).
 RECORDER_API std::uint64_t nvscope_recorder_dropped() {

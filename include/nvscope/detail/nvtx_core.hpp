@@ -44,7 +44,11 @@ struct domain_entry {
   std::atomic<bool> created{false};
   std::atomic<nvtxDomainHandle_t> handle{nullptr};
   std::mutex mutex;
-  std::unordered_map<std::string, nvtxStringHandle_t> strings;
+  struct registered {
+    nvtxStringHandle_t handle;
+    std::uint32_t fnv; // fnv1a of the name: its automatic colour
+  };
+  std::unordered_map<std::string, registered> strings;
   std::atomic<std::uint64_t> unregistered{0}; // names sent unregistered (over the cap)
 
   nvtxDomainHandle_t get() noexcept {
@@ -101,15 +105,37 @@ inline domain_entry& domain_entry_named(name_ref name) noexcept {
 struct resolved_name {
   nvtxStringHandle_t handle = nullptr;
   const char* text = nullptr;
+  std::uint32_t fnv = 0; // fnv1a of text (for the automatic colour)
 };
+
+// The front cache's hash: a word at a time (FNV-1a, a byte at a time, is the colour's and
+// is computed once per name, when it is registered).
+inline std::uint64_t quick_hash(const char* s, std::size_t n) noexcept {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  const char* end = s + n;
+  std::uint64_t w = 0;
+  if (n >= 8) {
+    for (; end - s > 8; s += 8) {
+      std::memcpy(&w, s, 8);
+      h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+      h ^= h >> 32;
+    }
+    std::memcpy(&w, end - 8, 8); // the last 8 bytes (overlapping): no partial load
+  } else {
+    for (std::size_t i = 0; i < n; ++i) w |= std::uint64_t{static_cast<unsigned char>(s[i])} << (8 * i);
+  }
+  h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+  return h ^ (h >> 29);
+}
 
 // Per-thread front cache of registered names, so a name seen before costs a hash and a
 // compare, with no lock. Plain data, zero-initialised: no TLS constructor.
 struct name_cache_slot {
   const domain_entry* domain;
-  std::uint32_t hash;
+  std::uint64_t hash;
   const std::string* key;
   nvtxStringHandle_t handle;
+  std::uint32_t fnv;
 };
 inline constexpr std::size_t name_cache_slots = 128;
 inline name_cache_slot* thread_name_cache() noexcept {
@@ -122,16 +148,16 @@ inline name_cache_slot* thread_name_cache() noexcept {
 // sites never are. The unregistered fallback copies `s` into `buffer` (NUL-terminated).
 inline resolved_name registered_clean(domain_entry& d, const char* s, std::size_t n, bool bounded,
                                       char* buffer) noexcept {
-  const std::uint32_t h = fnv1a(std::string_view(s, n));
+  const std::uint64_t h = quick_hash(s, n);
   name_cache_slot& slot = thread_name_cache()[h % name_cache_slots];
   if (slot.domain == &d && slot.hash == h && slot.key->size() == n && std::memcmp(slot.key->data(), s, n) == 0)
-    return {slot.handle, slot.key->c_str()};
+    return {slot.handle, slot.key->c_str(), slot.fnv};
   auto fallback = [&]() noexcept -> resolved_name {
     if (s != buffer) {
       std::memcpy(buffer, s, n);
       buffer[n] = '\0';
     }
-    return {nullptr, buffer};
+    return {nullptr, buffer, fnv1a(std::string_view(buffer, n))};
   };
   nvtxDomainHandle_t dh = d.get();
   try {
@@ -144,10 +170,11 @@ inline resolved_name registered_clean(domain_entry& d, const char* s, std::size_
         return fallback();
       }
       nvtxStringHandle_t sh = nvtxDomainRegisterStringA(dh, key.c_str());
-      it = d.strings.emplace(std::move(key), sh).first;
+      const std::uint32_t fnv = fnv1a(key);
+      it = d.strings.emplace(std::move(key), domain_entry::registered{sh, fnv}).first;
     }
-    slot = {&d, h, &it->first, it->second};
-    return {it->second, it->first.c_str()};
+    slot = {&d, h, &it->first, it->second.handle, it->second.fnv};
+    return {it->second.handle, it->first.c_str(), it->second.fnv};
   } catch (...) {
     return fallback();
   }
@@ -165,8 +192,7 @@ inline resolved_name resolve_name(domain_entry& d, name_ref name, char* buffer, 
   return registered_clean(d, s, n, bounded, buffer);
 }
 
-inline nvtxEventAttributes_t make_attributes(const resolved_name& name, auto_colors mode,
-                                             std::string_view text_for_color) noexcept {
+inline nvtxEventAttributes_t make_attributes(const resolved_name& name, auto_colors mode) noexcept {
   nvtxEventAttributes_t a;
   std::memset(&a, 0, sizeof(a));
   a.version = NVTX_VERSION;
@@ -180,7 +206,7 @@ inline nvtxEventAttributes_t make_attributes(const resolved_name& name, auto_col
   }
   if (mode != auto_colors::off) {
     a.colorType = NVTX_COLOR_ARGB;
-    a.color = color_for(text_for_color, mode).argb;
+    a.color = color_from_hash(name.fnv, mode).argb;
   }
   return a;
 }
