@@ -32,7 +32,7 @@ inline void mark(const domain& d, name_ref name, const Opts&... opts) noexcept {
   detail::domain_entry& e = d.entry();
   char buffer[max_name_length + 1];
   const detail::resolved_name r = detail::resolve_name(e, name, buffer, true);
-  nvtxEventAttributes_t a = detail::make_attributes(r, current_auto_colors(), r.text);
+  nvtxEventAttributes_t a = detail::make_attributes(r, current_auto_colors());
   (detail::apply_option(a, opts), ...);
   nvtxDomainMarkEx(e.get(), &a);
 #else

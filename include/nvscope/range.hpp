@@ -85,7 +85,7 @@ struct lazy_site : site_flag {
         r = resolve_name(d, name_ref(std::string_view(text, size)), scratch, false);
         if (r.handle == nullptr) r.text = name_is_clean(text, size) ? text : "(nvscope: out of memory)";
       }
-      attr = make_attributes(r, current_auto_colors(), r.text);
+      attr = make_attributes(r, current_auto_colors());
       linked = true;
       next = list.head;
       list.head = this;
@@ -139,7 +139,7 @@ class scoped_range {
     detail::domain_entry& e = d.entry();
     char buffer[max_name_length + 1];
     const detail::resolved_name r = detail::resolve_name(e, name, buffer, true);
-    nvtxEventAttributes_t a = detail::make_attributes(r, current_auto_colors(), r.text);
+    nvtxEventAttributes_t a = detail::make_attributes(r, current_auto_colors());
     (detail::apply_option(a, opts), ...);
     push(e.get(), a);
 #else
@@ -162,7 +162,7 @@ class scoped_range {
     va_end(args);
     detail::domain_entry& e = d.entry();
     const detail::resolved_name r = detail::registered_clean(e, buffer, n, true, buffer);
-    const nvtxEventAttributes_t a = detail::make_attributes(r, current_auto_colors(), r.text);
+    const nvtxEventAttributes_t a = detail::make_attributes(r, current_auto_colors());
     push(e.get(), a);
 #else
     (void)d;
@@ -240,7 +240,7 @@ class unique_range {
     detail::domain_entry& e = d.entry();
     char buffer[max_name_length + 1];
     const detail::resolved_name r = detail::resolve_name(e, name, buffer, true);
-    nvtxEventAttributes_t a = detail::make_attributes(r, current_auto_colors(), r.text);
+    nvtxEventAttributes_t a = detail::make_attributes(r, current_auto_colors());
     (detail::apply_option(a, opts), ...);
     domain_ = e.get();
     id_ = nvtxDomainRangeStartEx(domain_, &a);
