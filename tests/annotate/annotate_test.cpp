@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -14,6 +15,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using nvscope_test::event;
 using nvscope_test::recorder;
@@ -189,7 +192,9 @@ TEST_CASE("automatic colours are the same in two other processes") {
   for (const auto& n : names) args += " " + n;
   std::map<std::string, std::string> seen[2];
   for (int run = 0; run < 2; ++run) {
-    const std::string log = std::string("annotate_color_probe_") + std::to_string(run) + ".log";
+    const std::string log = (std::filesystem::temp_directory_path() /
+                             ("nvscope_color_probe_" + std::to_string(::getpid()) + "_" + std::to_string(run) + ".log"))
+                                .string();
     std::remove(log.c_str());
     const std::string cmd = std::string("NVSCOPE_RECORDER_LOG=") + log + " " + NVSCOPE_COLOR_PROBE + args;
     REQUIRE(std::system(cmd.c_str()) == 0);
@@ -198,6 +203,7 @@ TEST_CASE("automatic colours are the same in two other processes") {
     ss << in.rdbuf();
     for (const auto& e : nvscope_test::parse_log(ss.str()))
       if (e.kind == "push") seen[run][e.msg()] = e.get("color");
+    std::remove(log.c_str());
   }
   for (const auto& n : names) {
     REQUIRE(seen[0].count(n) == 1);
