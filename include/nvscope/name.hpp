@@ -169,8 +169,22 @@ inline std::size_t function_name(const char* pretty, int line, char* out) noexce
                       name.find("lambda at ") != std::string_view::npos ||
                       name.find("(anonymous class)") != std::string_view::npos;
   char tmp[max_name_length * 2 + 32];
-  std::size_t n = name.size() < max_name_length * 2 ? name.size() : max_name_length * 2;
-  std::memcpy(tmp, name.data(), n);
+  std::size_t n = 0;
+  const std::size_t cap = max_name_length * 2;
+  // nvcc spells an anonymous namespace "_GLOBAL__N__<hash>_<file>_<n>_main::"; show
+  // "{anonymous}::" as GCC does.
+  for (std::size_t i = 0; i < name.size() && n < cap;) {
+    if (name.compare(i, 12, "_GLOBAL__N__") == 0) {
+      const std::size_t colons = name.find("::", i);
+      if (colons != std::string_view::npos && n + 13 <= cap) {
+        std::memcpy(tmp + n, "{anonymous}::", 13);
+        n += 13;
+        i = colons + 2;
+        continue;
+      }
+    }
+    tmp[n++] = name[i++];
+  }
   if (lambda) {
     const int w = std::snprintf(tmp + n, 32, " [line %d]", line);
     if (w > 0) n += static_cast<std::size_t>(w);

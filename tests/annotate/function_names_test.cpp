@@ -32,6 +32,8 @@ TEST_CASE("function_name turns compiler signatures into readable names") {
   CHECK(fname("train(int)::<lambda(float)>", 42) == "train(int)::<lambda(float)> [line 42]");
   CHECK(fname("auto train(int)::(anonymous class)::operator()(float) const", 9) ==
         "train(int)::(anonymous class)::operator()(float) const [line 9]");
+  CHECK(fname("void _GLOBAL__N__b33a2428_11_annotate_cu_main::forward(model&)") == "{anonymous}::forward(model&)");
+  CHECK(fname("void {anonymous}::run()") == "{anonymous}::run()");
   CHECK(fname(nullptr) == "(unknown function)");
   const std::string huge = "void " + std::string(600, 'n') + "()";
   const std::string h = fname(huge.c_str());
