@@ -259,7 +259,7 @@ void register_all() {
   reg("gemm_bf16_cublas", [](benchmark::State& s, const std::string& k) { bm_gemm<bf16>(s, k, gemm_impl::cublas, K::tensor_core, false); });
   static const char* const variant_names[gemm_tc_variant_count] = {
       "gemm_bf16_tc_v0_128x128x32_s4", "gemm_bf16_tc_v1_128x128x64_s3", "gemm_bf16_tc_v2_128x128x64_s3_pipe",
-      "gemm_bf16_tc_v3_128x256x64_s3", "gemm_bf16_tc_v4_128x128x32_s4_pipe"};
+      "gemm_bf16_tc_v3_128x256x64_s3", "gemm_bf16_tc_v4_128x128x32_s4_pipe", "gemm_bf16_tc_v5_first_version"};
   for (int v = 0; v < gemm_tc_variant_count; ++v)
     benchmark::RegisterBenchmark(variant_names[v], [v](benchmark::State& s, const std::string& k) {
       bm_gemm<bf16>(s, k, gemm_impl::variant, K::tensor_core, false, v);
@@ -371,7 +371,7 @@ int main(int argc, char** argv) {
   put("gemm_bf16_frac_of_cublas", ratio(tflops("gemm_bf16_tensor_core"), tflops("gemm_bf16_cublas")));
   put("gemm_bf16_tiled_tflops", tflops("gemm_bf16_tiled"));
   for (const char* v : {"gemm_bf16_tc_v0_128x128x32_s4", "gemm_bf16_tc_v1_128x128x64_s3", "gemm_bf16_tc_v2_128x128x64_s3_pipe",
-                        "gemm_bf16_tc_v3_128x256x64_s3", "gemm_bf16_tc_v4_128x128x32_s4_pipe"})
+                        "gemm_bf16_tc_v3_128x256x64_s3", "gemm_bf16_tc_v4_128x128x32_s4_pipe", "gemm_bf16_tc_v5_first_version"})
     put(std::string(v).substr(0, 15) + "_tflops", tflops(v));
   put("gemm_bf16_naive_tflops", tflops("gemm_bf16_naive"));
   put("gemm_fp32_tflops", tflops("gemm_fp32_tiled"));

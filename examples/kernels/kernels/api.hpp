@@ -51,8 +51,8 @@ template <class T> cudaError_t bias_add(const T* x, const T* bias, T* y, int row
 template <class T> cudaError_t gelu(const T* x, T* y, int rows, int cols, cudaStream_t stream = nullptr);
 template <class T> cudaError_t residual_add(const T* x, const T* residual, T* y, int rows, int cols, cudaStream_t stream = nullptr);
 
-/// Which GEMM kernel. `tensor_core` (bf16 only): mma.sync m16n8k16 + ldmatrix + a 4-stage
-/// cp.async pipeline, 128x128x32 tiles; it needs K % 8 == 0 and 16-byte aligned A and B,
+/// Which GEMM kernel. `tensor_core` (bf16 only): mma.sync m16n8k16 + ldmatrix + a 3-stage
+/// cp.async pipeline, 128x128x64 tiles; it needs K % 8 == 0 and 16-byte aligned A and B,
 /// and otherwise runs `tiled` (the kind that ran is reported). `tiled`: shared-memory tiles of
 /// 128x128x16, 8x8 outputs a thread, fp32 FMA (the fp32 path: no TF32). `naive`: a thread
 /// per output.

@@ -2,7 +2,7 @@
 // GEMM C [M,N] = epilogue(A [M,K] * B [N,K]^T), fp32 accumulation, three kernels of rising
 // craft: naive (a thread an output), tiled (shared-memory tiles, 8x8 outputs a thread, fp32
 // FMA) and tensor_core (bf16: mma.sync m16n8k16 fed by ldmatrix from swizzled shared memory,
-// filled by a 4-stage cp.async pipeline). Each applies bias, GELU and a residual in its
+// filled by a multistage cp.async pipeline). Each applies bias, GELU and a residual in its
 // epilogue, so the fused form writes C once; the unfused form runs the epilogue-free GEMM and
 // then the element-wise kernels of rowwise.cuh.
 
@@ -122,9 +122,8 @@ struct tc_config {
   static constexpr int threads = WARPS_M * WARPS_N * 32;
   static constexpr int smem_bytes = STAGES * (BM + BN) * BK * 2;
 };
-// The configurations in use (bench/results/kernels.md has the measurements behind them).
-using tc_large = tc_config<128, 128, 32, 4, 2, 2, false, 2>;
-using tc_small = tc_config<128, 128, 32, 4, 2, 2, false, 2>;
+// The configuration in use: the fastest of those measured (bench/results/kernels.md).
+using tc_default = tc_config<128, 128, 64, 3, 2, 2, false, 2>;
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -135,16 +134,15 @@ template <int BK> __device__ __forceinline__ int tc_swizzle(int row, int chunk) 
 }
 
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr)
-               : "memory");
+               : "r"(addr));
 }
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -173,19 +171,19 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) gemm_tc_kernel(
   const int m0 = tile_m * BM, n0 = tile_n * BN;
 
   const int kt_count = (K + BK - 1) / BK;
+  static_assert((BM * CPR) % THREADS == 0 && (BN * CPR) % THREADS == 0, "whole chunks a thread");
   auto load_stage = [&](int stage, int kt) {
     const int k0 = kt * BK;
 #pragma unroll
-    for (int id = tid; id < BM * CPR; id += THREADS) {
-      const int row = id / CPR, chunk = id % CPR, k = k0 + chunk * 8;
-      const bool v = k < K && m0 + row < M;
-      cp_async16(smem_addr(sa + stage * BM * BK + tc_swizzle<BK>(row, chunk)), v ? a + static_cast<size_t>(m0 + row) * K + k : a,
-                 v ? 16 : 0);
-    }
-#pragma unroll
-    for (int id = tid; id < BN * CPR; id += THREADS) {
-      const int row = id / CPR, chunk = id % CPR, k = k0 + chunk * 8;
-      const bool v = k < K && n0 + row < N;
+    for (int i = 0; i < (BN * CPR) / THREADS; ++i) {  // BN >= BM: B's chunks, and A's among them
+      const int id = tid + i * THREADS, row = id / CPR, chunk = id % CPR, k = k0 + chunk * 8;
+      const bool kin = k < K;
+      if (i < (BM * CPR) / THREADS) {
+        const bool v = kin && m0 + row < M;
+        cp_async16(smem_addr(sa + stage * BM * BK + tc_swizzle<BK>(row, chunk)),
+                   v ? a + static_cast<size_t>(m0 + row) * K + k : a, v ? 16 : 0);
+      }
+      const bool v = kin && n0 + row < N;
       cp_async16(smem_addr(sb + stage * BN * BK + tc_swizzle<BK>(row, chunk)), v ? b + static_cast<size_t>(n0 + row) * K + k : b,
                  v ? 16 : 0);
     }
@@ -270,14 +268,6 @@ cudaError_t launch_gemm_tc(const bf16* a, const bf16* b, bf16* c, int m, int n, 
   return cudaGetLastError();
 }
 
-// The large tile when it gives every SM at least two tiles, the small one otherwise.
-inline cudaError_t launch_gemm_tc_auto(const bf16* a, const bf16* b, bf16* c, int m, int n, int k, epilogue<bf16> ep,
-                                       cudaStream_t stream) {
-  const long long large_tiles = static_cast<long long>((m + tc_large::bm - 1) / tc_large::bm) * ((n + tc_large::bn - 1) / tc_large::bn);
-  if (large_tiles >= 2LL * sm_count()) return launch_gemm_tc<tc_large>(a, b, c, m, n, k, ep, stream);
-  return launch_gemm_tc<tc_small>(a, b, c, m, n, k, ep, stream);
-}
-
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 } // namespace detail
@@ -302,7 +292,7 @@ cudaError_t gemm(gemm_kind kind, const T* a, const T* b, T* c, int m, int n, int
     if (grid.y > 65535) return cudaErrorInvalidValue;
     detail::gemm_tiled_kernel<T><<<grid, 256, 0, stream>>>(a, b, c, m, n, k, ep);
   } else if constexpr (std::is_same<T, bf16>::value) {
-    return detail::launch_gemm_tc_auto(a, b, c, m, n, k, ep, stream);
+    return detail::launch_gemm_tc<detail::tc_default>(a, b, c, m, n, k, ep, stream);
   }
   return cudaGetLastError();
 }
