@@ -9,6 +9,7 @@ if ! { cmake --preset gpu -B $B -DNVSCOPE_COMPONENTS="annotate;kernels" > $out/c
        cmake --build $B -j16 --target kernels_correctness 04_transformer_block kernels_bench > $out/build.log 2>&1; }; then
   tail -40 $out/cfg.log $out/build.log; exit 1
 fi
+echo "HGMMA instructions in kernels_bench: $(cuobjdump --dump-sass $B/bench/kernels/kernels_bench 2>/dev/null | grep -c HGMMA)"
 $B/tests/kernels/kernels_correctness > $out/test.log 2>&1; echo "correctness rc=$?"; tail -3 $out/test.log
 $B/examples/04_transformer_block/04_transformer_block > $out/example.log 2>&1; echo "example rc=$?"; cat $out/example.log
 $B/examples/04_transformer_block/04_transformer_block --tokens 4096 --dim 768 --width 512 > $out/example_bert.log 2>&1; echo "example (bert-base shape) rc=$?"; cat $out/example_bert.log

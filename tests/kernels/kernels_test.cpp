@@ -424,7 +424,7 @@ std::vector<gemm_shape> gemm_shapes() {
 
 template <class T> std::vector<nk::gemm_kind> kinds_for() {
   if (std::is_same<T, float>::value) return {nk::gemm_kind::naive, nk::gemm_kind::tiled};
-  return {nk::gemm_kind::naive, nk::gemm_kind::tiled, nk::gemm_kind::tensor_core};
+  return {nk::gemm_kind::naive, nk::gemm_kind::tiled, nk::gemm_kind::tensor_core, nk::gemm_kind::wgmma};
 }
 
 template <class T> void gemm_cases() {
@@ -457,6 +457,7 @@ template <class T> void gemm_cases() {
         CUDA_OK(nk::gemm<T>(kind, da.p, db.p, dc.p, s.m, s.n, s.k, ep, nullptr, &ran));
         CUDA_OK(cudaDeviceSynchronize());
         if (kind == nk::gemm_kind::tensor_core) CHECK((ran == nk::gemm_kind::tensor_core) == (s.k % 8 == 0));
+        if (kind == nk::gemm_kind::wgmma) CHECK((ran == nk::gemm_kind::wgmma) == (s.k % 8 == 0));  // built for sm_90a, run on sm_90
         const compare_result r = compare(dc.download(), ref, bound);
         CHECK_RESULT(r, tol_of<T>());
       }
@@ -465,7 +466,7 @@ template <class T> void gemm_cases() {
         std::vector<double> uref, ubound;
         gemm_ref(s, in, true, true, true, 4, uref, ubound);
         dc.poison();
-        const nk::gemm_kind k = std::is_same<T, float>::value ? nk::gemm_kind::tiled : nk::gemm_kind::tensor_core;
+        const nk::gemm_kind k = std::is_same<T, float>::value ? nk::gemm_kind::tiled : nk::gemm_kind::wgmma;
         CUDA_OK(nk::gemm<T>(k, da.p, db.p, dc.p, s.m, s.n, s.k, {}, nullptr, nullptr));
         CUDA_OK(nk::bias_add<T>(dc.p, dbias.p, dc.p, s.m, s.n));
         CUDA_OK(nk::gelu<T>(dc.p, dc.p, s.m, s.n));
@@ -478,7 +479,7 @@ template <class T> void gemm_cases() {
   }
 }
 
-TEST_CASE("gemm fp32 (naive, tiled) and bf16 (naive, tiled, tensor core), epilogues, odd shapes") {
+TEST_CASE("gemm fp32 (naive, tiled) and bf16 (naive, tiled, mma.sync, wgmma), epilogues, odd shapes") {
   gemm_cases<float>();
   gemm_cases<bf16>();
 }

@@ -51,14 +51,17 @@ template <class T> cudaError_t bias_add(const T* x, const T* bias, T* y, int row
 template <class T> cudaError_t gelu(const T* x, T* y, int rows, int cols, cudaStream_t stream = nullptr);
 template <class T> cudaError_t residual_add(const T* x, const T* residual, T* y, int rows, int cols, cudaStream_t stream = nullptr);
 
-/// Which GEMM kernel. `tensor_core` (bf16 only): mma.sync m16n8k16 + ldmatrix + a 3-stage
-/// cp.async pipeline, 128x128x64 tiles; it needs K % 8 == 0 and 16-byte aligned A and B,
+/// Which GEMM kernel. `tensor_core` (bf16 only): mma.sync m16n8k16 + ldmatrix + a 4-stage
+/// cp.async pipeline, 128x128x32 tiles; it needs K % 8 == 0 and 16-byte aligned A and B,
 /// and otherwise runs `tiled` (the kind that ran is reported). `tiled`: shared-memory tiles of
 /// 128x128x16, 8x8 outputs a thread, fp32 FMA (the fp32 path: no TF32). `naive`: a thread
-/// per output.
-enum class gemm_kind { naive, tiled, tensor_core };
+/// per output. `wgmma` (bf16, Hopper): wgmma.mma_async m64n256k16 from 128-byte-swizzled
+/// shared memory, 128x256x64 tiles, 4 stages; it needs the program built for sm_90a with
+/// NVSCOPE_KERNELS_WGMMA=1 and a compute capability 9.0 device, and otherwise runs
+/// `tensor_core` (same alignment rule).
+enum class gemm_kind { naive, tiled, tensor_core, wgmma };
 inline const char* to_string(gemm_kind k) {
-  return k == gemm_kind::naive ? "naive" : k == gemm_kind::tiled ? "tiled" : "tensor_core";
+  return k == gemm_kind::naive ? "naive" : k == gemm_kind::tiled ? "tiled" : k == gemm_kind::tensor_core ? "tensor_core" : "wgmma";
 }
 
 /// What the GEMM does to each fp32 result before its one store, in this order: add bias[n],

@@ -123,7 +123,7 @@ struct tc_config {
   static constexpr int smem_bytes = STAGES * (BM + BN) * BK * 2;
 };
 // The configuration in use: the fastest of those measured (bench/results/kernels.md).
-using tc_default = tc_config<128, 128, 64, 3, 2, 2, false, 2>;
+using tc_default = tc_config<128, 128, 32, 4, 2, 2, false, 2>;
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -268,6 +268,153 @@ cudaError_t launch_gemm_tc(const bf16* a, const bf16* b, bf16* c, int m, int n, 
   return cudaGetLastError();
 }
 
+// Hopper tensor-core kernel (bf16, sm_90a only): wgmma.mma_async m64n256k16, both operands read
+// by the tensor cores straight from shared memory through matrix descriptors. A block of two
+// warpgroups (256 threads) computes 128 x 256 outputs, 64 x 256 a warpgroup (128 fp32
+// accumulators a thread); K in steps of 64 through a 4-stage cp.async ring. A tile row is 64
+// bf16 = 128 bytes and rows are stored with the 128-byte swizzle (16-byte chunk c of row r at
+// c ^ (r % 8)), the layout the descriptor's swizzle mode 1 names, so no ldmatrix is needed.
+// Built only where the target compiles for sm_90a (NVSCOPE_KERNELS_WGMMA=1 on the host side);
+// elsewhere gemm_kind::wgmma runs the mma.sync kernel.
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define NVSCOPE_KERNELS_WGMMA_DEVICE 1
+#endif
+constexpr int wg_bm = 128, wg_bn = 256, wg_bk = 64, wg_stages = 4, wg_threads = 256;
+constexpr int wg_smem_bytes = wg_stages * (wg_bm + wg_bn) * wg_bk * 2 + 1024;  // + room to align to 1024
+
+#ifdef NVSCOPE_KERNELS_WGMMA_DEVICE
+// Descriptor of a K-major tile with the 128-byte swizzle: start address, leading offset 16 B
+// (unused with this swizzle), stride 1024 B between groups of 8 rows, swizzle mode 1.
+__device__ __forceinline__ unsigned long long wg_desc(unsigned smem_byte_addr) {
+  return static_cast<unsigned long long>((smem_byte_addr & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db));
+}
+__device__ __forceinline__ void wg_fence_operands(float (&d)[128]) {
+#pragma unroll
+  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+#endif
+
+__global__ void __launch_bounds__(wg_threads, 1) gemm_wgmma_kernel(const bf16* __restrict__ a, const bf16* __restrict__ b,
+                                                                   bf16* __restrict__ c, int M, int N, int K, epilogue<bf16> ep) {
+#ifdef NVSCOPE_KERNELS_WGMMA_DEVICE
+  constexpr int BM = wg_bm, BN = wg_bn, BK = wg_bk, STAGES = wg_stages, THREADS = wg_threads, CPR = BK / 8;
+  extern __shared__ __align__(1024) unsigned char wg_smem[];
+  const unsigned base = smem_addr(wg_smem);
+  unsigned char* aligned = wg_smem + ((1024 - (base & 1023)) & 1023);
+  bf16* sa = reinterpret_cast<bf16*>(aligned);  // [STAGES][BM][BK]
+  bf16* sb = sa + STAGES * BM * BK;              // [STAGES][BN][BK]
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
+
+  const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
+  const int group = 8, per_group = group * grid_n, pid = blockIdx.x;
+  const int first_m = (pid / per_group) * group;
+  const int rows_in_group = min(grid_m - first_m, group);
+  const int tile_m = first_m + (pid % per_group) % rows_in_group;
+  const int tile_n = (pid % per_group) / rows_in_group;
+  const int m0 = tile_m * BM, n0 = tile_n * BN;
+  const int kt_count = (K + BK - 1) / BK;
+
+  auto load_stage = [&](int stage, int kt) {
+    const int k0 = kt * BK;
+#pragma unroll
+    for (int i = 0; i < (BN * CPR) / THREADS; ++i) {
+      const int id = tid + i * THREADS, row = id / CPR, chunk = id % CPR, k = k0 + chunk * 8;
+      const bool kin = k < K;
+      if (i < (BM * CPR) / THREADS) {
+        const bool v = kin && m0 + row < M;
+        cp_async16(smem_addr(sa + stage * BM * BK + tc_swizzle<BK>(row, chunk)),
+                   v ? a + static_cast<size_t>(m0 + row) * K + k : a, v ? 16 : 0);
+      }
+      const bool v = kin && n0 + row < N;
+      cp_async16(smem_addr(sb + stage * BN * BK + tc_swizzle<BK>(row, chunk)), v ? b + static_cast<size_t>(n0 + row) * K + k : b,
+                 v ? 16 : 0);
+    }
+  };
+
+  float acc[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < kt_count) load_stage(s, s);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < kt_count; ++kt) {
+    cp_async_wait<STAGES - 2>();
+    // cp.async wrote through the generic proxy; the tensor cores read through the async proxy.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();  // tile kt is in; every warpgroup finished reading the stage refilled below
+    const int next = kt + STAGES - 1;
+    if (next < kt_count) load_stage(next % STAGES, next);
+    cp_async_commit();
+    const unsigned ta = smem_addr(sa + (kt % STAGES) * BM * BK + wg * 64 * BK);
+    const unsigned tb = smem_addr(sb + (kt % STAGES) * BN * BK);
+    wg_fence_operands(acc);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) wgmma_m64n256k16(acc, wg_desc(ta + kk * 32), wg_desc(tb + kk * 32));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    wg_fence_operands(acc);
+  }
+  cp_async_wait<0>();
+
+  const bool pairs = (N % 2) == 0;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int m = m0 + wg * 64 + (warp & 3) * 16 + (lane >> 2) + half * 8;
+    if (m >= M) continue;
+#pragma unroll
+    for (int ni = 0; ni < BN / 8; ++ni) {
+      const int n = n0 + ni * 8 + (lane & 3) * 2;
+      const float v0 = acc[ni * 4 + half * 2], v1 = acc[ni * 4 + half * 2 + 1];
+      bf16* out = c + static_cast<size_t>(m) * N + n;
+      if (pairs && n + 1 < N) {
+        *reinterpret_cast<__nv_bfloat162*>(out) =
+            __floats2bfloat162_rn(apply_epilogue(v0, m, n, N, ep), apply_epilogue(v1, m, n + 1, N, ep));
+      } else {
+        if (n < N) out[0] = __float2bfloat16_rn(apply_epilogue(v0, m, n, N, ep));
+        if (n + 1 < N) out[1] = __float2bfloat16_rn(apply_epilogue(v1, m, n + 1, N, ep));
+      }
+    }
+  }
+#else
+  (void)a, (void)b, (void)c, (void)M, (void)N, (void)K, (void)ep;
+  __trap();  // never launched: the host runs the mma.sync kernel where this one was not built
+#endif
+}
+
+inline cudaError_t launch_gemm_wgmma(const bf16* a, const bf16* b, bf16* c, int m, int n, int k, epilogue<bf16> ep,
+                                     cudaStream_t stream) {
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(gemm_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wg_smem_bytes);
+  if (attr != cudaSuccess) return attr;
+  const long long blocks = static_cast<long long>((m + wg_bm - 1) / wg_bm) * ((n + wg_bn - 1) / wg_bn);
+  if (blocks > 0x7fffffffLL) return cudaErrorInvalidValue;
+  gemm_wgmma_kernel<<<static_cast<unsigned>(blocks), wg_threads, wg_smem_bytes, stream>>>(a, b, c, m, n, k, ep);
+  return cudaGetLastError();
+}
+
+// True where the wgmma kernel was compiled (sm_90a) and the device is a Hopper GPU.
+inline bool wgmma_available() {
+#if defined(NVSCOPE_KERNELS_WGMMA) && NVSCOPE_KERNELS_WGMMA
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return false;
+  return major == 9 && minor == 0;
+#else
+  return false;
+#endif
+}
+
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 } // namespace detail
@@ -278,10 +425,11 @@ cudaError_t gemm(gemm_kind kind, const T* a, const T* b, T* c, int m, int n, int
   if (m < 0 || n < 0 || k < 0) return cudaErrorInvalidValue;
   if (m == 0 || n == 0) return cudaSuccess;
   if (c == nullptr || (k > 0 && (a == nullptr || b == nullptr))) return cudaErrorInvalidValue;
-  if (kind == gemm_kind::tensor_core && !std::is_same<T, bf16>::value) return cudaErrorInvalidValue;  // no fp32 MMA path
-  if (kind == gemm_kind::tensor_core && (k % 8 != 0 || !detail::aligned16(a) || !detail::aligned16(b)))
+  const bool mma = kind == gemm_kind::tensor_core || kind == gemm_kind::wgmma;
+  if (mma && !std::is_same<T, bf16>::value) return cudaErrorInvalidValue;  // no fp32 MMA path
+  if (mma && (k == 0 || k % 8 != 0 || !detail::aligned16(a) || !detail::aligned16(b)))
     kind = gemm_kind::tiled;  // cp.async moves 16-byte chunks: rows must start on 16 bytes
-  if (kind == gemm_kind::tensor_core && k == 0) kind = gemm_kind::tiled;
+  if (kind == gemm_kind::wgmma && !detail::wgmma_available()) kind = gemm_kind::tensor_core;
   if (ran) *ran = kind;
   if (kind == gemm_kind::naive) {
     const dim3 block(32, 8), grid((n + 31) / 32, (m + 7) / 8);
@@ -292,6 +440,7 @@ cudaError_t gemm(gemm_kind kind, const T* a, const T* b, T* c, int m, int n, int
     if (grid.y > 65535) return cudaErrorInvalidValue;
     detail::gemm_tiled_kernel<T><<<grid, 256, 0, stream>>>(a, b, c, m, n, k, ep);
   } else if constexpr (std::is_same<T, bf16>::value) {
+    if (kind == gemm_kind::wgmma) return detail::launch_gemm_wgmma(a, b, c, m, n, k, ep, stream);
     return detail::launch_gemm_tc<detail::tc_default>(a, b, c, m, n, k, ep, stream);
   }
   return cudaGetLastError();

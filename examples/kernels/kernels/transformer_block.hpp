@@ -144,7 +144,7 @@ class transformer_block {
       }
       {
         nvtx3::scoped_range r{"gemm_scores"};
-        step("gemm_tc", 1, [&] { return gemm<bf16>(gemm_kind::tensor_core, h_, l.w1, s_, T, S, D, {}, stream); });
+        step("gemm", 1, [&] { return gemm<bf16>(gemm_kind::wgmma, h_, l.w1, s_, T, S, D, {}, stream); });
       }
       {
         nvtx3::scoped_range r{"softmax"};
@@ -163,11 +163,11 @@ class transformer_block {
         ep.bias = l.b2;
         ep.gelu = true;
         ep.residual = x;
-        step("gemm_tc_bias_gelu_residual", 3, [&] { return gemm<bf16>(gemm_kind::tensor_core, p_, l.w2, next, T, D, S, ep, stream); });
+        step("gemm_bias_gelu_residual", 3, [&] { return gemm<bf16>(gemm_kind::wgmma, p_, l.w2, next, T, D, S, ep, stream); });
       } else {
         {
           nvtx3::scoped_range r{"gemm_mlp"};
-          step("gemm_tc", 3, [&] { return gemm<bf16>(gemm_kind::tensor_core, p_, l.w2, u_, T, D, S, {}, stream); });
+          step("gemm", 3, [&] { return gemm<bf16>(gemm_kind::wgmma, p_, l.w2, u_, T, D, S, {}, stream); });
           step("bias_add", 3, [&] { return bias_add<bf16>(u_, l.b2, u_, T, D, stream); });
           step("gelu", 3, [&] { return gelu<bf16>(u_, u_, T, D, stream); });
         }
