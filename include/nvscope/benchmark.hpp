@@ -1,4 +1,5 @@
 // nvscope-target: cupti
+// nvscope-needs: benchmark::benchmark
 #pragma once
 
 /// \file benchmark.hpp

@@ -11,10 +11,40 @@
 ///   #include <nvscope/nvscope.hpp>
 ///
 ///   void train_step(int step) {
-///     NVSCOPE_FUNC_RANGE();                  // "train_step", colour from the name
+///     NVSCOPE_FUNC_RANGE();                  // "train_step(int)", colour from the name
+///     NVSCOPE_RANGE_F("step_%d", step);      // formatted on the stack, no heap
 ///     forward();                             // ...
 ///   }
 /// \endcode
+///
+/// `benchmark.hpp` (the Google Benchmark adapter) is not included here: it needs Google
+/// Benchmark's headers; include it where you write benchmarks.
 
 #include <nvscope/version.hpp>
+
+// Annotation: NVTX3 headers only.
+#include <nvscope/annotate.hpp>
+
+// Capture control and the listener hook; the CUDA-free parts are always available.
+#include <nvscope/capture_listener.hpp>
+#include <nvscope/capture_guard.hpp>
+#include <nvscope/capture_schedule.hpp>
+#include <nvscope/capture_env.hpp>
+#include <nvscope/capture_nvtx.hpp>
+
+// Trace, analysis and export: plain C++ over plain records.
 #include <nvscope/trace.hpp>
+#include <nvscope/analysis.hpp>
+#include <nvscope/export_table.hpp>
+#include <nvscope/export_json.hpp>
+#include <nvscope/export_folded.hpp>
+#include <nvscope/output_path.hpp>
+
+#if defined(NVSCOPE_HAS_CUDART)
+#include <nvscope/capture.hpp>
+#include <nvscope/cuda_naming.hpp>
+#endif
+
+#if defined(NVSCOPE_HAS_CUPTI)
+#include <nvscope/collector.hpp>
+#endif

@@ -127,7 +127,8 @@ struct sync_record {
 /// The payload a range or mark carried.
 enum class payload_kind : std::uint8_t { none, int32, int64, uint32, uint64, float32, float64 };
 
-struct payload {
+/// A payload as recorded (the annotation API's `nvscope::payload` is what callers pass).
+struct recorded_payload {
   payload_kind kind = payload_kind::none;
   union {
     std::int64_t i;
@@ -149,7 +150,7 @@ struct range_record {
   std::uint16_t depth = 0;  ///< 0 for an outermost range
   bool is_mark = false;
   bool is_push_pop = true;  ///< false for start/end ranges, which may cross threads
-  struct payload payload;
+  recorded_payload payload;
 
   static constexpr std::uint32_t no_parent = 0xffffffffu;
 };

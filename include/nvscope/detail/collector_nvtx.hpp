@@ -38,7 +38,7 @@ struct nvtx_event {
   std::string name;
   std::uint32_t color = 0;
   std::uint32_t category = 0;
-  payload value;
+  recorded_payload value;
   nvtx_event_kind kind = nvtx_event_kind::push;
 };
 
