@@ -341,29 +341,33 @@ __global__ void __launch_bounds__(wg_threads, 1) gemm_wgmma_kernel(const bf16* _
   float acc[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+  // One batch of wgmma stays in flight across the barrier, so the stage refilled at step kt is
+  // the one read at kt - 2 (finished by every warpgroup before it reached this barrier), and
+  // the copies run STAGES - 2 tiles ahead.
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
+  for (int s = 0; s < STAGES - 2; ++s) {
     if (s < kt_count) load_stage(s, s);
     cp_async_commit();
   }
   for (int kt = 0; kt < kt_count; ++kt) {
-    cp_async_wait<STAGES - 2>();
+    cp_async_wait<STAGES - 3>();
     // cp.async wrote through the generic proxy; the tensor cores read through the async proxy.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();  // tile kt is in; every warpgroup finished reading the stage refilled below
-    const int next = kt + STAGES - 1;
+    __syncthreads();  // tile kt is in; every warpgroup finished the wgmma that read stage (kt - 2)
+    const int next = kt + STAGES - 2;
     if (next < kt_count) load_stage(next % STAGES, next);
     cp_async_commit();
     const unsigned ta = smem_addr(sa + (kt % STAGES) * BM * BK + wg * 64 * BK);
     const unsigned tb = smem_addr(sb + (kt % STAGES) * BN * BK);
-    wg_fence_operands(acc);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) wgmma_m64n256k16(acc, wg_desc(ta + kk * 32), wg_desc(tb + kk * 32));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
     wg_fence_operands(acc);
   }
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  wg_fence_operands(acc);
   cp_async_wait<0>();
 
   const bool pairs = (N % 2) == 0;
