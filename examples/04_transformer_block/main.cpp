@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   config_report rep[2];
   std::vector<float> out[2];
   for (int fused = 0; fused < 2; ++fused) {
-    nvtx3::scoped_range range{fused ? "fused" : "unfused"};
+    nvscope::scoped_range range{fused ? "fused" : "unfused"};
     rep[fused] = measure_config(shape.layers, iters, [&](auto&& hook) { return blk.run(fused != 0, hook); });
     CHECK_CUDA(cudaDeviceSynchronize());
     out[fused] = download(blk.output(), out_elems);

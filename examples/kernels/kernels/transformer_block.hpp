@@ -1,7 +1,8 @@
 #pragma once
 // A transformer-block-shaped stack of layers built from the reference kernels (bf16), in an
 // all-unfused and an all-fused configuration, with an NVTX range per layer and per phase.
-// Shared by examples/04_transformer_block and bench/kernels. Plain C++ over api.hpp.
+// Shared by examples/04_transformer_block and bench/kernels. Plain C++ over api.hpp; the
+// ranges are nvscope's (NVSCOPE_RANGE / NVSCOPE_RANGE_F, target nvscope::nvscope).
 //
 // One layer, x [tokens, dim] the residual stream:
 //   h = LayerNorm(x)                    phase "layernorm"
@@ -16,7 +17,7 @@
 //   blk.run(/*fused=*/true, [](const char* kernel, auto&& launch) { return launch(); });
 
 #include <cuda_runtime_api.h>
-#include <nvtx3/nvtx3.hpp>
+#include <nvscope/annotate.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -122,10 +123,8 @@ class transformer_block {
     const int T = s.tokens, D = s.dim, S = s.width;
     float* mean = workspace_;
     float* rstd = workspace_ + T;
-    char layer_name[32];
     for (int i = 0; i < s.layers && e == cudaSuccess; ++i) {
-      std::snprintf(layer_name, sizeof layer_name, "layer_%d", i);
-      nvtx3::scoped_range layer_range{layer_name};
+      NVSCOPE_RANGE_F("layer_%d", i);
       const layer& l = layers_[i];
       bf16* x = x_[i % 2];
       bf16* next = x_[(i + 1) % 2];
@@ -133,7 +132,7 @@ class transformer_block {
         if (e == cudaSuccess) e = launch(kernel, phase, fn);
       };
       {
-        nvtx3::scoped_range r{"layernorm"};
+        NVSCOPE_RANGE("layernorm");
         if (fused) {
           step("layernorm_fused", 0, [&] { return layernorm_fused<bf16>(x, l.gamma, l.beta, h_, T, D, 1e-5f, stream); });
         } else {
@@ -143,11 +142,11 @@ class transformer_block {
         }
       }
       {
-        nvtx3::scoped_range r{"gemm_scores"};
+        NVSCOPE_RANGE("gemm_scores");
         step("gemm", 1, [&] { return gemm<bf16>(gemm_kind::wgmma, h_, l.w1, s_, T, S, D, {}, stream); });
       }
       {
-        nvtx3::scoped_range r{"softmax"};
+        NVSCOPE_RANGE("softmax");
         if (fused) {
           step("softmax_fused", 2, [&] { return softmax_fused<bf16>(s_, p_, T, S, stream); });
         } else {
@@ -158,7 +157,7 @@ class transformer_block {
         }
       }
       if (fused) {
-        nvtx3::scoped_range r{"gemm_mlp"};
+        NVSCOPE_RANGE("gemm_mlp");
         epilogue<bf16> ep;
         ep.bias = l.b2;
         ep.gelu = true;
@@ -166,12 +165,12 @@ class transformer_block {
         step("gemm_bias_gelu_residual", 3, [&] { return gemm<bf16>(gemm_kind::wgmma, p_, l.w2, next, T, D, S, ep, stream); });
       } else {
         {
-          nvtx3::scoped_range r{"gemm_mlp"};
+          NVSCOPE_RANGE("gemm_mlp");
           step("gemm", 3, [&] { return gemm<bf16>(gemm_kind::wgmma, p_, l.w2, u_, T, D, S, {}, stream); });
           step("bias_add", 3, [&] { return bias_add<bf16>(u_, l.b2, u_, T, D, stream); });
           step("gelu", 3, [&] { return gelu<bf16>(u_, u_, T, D, stream); });
         }
-        nvtx3::scoped_range r{"residual"};
+        NVSCOPE_RANGE("residual");
         step("residual_add", 4, [&] { return residual_add<bf16>(u_, x, next, T, D, stream); });
       }
     }
