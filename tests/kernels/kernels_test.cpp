@@ -490,6 +490,8 @@ TEST_CASE("bad arguments are refused with cudaErrorInvalidValue, not launched") 
   CHECK(nk::softmax_fused<float>(nullptr, d.p, 2, 4) == cudaErrorInvalidValue);
   CHECK(nk::softmax_unfused<float>(d.p, d.p, nullptr, 2, 4) == cudaErrorInvalidValue);
   CHECK(nk::layernorm_fused<float>(d.p, nullptr, d.p, d.p, 2, 4) == cudaErrorInvalidValue);
+  CHECK(nk::layernorm_fused<float>(d.p, d.p, d.p, d.p, 2, 4, -1.f) == cudaErrorInvalidValue);
+  CHECK(nk::layernorm_unfused<float>(d.p, d.p, d.p, d.p, d.p, 2, 4, std::nanf("")) == cudaErrorInvalidValue);
   CHECK(nk::gemm<float>(nk::gemm_kind::tensor_core, d.p, d.p, d.p, 2, 2, 2) == cudaErrorInvalidValue);
   CHECK(nk::gemm<float>(nk::gemm_kind::tiled, d.p, d.p, d.p, 2, -2, 2) == cudaErrorInvalidValue);
   // Empty shapes are no work, not an error.

@@ -189,6 +189,7 @@ template <class T> cudaError_t layernorm_mean(const T* x, float* mean, int rows,
   return detail::launch_reduce(x, mean, rows, cols, detail::reduce_op::mean, nullptr, 0.f, stream);
 }
 template <class T> cudaError_t layernorm_rstd(const T* x, const float* mean, float* rstd, int rows, int cols, float eps, cudaStream_t stream) {
+  if (!(eps >= 0.f)) return cudaErrorInvalidValue;
   return detail::launch_reduce(x, rstd, rows, cols, detail::reduce_op::rstd, mean, eps, stream);
 }
 template <class T>
@@ -205,7 +206,7 @@ cudaError_t layernorm_apply(const T* x, const float* mean, const float* rstd, co
 template <class T>
 cudaError_t layernorm_unfused(const T* x, const T* gamma, const T* beta, T* y, float* workspace, int rows, int cols, float eps,
                               cudaStream_t stream) {
-  if (rows > 0 && cols > 0 && workspace == nullptr) return cudaErrorInvalidValue;
+  if ((rows > 0 && cols > 0 && workspace == nullptr) || !(eps >= 0.f)) return cudaErrorInvalidValue;
   float* mean = workspace;
   float* rstd = workspace + (rows > 0 ? rows : 0);
   cudaError_t e = layernorm_mean(x, mean, rows, cols, stream);
