@@ -6,6 +6,15 @@
  *                              syncs, NVTX ranges, launch records)
  *   BM_launch/nvscope_kernels  nvscope's collector, kernels and launch records only
  *   BM_launch/plain_again      no collection, after CUPTI was used (does CUPTI leave a cost?)
+ * Where the cost goes (raw CUPTI clients, no nvscope code in the callbacks):
+ *   BM_launch/cupti_kinds      CONCURRENT_KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION, no callbacks
+ *   BM_launch/cupti_k_memcpy, cupti_k_memset, cupti_k_sync: cupti_min + that one kind
+ *   BM_launch/cupti_cb_runtime cupti_min + an empty callback on the runtime launch calls
+ *   BM_launch/cupti_cb_driver  cupti_min + an empty callback on the driver launch calls
+ *   BM_launch/cupti_api_act    cupti_min + RUNTIME and DRIVER activity records
+ * nvscope's launch sources (collector_options::launches), default kinds:
+ *   BM_launch/nvscope_driver_cb, nvscope_both_cb, nvscope_api_activity
+ * Counters cb_runtime_per_launch / cb_driver_per_launch: callbacks (entry site) per launch.
  * The nvscope runs also time the analysis of the collected trace (analysis_records_per_s).
  * bench/collector/run.sh runs BM_launch/plain under nsys as a separate process.
  * BM_axpy_adapter shows nvscope/benchmark.hpp: collector-measured GPU time, GB/s, cold L2. */
@@ -18,10 +27,13 @@
 #include <benchmark/benchmark.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -63,7 +75,42 @@ void CUPTIAPI min_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std:
   std::free(buffer);
 }
 
-enum mode { plain, cupti_min, nvscope_default, nvscope_kernels, plain_again };
+// Raw callback clients: count entry-site callbacks per domain, nothing else.
+std::atomic<std::uint64_t> cb_runtime{0}, cb_driver{0};
+void CUPTIAPI count_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite != CUPTI_API_ENTER) return;
+  (domain == CUPTI_CB_DOMAIN_DRIVER_API ? cb_driver : cb_runtime).fetch_add(1, std::memory_order_relaxed);
+}
+// Enables (or disables) the callback on every launch call of one domain, by name.
+void enable_launch_callbacks(CUpti_SubscriberHandle sub, bool driver, std::uint32_t enable) {
+  auto& api = nvscope::detail::cupti();
+  const auto size = driver ? static_cast<std::uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE)
+                           : static_cast<std::uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  const auto domain = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  for (std::uint32_t cbid = 1; cbid < size; ++cbid) {
+    const char* name = nvscope::detail::cupti_api_name(driver, cbid);
+    if (name == nullptr) continue;
+    for (const char* pre : nvscope::detail::host_call_prefixes::launches)
+      if (std::strncmp(name, pre, std::strlen(pre)) == 0) {
+        api.cuptiEnableCallback(enable, sub, domain, cbid);
+        break;
+      }
+  }
+}
+
+enum mode {
+  plain, cupti_min, nvscope_default, nvscope_kernels, plain_again,
+  cupti_kinds, cupti_cb_runtime, cupti_cb_driver, cupti_api_act,
+  nvscope_driver_cb, nvscope_both_cb, nvscope_api_activity, cupti_k_memcpy, cupti_k_memset, cupti_k_sync
+};
+bool is_nvscope(mode m) {
+  return m == nvscope_default || m == nvscope_kernels || m == nvscope_driver_cb || m == nvscope_both_cb ||
+         m == nvscope_api_activity;
+}
+bool is_raw(mode m) {
+  return m == cupti_min || m == cupti_kinds || m == cupti_cb_runtime || m == cupti_cb_driver || m == cupti_api_act ||
+         m == cupti_k_memcpy || m == cupti_k_memset || m == cupti_k_sync;
+}
 
 void BM_launch(benchmark::State& state, mode m) {
   const int n = launches();
@@ -72,15 +119,36 @@ void BM_launch(benchmark::State& state, mode m) {
     std::string error;
     nvscope::collector_options o;
     if (m == nvscope_kernels) o.kinds = nvscope::activity::kernels;
+    if (m == nvscope_driver_cb) o.launches = nvscope::launch_source::driver_callbacks;
+    if (m == nvscope_both_cb) o.launches = nvscope::launch_source::runtime_and_driver_callbacks;
+    if (m == nvscope_api_activity) o.launches = nvscope::launch_source::api_activity;
     nvscope::collector c(o);
-    if (m == cupti_min) {
-      if (!api.loaded || api.cuptiActivityRegisterCallbacks(min_requested, min_completed) != CUPTI_SUCCESS ||
-          api.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
-        state.SkipWithError("minimal CUPTI client could not start");
+    std::vector<CUpti_ActivityKind> raw_kinds;
+    CUpti_SubscriberHandle sub = nullptr;
+    cb_runtime = 0;
+    cb_driver = 0;
+    if (is_raw(m)) {
+      raw_kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+      if (m == cupti_kinds)
+        for (auto k : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION})
+          raw_kinds.push_back(k);
+      if (m == cupti_k_memcpy) raw_kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
+      if (m == cupti_k_memset) raw_kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
+      if (m == cupti_k_sync) raw_kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+      if (m == cupti_api_act)
+        for (auto k : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) raw_kinds.push_back(k);
+      bool ok = api.loaded && api.cuptiActivityRegisterCallbacks(min_requested, min_completed) == CUPTI_SUCCESS;
+      for (auto k : raw_kinds) ok = ok && api.cuptiActivityEnable(k) == CUPTI_SUCCESS;
+      if (ok && (m == cupti_cb_runtime || m == cupti_cb_driver)) {
+        ok = api.cuptiSubscribe(&sub, count_callback, nullptr) == CUPTI_SUCCESS;
+        if (ok) enable_launch_callbacks(sub, m == cupti_cb_driver, 1);
+      }
+      if (!ok) {
+        state.SkipWithError("raw CUPTI client could not start");
         return;
       }
     }
-    if ((m == nvscope_default || m == nvscope_kernels) && !c.start()) {
+    if (is_nvscope(m) && !c.start()) {
       state.SkipWithError(c.errors().empty() ? "collector did not start" : c.errors().front().c_str());
       return;
     }
@@ -91,14 +159,22 @@ void BM_launch(benchmark::State& state, mode m) {
     }
     state.SetIterationTime(s);
     state.counters["launch_us"] = s / n * 1e6;
-    if (m == cupti_min) {
+    if (is_raw(m)) {
+      state.counters["cb_runtime_per_launch"] = static_cast<double>(cb_runtime.load()) / n;
+      state.counters["cb_driver_per_launch"] = static_cast<double>(cb_driver.load()) / n;
+      if (sub != nullptr) {
+        enable_launch_callbacks(sub, m == cupti_cb_driver, 0);
+        api.cuptiUnsubscribe(sub);
+      }
       api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-      api.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+      for (auto it = raw_kinds.rbegin(); it != raw_kinds.rend(); ++it) api.cuptiActivityDisable(*it);
       api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
-    if (m == nvscope_default || m == nvscope_kernels) {
+    if (is_nvscope(m)) {
       c.stop();
       const nvscope::trace& t = c.result();
+      state.counters["cb_runtime_per_launch"] = static_cast<double>(c.stats().launch_calls_runtime) / n;
+      state.counters["cb_driver_per_launch"] = static_cast<double>(c.stats().launch_calls_driver) / n;
       state.counters["kernels_recorded"] = static_cast<double>(t.kernels.size());
       state.counters["launches_recorded"] = static_cast<double>(t.launches.size());
       state.counters["ranges_recorded"] = static_cast<double>(t.ranges.size());
@@ -141,12 +217,6 @@ void BM_axpy_adapter(benchmark::State& state) {
 
 } // namespace
 
-BENCHMARK_CAPTURE(BM_launch, plain, plain)->UseManualTime()->Iterations(1)->Repetitions(5)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_launch, cupti_min, cupti_min)->UseManualTime()->Iterations(1)->Repetitions(5)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_launch, nvscope, nvscope_default)->UseManualTime()->Iterations(1)->Repetitions(5)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_launch, nvscope_kernels, nvscope_kernels)->UseManualTime()->Iterations(1)->Repetitions(5)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_launch, plain_again, plain_again)->UseManualTime()->Iterations(1)->Repetitions(5)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_axpy_adapter)->Args({1 << 26, 1})->Args({1 << 26, 0})->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 int main(int argc, char** argv) {
   nvscope::prepare_collector(); // before the first NVTX call: NVTX's tool is CUPTI (unless nsys set its own)
@@ -155,6 +225,38 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device: nothing to measure\n");
     return 0;
   }
+  // NVSCOPE_BENCH_REPS: repetitions per mode (run.sh runs each mode in fresh processes too).
+  const char* reps_env = std::getenv("NVSCOPE_BENCH_REPS");
+  const int reps = reps_env != nullptr && std::atoi(reps_env) > 0 ? std::atoi(reps_env) : 5;
+  const std::pair<const char*, mode> modes[] = {
+      {"plain", plain},
+      {"cupti_min", cupti_min},
+      {"nvscope", nvscope_default},
+      {"nvscope_kernels", nvscope_kernels},
+      {"cupti_kinds", cupti_kinds},
+      {"cupti_cb_runtime", cupti_cb_runtime},
+      {"cupti_cb_driver", cupti_cb_driver},
+      {"cupti_api_act", cupti_api_act},
+      {"nvscope_driver_cb", nvscope_driver_cb},
+      {"nvscope_both_cb", nvscope_both_cb},
+      {"nvscope_api_activity", nvscope_api_activity},
+      {"cupti_k_memcpy", cupti_k_memcpy},
+      {"cupti_k_memset", cupti_k_memset},
+      {"cupti_k_sync", cupti_k_sync},
+      {"plain_again", plain_again},
+  };
+  for (const auto& md : modes)
+    benchmark::RegisterBenchmark((std::string("BM_launch/") + md.first).c_str(), BM_launch, md.second)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Repetitions(reps)
+        ->Unit(benchmark::kMillisecond);
+  // After the launch modes: it runs the collector, and plain must come before any CUPTI use.
+  benchmark::RegisterBenchmark("BM_axpy_adapter", BM_axpy_adapter)
+      ->Args({1 << 26, 1})
+      ->Args({1 << 26, 0})
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -28,6 +28,13 @@ say "ctest"
 ctest --test-dir "$B" -R "collector" --output-on-failure >> "$LOG" 2>&1
 CTEST_RC=$?
 grep -E "tests passed|Passed|Failed|\*\*\*" "$LOG" | tail -12
+# The GPU tests once more with each non-default launch source (collector_options::launches).
+for src in both activity; do
+  say "gpu tests, launch source $src"
+  NVSCOPE_TEST_LAUNCH_SOURCE=$src "$B/tests/collector/collector_gpu" >> "$LOG" 2>&1
+  echo "rc=$?" > "$WORK/gpu_tests_$src.rc"
+done
+"$B/tests/collector/collector_gpu" -tc='every launch source*' -s 2>&1 | grep -E "MESSAGE|source [0-9]:" >> "$LOG"
 
 say "probe: collector"
 (cd "$WORK" && "$PROBE" --csv "$WORK/probe_nvscope.csv") >> "$LOG" 2>&1
@@ -45,8 +52,19 @@ say "probe: under compute-sanitizer"
 compute-sanitizer --tool memcheck "$PROBE" > "$WORK/under_sanitizer.log" 2>&1; echo "rc=$?" >> "$WORK/under_sanitizer.log"
 cat "$WORK/under_sanitizer.log" >> "$LOG"
 
-say "bench: in-process modes"
-CUDA_MODULE_LOAD=EAGER "$B/bench/collector/bench_collector" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json >> "$LOG" 2>&1
+# Each launch mode in a fresh process (CUPTI, once enabled, leaves a process slower), in
+# interleaved rounds: ROUNDS x NVSCOPE_BENCH_REPS samples per mode.
+MODES="plain cupti_min nvscope nvscope_kernels cupti_kinds cupti_cb_runtime cupti_cb_driver cupti_api_act nvscope_driver_cb nvscope_both_cb nvscope_api_activity cupti_k_memcpy cupti_k_memset cupti_k_sync"
+say "bench: fresh process per mode, ${ROUNDS:-3} interleaved rounds"
+for r in $(seq 1 "${ROUNDS:-3}"); do
+  for m in $MODES; do
+    CUDA_MODULE_LOAD=EAGER NVSCOPE_BENCH_REPS=${REPS:-2} "$B/bench/collector/bench_collector" --benchmark_filter="BM_launch/$m/" \
+      --benchmark_out="$WORK/fresh_${r}_$m.json" --benchmark_out_format=json >> "$LOG" 2>&1
+  done
+done
+python3 -c "import json,glob,sys; bs=[b for f in sorted(glob.glob(sys.argv[1]+'/fresh_*.json')) for b in json.load(open(f))['benchmarks']]; json.dump({'benchmarks':bs},open(sys.argv[2],'w'),indent=1)" "$WORK" "$OUT/bench_fresh.json"
+say "bench: all modes in one process, in order (plain_again after CUPTI), and the adapter"
+CUDA_MODULE_LOAD=EAGER NVSCOPE_BENCH_REPS=3 "$B/bench/collector/bench_collector" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json >> "$LOG" 2>&1
 say "bench: plain loop under nsys"
 (cd "$WORK" && CUDA_MODULE_LOAD=EAGER "$NSYS" profile --trace=cuda,nvtx -f true -o "$WORK/bench_nsys" \
   "$ROOT/$B/bench/collector/bench_collector" --benchmark_filter='BM_launch/plain/' \
@@ -94,12 +112,30 @@ def med(path, name, counter):
     v = [b[counter] for b in bs if b.get("run_type") == "iteration" and b["name"].startswith(name + "/") and counter in b and not b.get("error_occurred")]
     return statistics.median(v) if v else None
 
-B, BN = f"{O}/bench.json", f"{O}/bench_nsys.json"
+B, F, BN = f"{O}/bench.json", f"{O}/bench_fresh.json", f"{O}/bench_nsys.json"
 m = {
-    "launch_us_plain": med(B, "BM_launch/plain", "launch_us"),
-    "launch_us_cupti_min": med(B, "BM_launch/cupti_min", "launch_us"),
-    "launch_us_nvscope": med(B, "BM_launch/nvscope", "launch_us"),
-    "launch_us_nvscope_kernels_only": med(B, "BM_launch/nvscope_kernels", "launch_us"),
+    # fresh process per mode, interleaved rounds
+    "launch_us_plain": med(F, "BM_launch/plain", "launch_us"),
+    "launch_us_cupti_min": med(F, "BM_launch/cupti_min", "launch_us"),
+    "launch_us_nvscope": med(F, "BM_launch/nvscope", "launch_us"),
+    "launch_us_nvscope_kernels_only": med(F, "BM_launch/nvscope_kernels", "launch_us"),
+    "launch_us_nvscope_driver_cb": med(F, "BM_launch/nvscope_driver_cb", "launch_us"),
+    "launch_us_nvscope_both_cb": med(F, "BM_launch/nvscope_both_cb", "launch_us"),
+    "launch_us_nvscope_api_activity": med(F, "BM_launch/nvscope_api_activity", "launch_us"),
+    "launch_us_cupti_kinds": med(F, "BM_launch/cupti_kinds", "launch_us"),
+    "launch_us_cupti_cb_runtime": med(F, "BM_launch/cupti_cb_runtime", "launch_us"),
+    "launch_us_cupti_cb_driver": med(F, "BM_launch/cupti_cb_driver", "launch_us"),
+    "launch_us_cupti_api_activity": med(F, "BM_launch/cupti_api_act", "launch_us"),
+    "launch_us_cupti_memcpy_kind": med(F, "BM_launch/cupti_k_memcpy", "launch_us"),
+    "launch_us_cupti_memset_kind": med(F, "BM_launch/cupti_k_memset", "launch_us"),
+    "launch_us_cupti_sync_kind": med(F, "BM_launch/cupti_k_sync", "launch_us"),
+    "driver_callbacks_per_runtime_launch": med(F, "BM_launch/cupti_cb_driver", "cb_driver_per_launch"),
+    "nvscope_driver_calls_per_launch": med(F, "BM_launch/nvscope", "cb_driver_per_launch"),
+    "nvscope_runtime_calls_per_launch": med(F, "BM_launch/nvscope", "cb_runtime_per_launch"),
+    # one process, modes in order
+    "launch_us_plain_one_process": med(B, "BM_launch/plain", "launch_us"),
+    "launch_us_cupti_min_one_process": med(B, "BM_launch/cupti_min", "launch_us"),
+    "launch_us_nvscope_one_process": med(B, "BM_launch/nvscope", "launch_us"),
     "launch_us_plain_after_cupti": med(B, "BM_launch/plain_again", "launch_us"),
     "launch_us_nsys": med(BN, "BM_launch/plain", "launch_us"),
     "bytes_per_kernel_record": med(B, "BM_launch/nvscope", "bytes_per_kernel_record"),
@@ -117,6 +153,9 @@ m["cupti_min_vs_plain"] = ratio("launch_us_cupti_min", "launch_us_plain")
 m["overhead_vs_cupti_min"] = ratio("launch_us_nvscope", "launch_us_cupti_min")
 m["overhead_kernels_only_vs_cupti_min"] = ratio("launch_us_nvscope_kernels_only", "launch_us_cupti_min")
 m["overhead_vs_nsys"] = ratio("launch_us_nvscope", "launch_us_nsys")
+for v in ("driver_cb", "both_cb", "api_activity"):
+    m[f"overhead_{v}_vs_cupti_min"] = ratio(f"launch_us_nvscope_{v}", "launch_us_cupti_min")
+m["overhead_one_process_vs_cupti_min"] = ratio("launch_us_nvscope_one_process", "launch_us_cupti_min_one_process")
 
 def has(path, pat):
     try:
@@ -132,9 +171,11 @@ checks = {
     "ncu: refused in one line, exit 0": has(f"{W}/under_ncu.log", r"nvscope: collector: .*another profiler") and has(f"{W}/under_ncu.log", r"rc=0"),
     "compute-sanitizer: refused, exit 0": has(f"{W}/under_sanitizer.log", r"nvscope: collector: .*another profiler") and has(f"{W}/under_sanitizer.log", r"rc=0"),
     "nsys: instance counts equal": counts_equal,
+    "gpu tests, launch source both": has(f"{W}/gpu_tests_both.rc", r"rc=0"),
+    "gpu tests, launch source activity": has(f"{W}/gpu_tests_activity.rc", r"rc=0"),
 }
 dev = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().splitlines()
-res = {"topic": "collector", "device": dev[0] if dev else "unknown", "date": "2026-11-21", "commit": os.environ["COMMIT"],
+res = {"topic": "collector", "device": dev[0] if dev else "unknown", "date": __import__("datetime").date.today().isoformat(), "commit": os.environ["COMMIT"],
        "command": "COMMIT=<hash> OUT=<dir> bench/collector/run.sh", "metrics": {k: v for k, v in m.items() if v is not None},
        "checks": checks, "nsys_collector_line": open(f"{W}/under_nsys.log").read().count("nvscope: collector")}
 json.dump(res, open(f"{O}/collector.json", "w"), indent=2)

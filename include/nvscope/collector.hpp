@@ -77,6 +77,21 @@ constexpr bool has(activity set, activity one) noexcept {
   return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(one)) != 0;
 }
 
+/// Where the collector learns which thread launched each kernel, copy and memset, and when
+/// (needed to tie GPU work to the NVTX range open on that thread). Measured on an H200 in
+/// bench/results/collector.md.
+enum class launch_source : std::uint8_t {
+  /// A CUPTI callback on entry to the launch and sync calls of the driver API only. Runtime
+  /// launches reach the driver through these calls with the runtime call's correlation id, so
+  /// one callback per launch covers runtime, driver and graph launches. The default.
+  driver_callbacks,
+  /// Callbacks in both the runtime and the driver API domain (up to two per runtime launch).
+  runtime_and_driver_callbacks,
+  /// No launch callbacks: CUPTI's RUNTIME and DRIVER activity records, decoded from the
+  /// buffers (every runtime and driver call becomes a record inside CUPTI).
+  api_activity,
+};
+
 /// How the collector runs.
 ///
 /// \code
@@ -94,6 +109,8 @@ struct collector_options {
   /// Record launch threads and times (CUPTI callbacks on launch and sync calls): needed to tie
   /// kernels to the NVTX range open on the launching thread.
   bool record_launches = true;
+  /// How launches are recorded when `record_launches` is on.
+  launch_source launches = launch_source::driver_callbacks;
   /// Keep only what was launched between capture start and stop (capture_listener.hpp).
   bool only_in_capture = false;
   /// Kernel names as `abi::__cxa_demangle` gives them; false keeps the mangled names.
@@ -118,6 +135,8 @@ struct collector_stats {
   std::uint64_t records_not_decoded = 0; ///< records of kinds (or marker flags) not turned into trace records
   std::int64_t clock_offset_ns = 0;     ///< trace clock minus host steady_clock, at start
   std::int64_t clock_drift_ns = 0;      ///< how much that offset moved by stop
+  std::uint64_t launch_calls_runtime = 0; ///< launch and sync calls recorded in the runtime API
+  std::uint64_t launch_calls_driver = 0;  ///< ... and in the driver API
 };
 
 class collector;
@@ -507,10 +526,11 @@ class collector final : public capture_listener {
   bool begin_instrumentation() {
     auto& p = detail::collector_state();
     stage_ = 0;
-    if (options_.record_launches || has(options_.kinds, activity::nvtx)) {
+    if (options_.record_launches) build_host_call_tables();
+    if (launch_callbacks() || has(options_.kinds, activity::nvtx)) {
       if (!check(NVSCOPE_CUPTI_CALL(cuptiSubscribe, (&p.subscriber, &detail::on_host_call, nullptr)))) return false;
       stage_ = 1;
-      if (options_.record_launches && !enable_host_call_callbacks(1)) {
+      if (launch_callbacks() && !enable_host_call_callbacks(1)) {
         end_instrumentation();
         return false;
       }
@@ -537,8 +557,14 @@ class collector final : public capture_listener {
     }
     stage_ = 4;
     enabled_.clear();
+    const bool api_launches = options_.record_launches && options_.launches == launch_source::api_activity;
+    if (api_launches)
+      decoder_->take_api_calls(&p.runtime_flags, &p.driver_flags, has(options_.kinds, activity::runtime_api),
+                               has(options_.kinds, activity::driver_api));
     for (const auto& e : detail::activity_kind_list::entries) {
-      if (!has(options_.kinds, e.option)) continue;
+      const bool for_launches =
+          api_launches && (e.kind == CUPTI_ACTIVITY_KIND_RUNTIME || e.kind == CUPTI_ACTIVITY_KIND_DRIVER);
+      if (!has(options_.kinds, e.option) && !for_launches) continue;
       auto s = NVSCOPE_CUPTI_CALL(cuptiActivityEnable, (e.kind));
       if (s) {
         enabled_.push_back(e.kind);
@@ -567,7 +593,7 @@ class collector final : public capture_listener {
     }
     // stage 3: CUPTI offers no way to unregister buffer callbacks; they find no owner from now.
     if (stage_ >= 3) detail::cupti().cuptiSetThreadIdType(prior_thread_type_);
-    if (stage_ >= 2 && options_.record_launches) enable_host_call_callbacks(0);
+    if (stage_ >= 2 && launch_callbacks()) enable_host_call_callbacks(0);
     if (stage_ >= 1) {
       if (has(options_.kinds, activity::nvtx))
         for (CUpti_CallbackId id : detail::nvtx_callback_list::ids)
@@ -578,37 +604,53 @@ class collector final : public capture_listener {
     stage_ = 0;
   }
 
-  // Turns the launch and sync callbacks on or off, found by name in both API domains.
-  bool enable_host_call_callbacks(std::uint32_t enable) {
+  // True when launches come from CUPTI callbacks (not from API activity records).
+  bool launch_callbacks() const noexcept {
+    return options_.record_launches && options_.launches != launch_source::api_activity;
+  }
+
+  // Finds the launch and sync calls by name in both API domains: flags by callback id.
+  void build_host_call_tables() {
     auto& p = detail::collector_state();
     const bool want_syncs = has(options_.kinds, activity::syncs);
     auto starts_with = [](const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; };
+    const bool driver_domain[] = {false, true};
+    for (bool is_driver : driver_domain) {
+      auto& table = is_driver ? p.driver_flags : p.runtime_flags;
+      const auto size = is_driver ? static_cast<std::uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE)
+                                  : static_cast<std::uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE);
+      table.assign(size, 0);
+      for (std::uint32_t cbid = 1; cbid < size; ++cbid) {
+        const char* name = detail::cupti_api_name(is_driver, cbid);
+        if (name == nullptr) continue;
+        std::uint8_t flags = 0;
+        for (const char* pre : detail::host_call_prefixes::launches)
+          if (starts_with(name, pre)) flags = detail::host_call_launch;
+        if (want_syncs)
+          for (const char* pre : detail::host_call_prefixes::syncs)
+            if (starts_with(name, pre)) flags = detail::host_call_sync;
+        if (flags != 0 && is_driver) flags |= detail::host_call_driver;
+        table[cbid] = flags;
+      }
+    }
+  }
+
+  // Turns the launch and sync callbacks on or off, in the domains `options_.launches` names.
+  bool enable_host_call_callbacks(std::uint32_t enable) {
+    auto& p = detail::collector_state();
     struct domain_info {
       CUpti_CallbackDomain domain;
-      std::uint32_t size;
-      std::vector<std::uint8_t>* table;
+      const std::vector<std::uint8_t>* table;
     };
-    const domain_info domains[] = {
-        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, &p.runtime_flags},
-        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &p.driver_flags},
+    const domain_info all[] = {
+        {CUPTI_CB_DOMAIN_DRIVER_API, &p.driver_flags},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, &p.runtime_flags},
     };
-    for (const auto& d : domains) {
-      if (enable) d.table->assign(d.size, 0);
-      for (std::uint32_t cbid = 1; cbid < d.size; ++cbid) {
-        if (!enable && (*d.table)[cbid] == 0) continue;
-        if (enable) {
-          const char* name = nullptr;
-          if (detail::cupti().cuptiGetCallbackName(d.domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-          std::uint8_t flags = 0;
-          for (const char* pre : detail::host_call_prefixes::launches)
-            if (starts_with(name, pre)) flags = detail::host_call_launch;
-          if (want_syncs)
-            for (const char* pre : detail::host_call_prefixes::syncs)
-              if (starts_with(name, pre)) flags = detail::host_call_sync;
-          if (flags == 0) continue;
-          if (d.domain == CUPTI_CB_DOMAIN_DRIVER_API) flags |= detail::host_call_driver;
-          (*d.table)[cbid] = flags;
-        }
+    const std::size_t domains = options_.launches == launch_source::runtime_and_driver_callbacks ? 2 : 1;
+    for (std::size_t i = 0; i < domains; ++i) {
+      const auto& d = all[i];
+      for (std::uint32_t cbid = 1; cbid < d.table->size(); ++cbid) {
+        if ((*d.table)[cbid] == 0) continue;
         auto s = NVSCOPE_CUPTI_CALL(cuptiEnableCallback, (enable, p.subscriber, d.domain, cbid));
         if (!s && enable) {
           note(s.message);
@@ -626,8 +668,20 @@ class collector final : public capture_listener {
       t.correlation = c.correlation;
       t.thread = decoder_->thread_index(os_thread);
       t.is_sync = (c.flags & detail::host_call_sync) != 0;
+      ++((c.flags & detail::host_call_driver) != 0 ? stats_.launch_calls_driver : stats_.launch_calls_runtime);
       host_calls_.push_back(t);
     });
+    // Launches taken from RUNTIME/DRIVER activity records: already on the trace clock.
+    for (const auto& c : decoder_->api_host_calls()) {
+      detail::timed_host_call t;
+      t.time = c.time;
+      t.correlation = c.correlation;
+      t.thread = c.thread;
+      t.is_sync = (c.flags & detail::host_call_sync) != 0;
+      ++((c.flags & detail::host_call_driver) != 0 ? stats_.launch_calls_driver : stats_.launch_calls_runtime);
+      host_calls_.push_back(t);
+    }
+    decoder_->api_host_calls().clear();
   }
 
   // Called under collector_state().decode, on CUPTI's thread.

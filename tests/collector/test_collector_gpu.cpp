@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <thread>
@@ -31,9 +32,16 @@ std::mt19937& rng() {
   return g;
 }
 
+// NVSCOPE_TEST_LAUNCH_SOURCE=driver|both|activity runs every case with that launch source.
 ns::collector_options quiet_options() {
   ns::collector_options o;
   o.print_errors = true;
+  if (const char* v = std::getenv("NVSCOPE_TEST_LAUNCH_SOURCE")) {
+    const std::string s = v;
+    if (s == "driver") o.launches = ns::launch_source::driver_callbacks;
+    if (s == "both") o.launches = ns::launch_source::runtime_and_driver_callbacks;
+    if (s == "activity") o.launches = ns::launch_source::api_activity;
+  }
   return o;
 }
 
@@ -292,6 +300,9 @@ TEST_CASE("tiny buffers: dropped records are counted and reported, never silent"
   o.buffer_size = 1024;
   o.buffer_count = 1;
   o.kinds = ns::activity::kernels;
+  // Launches from callbacks: api_activity would put RUNTIME/DRIVER records in the same buffers,
+  // and their drops would count too.
+  o.launches = ns::launch_source::driver_callbacks;
   o.print_errors = false;
   ns::collector c(o);
   REQUIRE(c.start());
@@ -305,4 +316,64 @@ TEST_CASE("tiny buffers: dropped records are counted and reported, never silent"
   CHECK(t.kernels.size() + t.lost.dropped_records == static_cast<std::size_t>(launched));
   REQUIRE_FALSE(c.errors().empty());
   CHECK(c.errors().back().find("activity records dropped") != std::string::npos);
+}
+
+TEST_CASE("every launch source ties runtime, driver, graph, copy and memset launches to their range") {
+  const int n = 4096;
+  device_buffers d(n);
+  std::vector<float> h(n, 1.f);
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreate(&s) == cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE_OK(wl::make_axpy_graph(2, d.y, d.x, 0.5f, n, s, &exec));
+  const ns::launch_source sources[] = {ns::launch_source::driver_callbacks,
+                                       ns::launch_source::runtime_and_driver_callbacks,
+                                       ns::launch_source::api_activity};
+  for (auto source : sources) {
+    INFO("launch source " << static_cast<int>(source));
+    auto o = quiet_options();
+    o.launches = source;
+    ns::collector c(o);
+    REQUIRE(c.start());
+    {
+      nvtx3::scoped_range r{"runtime"};
+      REQUIRE_OK(wl::fill(d.x, n, 1.f));
+      REQUIRE(cudaMemcpy(d.y, h.data(), sizeof(float) * n, cudaMemcpyHostToDevice) == cudaSuccess);
+      REQUIRE(cudaMemset(d.x, 0, sizeof(float) * n) == cudaSuccess);
+    }
+    {
+      nvtx3::scoped_range r{"driver"};
+      REQUIRE_OK(wl::axpy_driver(d.y, d.x, 2.f, n));
+    }
+    {
+      nvtx3::scoped_range r{"graph"};
+      REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+    }
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    REQUIRE(c.stop());
+    const auto& t = c.result();
+    MESSAGE("source " << static_cast<int>(source) << ": runtime calls " << c.stats().launch_calls_runtime
+                      << ", driver calls " << c.stats().launch_calls_driver);
+    REQUIRE(t.kernels.size() == 4);
+    REQUIRE(t.copies.size() == 1);
+    REQUIRE(t.memsets.size() == 1);
+    for (const auto& k : t.kernels) {
+      const auto* l = find_launch(t, k.correlation);
+      REQUIRE(l != nullptr);
+      CHECK(l->time <= k.start);
+      const std::string expect = k.graph != 0 ? "graph"
+                                 : t.strings[k.name].find("axpy_kernel") != std::string_view::npos ? "driver"
+                                                                                                   : "runtime";
+      CHECK(stack_at(t, *l) == std::vector<std::string>{expect});
+    }
+    const auto* lc = find_launch(t, t.copies[0].correlation);
+    REQUIRE(lc != nullptr);
+    CHECK(stack_at(t, *lc) == std::vector<std::string>{"runtime"});
+    const auto* lm = find_launch(t, t.memsets[0].correlation);
+    REQUIRE(lm != nullptr);
+    CHECK(stack_at(t, *lm) == std::vector<std::string>{"runtime"});
+    CHECK(t.lost.dropped_records == 0);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaStreamDestroy(s);
 }

@@ -153,7 +153,8 @@ inline bool record_nvtx_call(CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
     default: return false;
   }
   e.time = steady_ns();
-  e.os_thread = os_thread_id();
+  thread_local const std::uint64_t this_os_thread = os_thread_id(); // one gettid per thread
+  e.os_thread = this_os_thread;
   auto& log = nvtx_log();
   std::lock_guard<std::mutex> lock(log.mutex);
   log.events.push_back(std::move(e));

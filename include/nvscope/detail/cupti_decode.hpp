@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace nvscope {
 inline namespace v1 {
@@ -82,6 +83,15 @@ inline sync_kind to_sync_kind(std::uint32_t k) noexcept {
   }
 }
 
+// A launch or sync call taken from a RUNTIME or DRIVER activity record (launches from the
+// activity API instead of callbacks): start on the trace clock, thread as an index.
+struct api_host_call {
+  std::uint64_t time = 0;
+  std::uint32_t correlation = 0;
+  std::uint32_t thread = 0;
+  std::uint32_t flags = 0; // the flags the caller's table gives this callback id
+};
+
 class activity_decoder {
  public:
   activity_decoder(trace& out, bool demangle_names, api_name_fn api_name = nullptr)
@@ -100,6 +110,18 @@ class activity_decoder {
     threads_.emplace(os_thread, idx);
     return idx;
   }
+
+  // Take launch and sync calls from RUNTIME/DRIVER records: `runtime_flags` / `driver_flags`
+  // give each callback id's flags (0: not wanted). Records are kept as `api_record`s only when
+  // `keep_runtime` / `keep_driver` say so.
+  void take_api_calls(const std::vector<std::uint8_t>* runtime_flags, const std::vector<std::uint8_t>* driver_flags,
+                      bool keep_runtime, bool keep_driver) {
+    runtime_flags_ = runtime_flags;
+    driver_flags_ = driver_flags;
+    keep_runtime_ = keep_runtime;
+    keep_driver_ = keep_driver;
+  }
+  std::vector<api_host_call>& api_host_calls() noexcept { return api_host_calls_; }
 
   // Ranges opened and not yet closed.
   std::size_t open_ranges() const noexcept { return open_.size(); }
@@ -299,6 +321,12 @@ class activity_decoder {
   }
 
   void api(const CUpti_ActivityAPI& a, bool is_driver) {
+    if (const auto* table = is_driver ? driver_flags_ : runtime_flags_) {
+      const std::uint32_t flags = a.cbid < table->size() ? (*table)[a.cbid] : 0u;
+      if (flags != 0 && a.start != 0)
+        api_host_calls_.push_back(api_host_call{a.start, a.correlationId, thread_index(a.threadId), flags});
+      if (!(is_driver ? keep_driver_ : keep_runtime_)) return;
+    }
     if (!complete(a.start, a.end)) return;
     api_record r;
     r.start = a.start;
@@ -338,6 +366,11 @@ class activity_decoder {
   std::unordered_map<std::uint64_t, std::uint32_t> threads_;
   std::unordered_map<std::uint32_t, std::size_t> open_;
   std::unordered_map<std::uint64_t, string_id> api_names_;
+  const std::vector<std::uint8_t>* runtime_flags_ = nullptr;
+  const std::vector<std::uint8_t>* driver_flags_ = nullptr;
+  bool keep_runtime_ = true;
+  bool keep_driver_ = true;
+  std::vector<api_host_call> api_host_calls_;
   std::uint32_t last_marker_id_ = 0;
   std::size_t last_marker_index_ = ~std::size_t{0};
 };
