@@ -6,6 +6,8 @@
 // epilogue, so the fused form writes C once; the unfused form runs the epilogue-free GEMM and
 // then the element-wise kernels of rowwise.cuh.
 
+#include <cuda.h>
+
 #include <type_traits>
 
 #include "api.hpp"
@@ -269,18 +271,26 @@ cudaError_t launch_gemm_tc(const bf16* a, const bf16* b, bf16* c, int m, int n, 
 }
 
 // Hopper tensor-core kernel (bf16, sm_90a only): wgmma.mma_async m64n256k16, both operands read
-// by the tensor cores straight from shared memory through matrix descriptors. A block of two
-// warpgroups (256 threads) computes 128 x 256 outputs, 64 x 256 a warpgroup (128 fp32
-// accumulators a thread); K in steps of 64 through a 4-stage cp.async ring. A tile row is 64
-// bf16 = 128 bytes and rows are stored with the 128-byte swizzle (16-byte chunk c of row r at
-// c ^ (r % 8)), the layout the descriptor's swizzle mode 1 names, so no ldmatrix is needed.
+// by the tensor cores straight from shared memory through matrix descriptors. Warp-specialised:
+// a block of three warpgroups (384 threads) computes 128 x 256 outputs. Warpgroup 0 is the
+// producer: one thread loads each 128 x 64 A tile and 256 x 64 B tile with the bulk tensor copy
+// engine (TMA, cp.async.bulk.tensor) into a 4-stage ring, each stage completing on its own
+// "full" mbarrier (transaction bytes). Warpgroups 1 and 2 are the consumers, 64 x 256 each
+// (128 fp32 accumulators a thread, registers moved to them with setmaxnreg): they wait on a
+// stage's full barrier, issue 4 wgmma, keep one batch in flight, and release the stage read one
+// step earlier on its "empty" mbarrier. No block-wide barrier in the main loop: the copies run
+// as far ahead as the ring allows. TMA writes the tiles with the 128-byte swizzle (16-byte chunk
+// c of row r at c ^ (r % 8)), the layout the descriptor's swizzle mode 1 names, and fills rows
+// and columns outside the matrix with zeros (M, N, K tails need no code).
 // Built only where the target compiles for sm_90a (NVSCOPE_KERNELS_WGMMA=1 on the host side);
 // elsewhere gemm_kind::wgmma runs the mma.sync kernel.
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define NVSCOPE_KERNELS_WGMMA_DEVICE 1
 #endif
-constexpr int wg_bm = 128, wg_bn = 256, wg_bk = 64, wg_stages = 4, wg_threads = 256;
-constexpr int wg_smem_bytes = wg_stages * (wg_bm + wg_bn) * wg_bk * 2 + 1024;  // + room to align to 1024
+constexpr int wg_bm = 128, wg_bn = 256, wg_bk = 64, wg_stages = 4, wg_threads = 384;
+constexpr int wg_stage_bytes = (wg_bm + wg_bn) * wg_bk * 2;
+// + room to align to 1024, + the 2 x stages mbarriers
+constexpr int wg_smem_bytes = wg_stages * wg_stage_bytes + 1024 + 2 * wg_stages * 8;
 
 #ifdef NVSCOPE_KERNELS_WGMMA_DEVICE
 // Descriptor of a K-major tile with the 128-byte swizzle: start address, leading offset 16 B
@@ -299,17 +309,49 @@ __device__ __forceinline__ void wg_fence_operands(float (&d)[128]) {
 #pragma unroll
   for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
+  unsigned ok;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// A 2-D box of the tensor map at (inner coordinate x, outer coordinate y) into shared memory;
+// completes `bytes` on the mbarrier.
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map, unsigned bar, int x, int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(x), "r"(y)
+      : "memory");
+}
 #endif
 
-__global__ void __launch_bounds__(wg_threads, 1) gemm_wgmma_kernel(const bf16* __restrict__ a, const bf16* __restrict__ b,
-                                                                   bf16* __restrict__ c, int M, int N, int K, epilogue<bf16> ep) {
+__global__ void __launch_bounds__(wg_threads, 1)
+    gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, bf16* __restrict__ c,
+                      int M, int N, int K, epilogue<bf16> ep) {
 #ifdef NVSCOPE_KERNELS_WGMMA_DEVICE
-  constexpr int BM = wg_bm, BN = wg_bn, BK = wg_bk, STAGES = wg_stages, THREADS = wg_threads, CPR = BK / 8;
+  constexpr int BM = wg_bm, BN = wg_bn, BK = wg_bk, STAGES = wg_stages;
   extern __shared__ __align__(1024) unsigned char wg_smem[];
   const unsigned base = smem_addr(wg_smem);
-  unsigned char* aligned = wg_smem + ((1024 - (base & 1023)) & 1023);
-  bf16* sa = reinterpret_cast<bf16*>(aligned);  // [STAGES][BM][BK]
-  bf16* sb = sa + STAGES * BM * BK;              // [STAGES][BN][BK]
+  const unsigned sa = base + ((1024 - (base & 1023)) & 1023);  // [STAGES][BM][BK] bf16
+  const unsigned sb = sa + STAGES * BM * BK * 2;                // [STAGES][BN][BK] bf16
+  const unsigned full = sb + STAGES * BN * BK * 2;              // STAGES mbarriers: stage loaded
+  const unsigned empty = full + STAGES * 8;                     // STAGES mbarriers: stage read
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
 
   const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
@@ -321,78 +363,103 @@ __global__ void __launch_bounds__(wg_threads, 1) gemm_wgmma_kernel(const bf16* _
   const int m0 = tile_m * BM, n0 = tile_n * BN;
   const int kt_count = (K + BK - 1) / BK;
 
-  auto load_stage = [&](int stage, int kt) {
-    const int k0 = kt * BK;
+  if (tid == 0) {
 #pragma unroll
-    for (int i = 0; i < (BN * CPR) / THREADS; ++i) {
-      const int id = tid + i * THREADS, row = id / CPR, chunk = id % CPR, k = k0 + chunk * 8;
-      const bool kin = k < K;
-      if (i < (BM * CPR) / THREADS) {
-        const bool v = kin && m0 + row < M;
-        cp_async16(smem_addr(sa + stage * BM * BK + tc_swizzle<BK>(row, chunk)),
-                   v ? a + static_cast<size_t>(m0 + row) * K + k : a, v ? 16 : 0);
-      }
-      const bool v = kin && n0 + row < N;
-      cp_async16(smem_addr(sb + stage * BN * BK + tc_swizzle<BK>(row, chunk)), v ? b + static_cast<size_t>(n0 + row) * K + k : b,
-                 v ? 16 : 0);
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full + s * 8, 1);   // the producer's arrive (with the tile's bytes)
+      mbar_init(empty + s * 8, 8);  // one arrive from each consumer warp
     }
-  };
-
-  float acc[128];
-#pragma unroll
-  for (int i = 0; i < 128; ++i) acc[i] = 0.f;
-  // One batch of wgmma stays in flight across the barrier, so the stage refilled at step kt is
-  // the one read at kt - 2 (finished by every warpgroup before it reached this barrier), and
-  // the copies run STAGES - 2 tiles ahead.
-#pragma unroll
-  for (int s = 0; s < STAGES - 2; ++s) {
-    if (s < kt_count) load_stage(s, s);
-    cp_async_commit();
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  for (int kt = 0; kt < kt_count; ++kt) {
-    cp_async_wait<STAGES - 3>();
-    // cp.async wrote through the generic proxy; the tensor cores read through the async proxy.
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();  // tile kt is in; every warpgroup finished the wgmma that read stage (kt - 2)
-    const int next = kt + STAGES - 2;
-    if (next < kt_count) load_stage(next % STAGES, next);
-    cp_async_commit();
-    const unsigned ta = smem_addr(sa + (kt % STAGES) * BM * BK + wg * 64 * BK);
-    const unsigned tb = smem_addr(sb + (kt % STAGES) * BN * BK);
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  __syncthreads();
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid == 0) {
+      for (int kt = 0; kt < kt_count; ++kt) {
+        const int s = kt % STAGES;
+        if (kt >= STAGES) mbar_wait(empty + s * 8, ((kt / STAGES) - 1) & 1);
+        mbar_expect_tx(full + s * 8, wg_stage_bytes);  // boxes partly outside count whole (zero-filled)
+        tma_load_2d(sa + s * BM * BK * 2, &map_a, full + s * 8, kt * BK, m0);
+        tma_load_2d(sb + s * BN * BK * 2, &map_b, full + s * 8, kt * BK, n0);
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int cw = wg - 1;  // consumer 0 or 1: rows cw * 64 .. cw * 64 + 63 of the tile
+    float acc[128];
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) wgmma_m64n256k16(acc, wg_desc(ta + kk * 32), wg_desc(tb + kk * 32));
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+    for (int kt = 0; kt < kt_count; ++kt) {
+      const int s = kt % STAGES;
+      mbar_wait(full + s * 8, (kt / STAGES) & 1);
+      const unsigned ta = sa + s * BM * BK * 2 + cw * 64 * BK * 2;
+      const unsigned tb = sb + s * BN * BK * 2;
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) wgmma_m64n256k16(acc, wg_desc(ta + kk * 32), wg_desc(tb + kk * 32));
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      wg_fence_operands(acc);
+      // The batch of step kt - 1 is finished: its stage may be refilled.
+      if (kt > 0 && lane == 0) mbar_arrive(empty + ((kt - 1) % STAGES) * 8);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     wg_fence_operands(acc);
-  }
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  wg_fence_operands(acc);
-  cp_async_wait<0>();
 
-  const bool pairs = (N % 2) == 0;
+    const bool pairs = (N % 2) == 0;
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int m = m0 + wg * 64 + (warp & 3) * 16 + (lane >> 2) + half * 8;
-    if (m >= M) continue;
+    for (int half = 0; half < 2; ++half) {
+      const int m = m0 + cw * 64 + (warp & 3) * 16 + (lane >> 2) + half * 8;
+      if (m >= M) continue;
 #pragma unroll
-    for (int ni = 0; ni < BN / 8; ++ni) {
-      const int n = n0 + ni * 8 + (lane & 3) * 2;
-      const float v0 = acc[ni * 4 + half * 2], v1 = acc[ni * 4 + half * 2 + 1];
-      bf16* out = c + static_cast<size_t>(m) * N + n;
-      if (pairs && n + 1 < N) {
-        *reinterpret_cast<__nv_bfloat162*>(out) =
-            __floats2bfloat162_rn(apply_epilogue(v0, m, n, N, ep), apply_epilogue(v1, m, n + 1, N, ep));
-      } else {
-        if (n < N) out[0] = __float2bfloat16_rn(apply_epilogue(v0, m, n, N, ep));
-        if (n + 1 < N) out[1] = __float2bfloat16_rn(apply_epilogue(v1, m, n + 1, N, ep));
+      for (int ni = 0; ni < BN / 8; ++ni) {
+        const int n = n0 + ni * 8 + (lane & 3) * 2;
+        const float v0 = acc[ni * 4 + half * 2], v1 = acc[ni * 4 + half * 2 + 1];
+        bf16* out = c + static_cast<size_t>(m) * N + n;
+        if (pairs && n + 1 < N) {
+          *reinterpret_cast<__nv_bfloat162*>(out) =
+              __floats2bfloat162_rn(apply_epilogue(v0, m, n, N, ep), apply_epilogue(v1, m, n + 1, N, ep));
+        } else {
+          if (n < N) out[0] = __float2bfloat16_rn(apply_epilogue(v0, m, n, N, ep));
+          if (n + 1 < N) out[1] = __float2bfloat16_rn(apply_epilogue(v1, m, n + 1, N, ep));
+        }
       }
     }
   }
 #else
-  (void)a, (void)b, (void)c, (void)M, (void)N, (void)K, (void)ep;
+  (void)map_a, (void)map_b, (void)c, (void)M, (void)N, (void)K, (void)ep;
   __trap();  // never launched: the host runs the mma.sync kernel where this one was not built
 #endif
+}
+
+// cuTensorMapEncodeTiled, a driver function, reached through the runtime (no -lcuda).
+using tensor_map_encode_fn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                          const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                          CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+inline tensor_map_encode_fn tensor_map_encoder() {
+  static const tensor_map_encode_fn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return static_cast<tensor_map_encode_fn>(nullptr);
+    return reinterpret_cast<tensor_map_encode_fn>(p);
+  }();
+  return fn;
+}
+// Row-major [rows, k] bf16 matrix read in boxes of box_rows x 64 with the 128-byte swizzle;
+// reads outside the matrix give zeros.
+inline bool make_tile_map(CUtensorMap* map, const bf16* p, int rows, int k, int box_rows) {
+  const tensor_map_encode_fn encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * 2};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(wg_bk), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<bf16*>(p), dims, strides, box, elem_strides,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 inline cudaError_t launch_gemm_wgmma(const bf16* a, const bf16* b, bf16* c, int m, int n, int k, epilogue<bf16> ep,
@@ -402,7 +469,9 @@ inline cudaError_t launch_gemm_wgmma(const bf16* a, const bf16* b, bf16* c, int 
   if (attr != cudaSuccess) return attr;
   const long long blocks = static_cast<long long>((m + wg_bm - 1) / wg_bm) * ((n + wg_bn - 1) / wg_bn);
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidValue;
-  gemm_wgmma_kernel<<<static_cast<unsigned>(blocks), wg_threads, wg_smem_bytes, stream>>>(a, b, c, m, n, k, ep);
+  CUtensorMap map_a, map_b;
+  if (!make_tile_map(&map_a, a, m, k, wg_bm) || !make_tile_map(&map_b, b, n, k, wg_bn)) return cudaErrorInvalidValue;
+  gemm_wgmma_kernel<<<static_cast<unsigned>(blocks), wg_threads, wg_smem_bytes, stream>>>(map_a, map_b, c, m, n, k, ep);
   return cudaGetLastError();
 }
 
