@@ -384,6 +384,7 @@ class collector final : public capture_listener {
       remove_capture_listener(*this);
       capture_stopped();
     }
+    const timestamp_ns stop_called = now(); // what starts from here on is the collector's own
     cudaError_t ce = cudaDeviceSynchronize();
     if (ce != cudaSuccess)
       note(std::string("cudaDeviceSynchronize failed before the final flush (") + cudaGetErrorString(ce) +
@@ -407,15 +408,16 @@ class collector final : public capture_listener {
       }
       stats_.unmatched_range_ends = detail::nvtx_events_to_ranges(
           std::move(events), trace_, [this](std::uint64_t h) { return calibration_.to_trace(h); },
-          [this](std::uint64_t os) { return decoder_->thread_index(os); });
+          [this](std::uint64_t os) { return decoder_->thread_index(os); }, detail::registered_nvtx_names());
     }
     std::vector<detail::time_window> windows = windows_;
     auto fc = detail::finish_trace(trace_, std::move(host_calls_), options_.only_in_capture ? &windows : nullptr);
     host_calls_.clear();
     for (auto& s : trace_.syncs)
       if (s.thread == detail::activity_decoder::no_thread) s.thread = decoder_->thread_index(0);
-    // The device synchronisation of stop() itself is not the program's.
-    auto own = [this](const auto& r) { return r.start >= trace_.finish; };
+    // The device synchronisation of stop() itself is not the program's: it began after
+    // stop() was called (trace_.finish is later, once the GPU has drained).
+    auto own = [stop_called](const auto& r) { return r.start >= stop_called; };
     trace_.syncs.erase(std::remove_if(trace_.syncs.begin(), trace_.syncs.end(), own), trace_.syncs.end());
     trace_.api_calls.erase(std::remove_if(trace_.api_calls.begin(), trace_.api_calls.end(), own), trace_.api_calls.end());
     const auto& dc = decoder_->counts();

@@ -6,6 +6,7 @@
 #include "workloads.hpp"
 
 #include <doctest/doctest.h>
+#include <nvscope/annotate.hpp>
 #include <nvtx3/nvtx3.hpp>
 
 #include <algorithm>
@@ -376,4 +377,38 @@ TEST_CASE("every launch source ties runtime, driver, graph, copy and memset laun
   }
   cudaGraphExecDestroy(exec);
   cudaStreamDestroy(s);
+}
+
+namespace {
+struct early_domain {
+  static constexpr const char* name = "nvscope_test_early";
+};
+} // namespace
+
+TEST_CASE("names nvscope registered before start (call sites, formatted names, domains) are resolved") {
+  REQUIRE(ns::prepare_collector());
+  device_buffers d(4096);
+  const int first = static_cast<int>(rng()() % 1000);
+  auto body = [&](int i) {
+    NVSCOPE_RANGE_IN(early_domain, "early_site");
+    NVSCOPE_RANGE_F("early_%d", i);
+    REQUIRE_OK(wl::fill(d.x, d.n, 1.f));
+  };
+  body(first);  // first use: domain created and names registered with no collector listening
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  ns::collector c(quiet_options());
+  REQUIRE(c.start());
+  body(first);
+  body(first + 1);  // registered while the collector listens
+  c.stop();
+  const auto& t = c.result();
+  auto count = [&](const char* name, const char* domain) {
+    return std::count_if(t.ranges.begin(), t.ranges.end(), [&](const ns::range_record& r) {
+      return t.strings[r.name] == name && t.strings[r.domain] == domain;
+    });
+  };
+  CHECK(count("early_site", "nvscope_test_early") == 2);
+  CHECK(count(("early_" + std::to_string(first)).c_str(), "") == 1);
+  CHECK(count(("early_" + std::to_string(first + 1)).c_str(), "") == 1);
+  for (const auto& r : t.ranges) CHECK(t.strings[r.name].find("<unknown") == std::string_view::npos);
 }

@@ -332,3 +332,44 @@ TEST_CASE("activity kinds: one list, CONCURRENT_KERNEL and never KERNEL, each ki
   }
   CHECK(kinds.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 1);
 }
+
+TEST_CASE("registered range names resolve: from registrations seen, from names known before, else marked unknown") {
+  ns::trace t;
+  t.threads.push_back({77, 0});
+  nd::nvtx_names known;
+  known.domains[0x10] = "early_domain";  // created before the collector listened
+  known.strings[0x100] = "early_name";   // registered before the collector listened
+  std::vector<nd::nvtx_event> events;
+  auto ev = [&](nd::nvtx_event_kind k, std::uint64_t time, std::uint64_t domain, std::uint64_t key,
+                std::uint64_t registered, const char* name) {
+    nd::nvtx_event e;
+    e.kind = k;
+    e.time = time;
+    e.os_thread = 77;
+    e.domain = domain;
+    e.key = key;
+    e.registered = registered;
+    if (name != nullptr) e.name = name;
+    events.push_back(e);
+  };
+  ev(nd::nvtx_event_kind::string_registered, 1, 0x20, 0x200, 0, "late_name");
+  ev(nd::nvtx_event_kind::domain_created, 2, 0x20, 0, 0, "late_domain");
+  ev(nd::nvtx_event_kind::push, 10, 0x10, 0, 0x100, nullptr);  // known before start
+  ev(nd::nvtx_event_kind::push, 20, 0x20, 0, 0x200, nullptr);  // registered while listening
+  ev(nd::nvtx_event_kind::pop, 30, 0x20, 0, 0, nullptr);
+  ev(nd::nvtx_event_kind::push, 40, 0x10, 0, 0x999, nullptr);  // never seen
+  ev(nd::nvtx_event_kind::pop, 50, 0x10, 0, 0, nullptr);
+  ev(nd::nvtx_event_kind::pop, 60, 0x10, 0, 0, nullptr);
+  const auto unmatched = nd::nvtx_events_to_ranges(
+      events, t, [](std::uint64_t x) { return x; }, [](std::uint64_t) { return 0u; }, known);
+  CHECK(unmatched == 0);
+  REQUIRE(t.ranges.size() == 3);
+  CHECK(t.strings[t.ranges[0].name] == "early_name");
+  CHECK(t.strings[t.ranges[0].domain] == "early_domain");
+  CHECK(t.ranges[0].end == 60);
+  CHECK(t.strings[t.ranges[1].name] == "late_name");
+  CHECK(t.strings[t.ranges[1].domain] == "late_domain");
+  CHECK(t.ranges[1].end == 30);
+  CHECK(t.strings[t.ranges[2].name] == "<unknown registered string>");
+  CHECK(t.ranges[2].end == 50);
+}

@@ -8,6 +8,7 @@
 // as a small event (copied name, steady_clock time, thread) and turned into range records when
 // the collector stops.
 
+#include <nvscope/detail/annotate_mode.hpp>
 #include <nvscope/detail/collector_finish.hpp>
 #include <nvscope/detail/collector_launch_log.hpp>
 #include <nvscope/trace.hpp>
@@ -24,17 +25,22 @@
 #include <utility>
 #include <vector>
 
+#if NVSCOPE_DETAIL_ENABLED
+#include <nvscope/detail/nvtx_core.hpp>
+#endif
+
 namespace nvscope {
 inline namespace v1 {
 namespace detail {
 
-enum class nvtx_event_kind : std::uint8_t { push, pop, start, end, mark, domain_created, thread_named };
+enum class nvtx_event_kind : std::uint8_t { push, pop, start, end, mark, domain_created, thread_named, string_registered };
 
 struct nvtx_event {
   std::uint64_t time = 0; // steady_clock ns
   std::uint64_t os_thread = 0;
   std::uint64_t key = 0;  // domain handle (push/pop/mark/domain_created), range id (start/end), os thread (named)
   std::uint64_t domain = 0;
+  std::uint64_t registered = 0; // string handle when the name came registered (resolved at stop)
   std::string name;
   std::uint32_t color = 0;
   std::uint32_t category = 0;
@@ -56,7 +62,7 @@ inline void fill_from_attributes(nvtx_event& e, const nvtxEventAttributes_t* a) 
   if (a == nullptr) return;
   if (a->messageType == NVTX_MESSAGE_TYPE_ASCII && a->message.ascii != nullptr) e.name = a->message.ascii;
   else if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED && a->message.registered != nullptr)
-    e.name = "<registered string>";
+    e.registered = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(a->message.registered));
   if (a->colorType == NVTX_COLOR_ARGB) e.color = a->color;
   e.category = a->category;
   switch (a->payloadType) {
@@ -143,6 +149,15 @@ inline bool record_nvtx_call(CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
       if (auto* m = static_cast<const nvtxDomainCreateA_params*>(p)->name) e.name = m;
       break;
     }
+    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
+      if (d->functionReturnValue == nullptr) return false;
+      auto* q = static_cast<const nvtxDomainRegisterStringA_params*>(p);
+      e.kind = nvtx_event_kind::string_registered;
+      e.domain = handle(q->domain);
+      e.key = handle(*static_cast<const nvtxStringHandle_t*>(d->functionReturnValue));
+      if (q->string != nullptr) e.name = q->string;
+      break;
+    }
     case CUPTI_CBID_NVTX_nvtxNameOsThreadA: {
       auto* q = static_cast<const nvtxNameOsThreadA_params*>(p);
       e.kind = nvtx_event_kind::thread_named;
@@ -168,17 +183,46 @@ struct nvtx_callback_list {
       CUPTI_CBID_NVTX_nvtxRangePop,      CUPTI_CBID_NVTX_nvtxDomainRangePop,    CUPTI_CBID_NVTX_nvtxMarkA,
       CUPTI_CBID_NVTX_nvtxMarkEx,        CUPTI_CBID_NVTX_nvtxDomainMarkEx,      CUPTI_CBID_NVTX_nvtxRangeStartA,
       CUPTI_CBID_NVTX_nvtxRangeStartEx,  CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxRangeEnd,
-      CUPTI_CBID_NVTX_nvtxDomainRangeEnd, CUPTI_CBID_NVTX_nvtxDomainCreateA,    CUPTI_CBID_NVTX_nvtxNameOsThreadA};
+      CUPTI_CBID_NVTX_nvtxDomainRangeEnd, CUPTI_CBID_NVTX_nvtxDomainCreateA,    CUPTI_CBID_NVTX_nvtxNameOsThreadA,
+      CUPTI_CBID_NVTX_nvtxDomainRegisterStringA};
 };
+
+// Names of domains and registered strings known before the events: what nvscope's own
+// annotations registered before the collector listened (domains are created and strings
+// registered once, at first use, often during a warm-up the collector does not see).
+struct nvtx_names {
+  std::unordered_map<std::uint64_t, std::string> domains; // domain handle -> name
+  std::unordered_map<std::uint64_t, std::string> strings; // string handle -> string
+};
+
+inline nvtx_names registered_nvtx_names() {
+  nvtx_names names;
+#if NVSCOPE_DETAIL_ENABLED
+  auto key = [](const void* h) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(h)); };
+  for_each_registration([&](nvtxDomainHandle_t d, const char* domain_name, nvtxStringHandle_t s, const char* str) {
+    if (s == nullptr) names.domains[key(d)] = domain_name;
+    else names.strings[key(s)] = str;
+  });
+#endif
+  return names;
+}
 
 // Turns the events into range records (push/pop per thread and domain, start/end by id).
 // `to_trace` maps a steady time to the trace clock, `thread_index` an OS thread to its index.
 // Returns how many pops and ends matched nothing.
 template <class ToTrace, class ThreadIndex>
 std::uint64_t nvtx_events_to_ranges(std::vector<nvtx_event> events, trace& t, ToTrace&& to_trace,
-                                    ThreadIndex&& thread_index) {
+                                    ThreadIndex&& thread_index, const nvtx_names& known = {}) {
   std::uint64_t unmatched = 0;
   std::unordered_map<std::uint64_t, string_id> domains;
+  std::unordered_map<std::uint64_t, string_id> strings;
+  for (const auto& kv : known.domains) domains[kv.first] = t.strings.intern(kv.second);
+  for (const auto& kv : known.strings) strings[kv.first] = t.strings.intern(kv.second);
+  auto name_of = [&](const nvtx_event& e) -> string_id {
+    if (e.registered == 0) return t.strings.intern(e.name);
+    auto it = strings.find(e.registered);
+    return it != strings.end() ? it->second : t.strings.intern("<unknown registered string>");
+  };
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::size_t>> stacks; // (thread, domain)
   std::unordered_map<std::uint64_t, std::size_t> started;
   auto domain_id = [&](std::uint64_t h) -> string_id {
@@ -190,6 +234,7 @@ std::uint64_t nvtx_events_to_ranges(std::vector<nvtx_event> events, trace& t, To
     const std::uint32_t thread = thread_index(e.os_thread);
     switch (e.kind) {
       case nvtx_event_kind::domain_created: domains[e.domain] = t.strings.intern(e.name); break;
+      case nvtx_event_kind::string_registered: strings[e.key] = t.strings.intern(e.name); break;
       case nvtx_event_kind::thread_named: t.threads[thread_index(e.key)].name = t.strings.intern(e.name); break;
       case nvtx_event_kind::push:
       case nvtx_event_kind::start:
@@ -197,7 +242,7 @@ std::uint64_t nvtx_events_to_ranges(std::vector<nvtx_event> events, trace& t, To
         range_record r;
         r.start = to_trace(e.time);
         r.domain = domain_id(e.domain);
-        r.name = t.strings.intern(e.name);
+        r.name = name_of(e);
         r.color = e.color;
         r.category = e.category;
         r.payload = e.value;

@@ -79,6 +79,27 @@ inline domain_registry& registry() noexcept {
 
 inline domain_entry& default_domain_entry() noexcept { return registry().default_entry; }
 
+// Calls f(domain handle, domain name, string handle, string) for every string nvscope has
+// registered, and f(domain handle, domain name, nullptr, nullptr) for every domain it created:
+// how a tool that started late (the collector) names what was registered before it listened.
+template <class F>
+void for_each_registration(F&& f) {
+  auto& r = registry();
+  auto visit = [&f](domain_entry& d) {
+    nvtxDomainHandle_t dh = d.is_default ? nullptr : d.handle.load(std::memory_order_acquire);
+    if (!d.is_default) {
+      if (!d.created.load(std::memory_order_acquire)) return;
+      f(dh, d.name.c_str(), static_cast<nvtxStringHandle_t>(nullptr), static_cast<const char*>(nullptr));
+    }
+    std::lock_guard<std::mutex> lock(d.mutex);
+    for (const auto& kv : d.strings)
+      if (kv.second.handle != nullptr) f(dh, d.name.c_str(), kv.second.handle, kv.first.c_str());
+  };
+  visit(r.default_entry);
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (auto& kv : r.named) visit(*kv.second);
+}
+
 /// The entry of the domain called `name` (null or empty: the default domain). Cheap after
 /// the first call for a name; calls no NVTX function. Out of memory: the default domain.
 inline domain_entry& domain_entry_named(name_ref name) noexcept {
