@@ -256,16 +256,14 @@ void print_config(const config_result& r, int iters) {
   std::printf("  forward pass     %.3f ms (%s of %d)\n", r.forward_ms,
               r.collected ? "median GPU projection of the `forward` range" : "median, events around whole passes", iters);
   if (r.phases_recorded) {
-    std::printf("  GPU ms a pass   ");
+    std::printf("  GPU ms a pass  ");
     for (int p = 0; p < nk::block_phase_count; ++p) {
       if (r.phase_ms[p] < 0) std::printf("  %s -", nk::block_phases()[p]);
       else std::printf("  %s %.3f", nk::block_phases()[p], r.phase_ms[p]);
     }
     std::printf("\n");
   } else {
-    std::printf("  GPU ms a pass    not available: the trace holds the library's layer and phase ranges but\n"
-                "                   not their names (NVSCOPE_RANGE names are NVTX registered strings, which the\n"
-                "                   collector does not resolve yet)\n");
+    std::printf("  GPU ms a pass    not available: no phase range of the library reached the trace\n");
   }
   std::printf("  GPU busy         %.1f%%; launch gaps %.0f a pass, median %.1f us, p90 %.1f us\n", r.busy_percent,
               r.gaps_per_pass, r.gap_median_us, r.gap_p90_us);
