@@ -14,6 +14,8 @@
  *   BM_launch/cupti_api_act    cupti_min + RUNTIME and DRIVER activity records
  * nvscope's launch sources (collector_options::launches), default kinds:
  *   BM_launch/nvscope_driver_cb, nvscope_both_cb, nvscope_api_activity
+ * nvscope's sync sources (collector_options::syncs), default kinds: BM_launch/nvscope is
+ * host_callbacks (the default), BM_launch/nvscope_sync_activity the SYNCHRONIZATION kind
  * Counters cb_runtime_per_launch / cb_driver_per_launch: callbacks (entry site) per launch.
  * The nvscope runs also time the analysis of the collected trace (analysis_records_per_s).
  * bench/collector/run.sh runs BM_launch/plain under nsys as a separate process.
@@ -101,11 +103,12 @@ void enable_launch_callbacks(CUpti_SubscriberHandle sub, bool driver, std::uint3
 enum mode {
   plain, cupti_min, nvscope_default, nvscope_kernels, plain_again,
   cupti_kinds, cupti_cb_runtime, cupti_cb_driver, cupti_api_act,
-  nvscope_driver_cb, nvscope_both_cb, nvscope_api_activity, cupti_k_memcpy, cupti_k_memset, cupti_k_sync
+  nvscope_driver_cb, nvscope_both_cb, nvscope_api_activity, cupti_k_memcpy, cupti_k_memset, cupti_k_sync,
+  nvscope_sync_activity
 };
 bool is_nvscope(mode m) {
   return m == nvscope_default || m == nvscope_kernels || m == nvscope_driver_cb || m == nvscope_both_cb ||
-         m == nvscope_api_activity;
+         m == nvscope_api_activity || m == nvscope_sync_activity;
 }
 bool is_raw(mode m) {
   return m == cupti_min || m == cupti_kinds || m == cupti_cb_runtime || m == cupti_cb_driver || m == cupti_api_act ||
@@ -122,6 +125,7 @@ void BM_launch(benchmark::State& state, mode m) {
     if (m == nvscope_driver_cb) o.launches = nvscope::launch_source::driver_callbacks;
     if (m == nvscope_both_cb) o.launches = nvscope::launch_source::runtime_and_driver_callbacks;
     if (m == nvscope_api_activity) o.launches = nvscope::launch_source::api_activity;
+    if (m == nvscope_sync_activity) o.syncs = nvscope::sync_source::activity;
     nvscope::collector c(o);
     std::vector<CUpti_ActivityKind> raw_kinds;
     CUpti_SubscriberHandle sub = nullptr;
@@ -243,6 +247,7 @@ int main(int argc, char** argv) {
       {"cupti_k_memcpy", cupti_k_memcpy},
       {"cupti_k_memset", cupti_k_memset},
       {"cupti_k_sync", cupti_k_sync},
+      {"nvscope_sync_activity", nvscope_sync_activity},
       {"plain_again", plain_again},
   };
   for (const auto& md : modes)

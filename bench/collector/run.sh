@@ -54,7 +54,7 @@ cat "$WORK/under_sanitizer.log" >> "$LOG"
 
 # Each launch mode in a fresh process (CUPTI, once enabled, leaves a process slower), in
 # interleaved rounds: ROUNDS x NVSCOPE_BENCH_REPS samples per mode.
-MODES="plain cupti_min nvscope nvscope_kernels cupti_kinds cupti_cb_runtime cupti_cb_driver cupti_api_act nvscope_driver_cb nvscope_both_cb nvscope_api_activity cupti_k_memcpy cupti_k_memset cupti_k_sync"
+MODES="plain cupti_min nvscope nvscope_kernels cupti_kinds cupti_cb_runtime cupti_cb_driver cupti_api_act nvscope_driver_cb nvscope_both_cb nvscope_api_activity cupti_k_memcpy cupti_k_memset cupti_k_sync nvscope_sync_activity"
 say "bench: fresh process per mode, ${ROUNDS:-3} interleaved rounds"
 for r in $(seq 1 "${ROUNDS:-3}"); do
   for m in $MODES; do
@@ -122,6 +122,7 @@ m = {
     "launch_us_nvscope_driver_cb": med(F, "BM_launch/nvscope_driver_cb", "launch_us"),
     "launch_us_nvscope_both_cb": med(F, "BM_launch/nvscope_both_cb", "launch_us"),
     "launch_us_nvscope_api_activity": med(F, "BM_launch/nvscope_api_activity", "launch_us"),
+    "launch_us_nvscope_sync_activity": med(F, "BM_launch/nvscope_sync_activity", "launch_us"),
     "launch_us_cupti_kinds": med(F, "BM_launch/cupti_kinds", "launch_us"),
     "launch_us_cupti_cb_runtime": med(F, "BM_launch/cupti_cb_runtime", "launch_us"),
     "launch_us_cupti_cb_driver": med(F, "BM_launch/cupti_cb_driver", "launch_us"),
@@ -153,7 +154,7 @@ m["cupti_min_vs_plain"] = ratio("launch_us_cupti_min", "launch_us_plain")
 m["overhead_vs_cupti_min"] = ratio("launch_us_nvscope", "launch_us_cupti_min")
 m["overhead_kernels_only_vs_cupti_min"] = ratio("launch_us_nvscope_kernels_only", "launch_us_cupti_min")
 m["overhead_vs_nsys"] = ratio("launch_us_nvscope", "launch_us_nsys")
-for v in ("driver_cb", "both_cb", "api_activity"):
+for v in ("driver_cb", "both_cb", "api_activity", "sync_activity"):
     m[f"overhead_{v}_vs_cupti_min"] = ratio(f"launch_us_nvscope_{v}", "launch_us_cupti_min")
 m["overhead_one_process_vs_cupti_min"] = ratio("launch_us_nvscope_one_process", "launch_us_cupti_min_one_process")
 

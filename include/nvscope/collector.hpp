@@ -62,7 +62,7 @@ enum class activity : std::uint32_t {
   kernels = 1u << 0,     ///< CUPTI CONCURRENT_KERNEL
   copies = 1u << 1,      ///< MEMCPY
   memsets = 1u << 2,     ///< MEMSET
-  syncs = 1u << 3,       ///< SYNCHRONIZATION
+  syncs = 1u << 3,       ///< host waits: sync callbacks, or SYNCHRONIZATION (see `sync_source`)
   nvtx = 1u << 4,        ///< NVTX ranges, marks, domain and thread names (CUPTI's NVTX callbacks)
   runtime_api = 1u << 5, ///< RUNTIME: every CUDA runtime call as an `api_record`
   driver_api = 1u << 6,  ///< DRIVER: every driver call as an `api_record`
@@ -92,6 +92,21 @@ enum class launch_source : std::uint8_t {
   api_activity,
 };
 
+/// Where the collector's synchronisations (`trace::syncs`, with `activity::syncs`) come from.
+/// Measured on an H200 in bench/results/collector.md.
+enum class sync_source : std::uint8_t {
+  /// CUPTI callbacks on entry to and exit from the sync calls (cudaDeviceSynchronize,
+  /// cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent and the driver's
+  /// cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize, cuStreamWaitEvent), in the API
+  /// domains of `launches`: each record spans the call, i.e. the time the host thread was
+  /// blocked, with its thread, kind and (for stream calls) stream. No cost on launches. A
+  /// runtime sync and the driver call inside it are one record. The default.
+  host_callbacks,
+  /// CUPTI's SYNCHRONIZATION activity kind: CUPTI's own start and end of each wait, with
+  /// stream and context ids. Enabling it slows every kernel launch (0.16 us on the H200).
+  activity,
+};
+
 /// How the collector runs.
 ///
 /// \code
@@ -111,6 +126,8 @@ struct collector_options {
   bool record_launches = true;
   /// How launches are recorded when `record_launches` is on.
   launch_source launches = launch_source::driver_callbacks;
+  /// Where synchronisations come from when `kinds` has `activity::syncs`.
+  sync_source syncs = sync_source::host_callbacks;
   /// Keep only what was launched between capture start and stop (capture_listener.hpp).
   bool only_in_capture = false;
   /// Kernel names as `abi::__cxa_demangle` gives them; false keeps the mangled names.
@@ -137,6 +154,8 @@ struct collector_stats {
   std::int64_t clock_drift_ns = 0;      ///< how much that offset moved by stop
   std::uint64_t launch_calls_runtime = 0; ///< launch and sync calls recorded in the runtime API
   std::uint64_t launch_calls_driver = 0;  ///< ... and in the driver API
+  std::uint64_t sync_calls_nested = 0;    ///< sync calls inside another (the driver call of a runtime sync): folded
+  std::uint64_t sync_calls_unpaired = 0;  ///< sync calls with an entry and no exit at stop (or the reverse): not reported
 };
 
 class collector;
@@ -149,11 +168,38 @@ struct host_call_prefixes {
   // (for a graph launch, on every node it runs).
   static constexpr const char* launches[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
                                              "cuLaunch",   "cuGraphLaunch",   "cuMemcpy",   "cuMemset"};
-  // Calls that wait: their correlation id is the one on the SYNCHRONIZATION record.
+  // Calls that wait: their correlation id is the one on the SYNCHRONIZATION record; with
+  // sync_source::host_callbacks their entry and exit make the sync record.
   static constexpr const char* syncs[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
                                           "cudaStreamWaitEvent",   "cuCtxSynchronize",      "cuStreamSynchronize",
                                           "cuEventSynchronize",    "cuStreamWaitEvent"};
+  // What each of `syncs` waits on.
+  static constexpr sync_kind sync_kinds[] = {sync_kind::context, sync_kind::stream, sync_kind::event,
+                                             sync_kind::stream_wait_event, sync_kind::context, sync_kind::stream,
+                                             sync_kind::event, sync_kind::stream_wait_event};
+  static_assert(sizeof(syncs) / sizeof(syncs[0]) == sizeof(sync_kinds) / sizeof(sync_kinds[0]), "one kind per sync call");
 };
+
+// The flags of one callback id, by its name: launch or sync, the sync's kind, per-thread
+// stream (_ptsz), driver domain. `sync_spans`: syncs are recorded from their callbacks (entry
+// and exit), not only for their thread.
+inline std::uint8_t host_call_flags_for(const char* name, bool is_driver, bool want_launches, bool want_syncs,
+                                        bool sync_spans) {
+  auto starts_with = [](const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; };
+  std::uint32_t flags = 0;
+  if (want_launches)
+    for (const char* pre : host_call_prefixes::launches)
+      if (starts_with(name, pre)) flags = host_call_launch;
+  if (want_syncs)
+    for (std::size_t i = 0; i < sizeof(host_call_prefixes::syncs) / sizeof(host_call_prefixes::syncs[0]); ++i)
+      if (starts_with(name, host_call_prefixes::syncs[i])) {
+        flags = host_call_sync | (static_cast<std::uint32_t>(host_call_prefixes::sync_kinds[i]) << host_call_kind_shift);
+        if (sync_spans) flags |= host_call_sync_span;
+        if (std::strstr(name, "_ptsz") != nullptr) flags |= host_call_per_thread;
+      }
+  if (flags != 0 && is_driver) flags |= host_call_driver;
+  return static_cast<std::uint8_t>(flags);
+}
 
 // The activity kinds, in the order they are enabled (and disabled in reverse).
 struct activity_kind_entry {
@@ -167,7 +213,8 @@ struct activity_kind_list {
       {activity::kernels, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, false},
       {activity::copies, CUPTI_ACTIVITY_KIND_MEMCPY, false},
       {activity::memsets, CUPTI_ACTIVITY_KIND_MEMSET, false},
-      // Host waits; their thread comes from the sync callback's correlation id.
+      // Host waits, with sync_source::activity only (it slows every launch); their thread comes
+      // from the sync callback's correlation id.
       {activity::syncs, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, false},
       // NVTX is not here: CUPTI 13's MARKER activity misses nvtxDomain* calls, so ranges come
       // from the NVTX callback domain instead (detail/collector_nvtx.hpp).
@@ -220,12 +267,29 @@ inline void CUPTIAPI on_host_call(void*, CUpti_CallbackDomain domain, CUpti_Call
     return;
   }
   const auto* d = static_cast<const CUpti_CallbackData*>(data);
-  if (d->callbackSite != CUPTI_API_ENTER) return;
   auto& p = collector_state();
   if (!p.recording.load(std::memory_order_relaxed)) return;
   const auto& table = domain == CUPTI_CB_DOMAIN_DRIVER_API ? p.driver_flags : p.runtime_flags;
-  const std::uint32_t flags = cbid < table.size() ? table[cbid] : 0u;
+  std::uint32_t flags = cbid < table.size() ? table[cbid] : 0u;
   if (flags == 0) return;
+  if (d->callbackSite != CUPTI_API_ENTER) {
+    // Exits matter only for syncs recorded from callbacks: the end of the wait.
+    if ((flags & host_call_sync_span) == 0) return;
+    const std::uint64_t now = steady_ns();
+    flags |= host_call_exit;
+    const bool stream_call = (flags & host_call_kind_mask) == (static_cast<std::uint32_t>(sync_kind::stream) << host_call_kind_shift) ||
+                             (flags & host_call_kind_mask) == (static_cast<std::uint32_t>(sync_kind::stream_wait_event) << host_call_kind_shift);
+    auto get_stream = cupti().cuptiGetStreamIdEx;
+    if (stream_call && get_stream != nullptr && d->functionParams != nullptr) {
+      // Every stream sync and stream wait call takes the stream first.
+      CUstream stream = *static_cast<const CUstream*>(d->functionParams);
+      std::uint32_t id = 0;
+      if (get_stream(d->context, stream, (flags & host_call_per_thread) != 0 ? 1 : 0, &id) == CUPTI_SUCCESS)
+        flags |= host_call_stream_bits(id);
+    }
+    if (!record_host_call(now, d->correlationId, flags)) p.host_calls_lost.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   if (!record_host_call(steady_ns(), d->correlationId, flags))
     p.host_calls_lost.fetch_add(1, std::memory_order_relaxed);
 }
@@ -315,6 +379,7 @@ class collector final : public capture_listener {
     trace_ = trace{};
     stats_ = collector_stats{};
     windows_.clear();
+    sync_calls_.clear();
     decoder_ = std::make_unique<detail::activity_decoder>(trace_, options_.demangle, &detail::cupti_api_name);
     if (p.owner != nullptr) return fail("another nvscope collector is already running in this process");
     if (p.exiting.load()) return fail("the process is exiting");
@@ -399,6 +464,14 @@ class collector final : public capture_listener {
       p.owner = nullptr;
     }
     collect_host_calls();
+    if (!sync_calls_.empty()) {
+      detail::sync_pairing_counts sc;
+      auto host_syncs = detail::syncs_from_host_calls(std::move(sync_calls_), &sc);
+      sync_calls_.clear();
+      stats_.sync_calls_nested = sc.nested;
+      stats_.sync_calls_unpaired = sc.unpaired;
+      trace_.syncs.insert(trace_.syncs.end(), host_syncs.begin(), host_syncs.end());
+    }
     {
       std::vector<detail::nvtx_event> events;
       {
@@ -528,11 +601,11 @@ class collector final : public capture_listener {
   bool begin_instrumentation() {
     auto& p = detail::collector_state();
     stage_ = 0;
-    if (options_.record_launches) build_host_call_tables();
-    if (launch_callbacks() || has(options_.kinds, activity::nvtx)) {
+    if (options_.record_launches || host_sync_callbacks()) build_host_call_tables();
+    if (host_callbacks() || has(options_.kinds, activity::nvtx)) {
       if (!check(NVSCOPE_CUPTI_CALL(cuptiSubscribe, (&p.subscriber, &detail::on_host_call, nullptr)))) return false;
       stage_ = 1;
-      if (launch_callbacks() && !enable_host_call_callbacks(1)) {
+      if (host_callbacks() && !enable_host_call_callbacks(1)) {
         end_instrumentation();
         return false;
       }
@@ -567,6 +640,7 @@ class collector final : public capture_listener {
       const bool for_launches =
           api_launches && (e.kind == CUPTI_ACTIVITY_KIND_RUNTIME || e.kind == CUPTI_ACTIVITY_KIND_DRIVER);
       if (!has(options_.kinds, e.option) && !for_launches) continue;
+      if (e.kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION && host_sync_callbacks()) continue; // from callbacks
       auto s = NVSCOPE_CUPTI_CALL(cuptiActivityEnable, (e.kind));
       if (s) {
         enabled_.push_back(e.kind);
@@ -595,7 +669,7 @@ class collector final : public capture_listener {
     }
     // stage 3: CUPTI offers no way to unregister buffer callbacks; they find no owner from now.
     if (stage_ >= 3) detail::cupti().cuptiSetThreadIdType(prior_thread_type_);
-    if (stage_ >= 2 && launch_callbacks()) enable_host_call_callbacks(0);
+    if (stage_ >= 2 && host_callbacks()) enable_host_call_callbacks(0);
     if (stage_ >= 1) {
       if (has(options_.kinds, activity::nvtx))
         for (CUpti_CallbackId id : detail::nvtx_callback_list::ids)
@@ -611,11 +685,20 @@ class collector final : public capture_listener {
     return options_.record_launches && options_.launches != launch_source::api_activity;
   }
 
+  // True when syncs are recorded from the sync calls' callbacks (sync_source::host_callbacks).
+  bool host_sync_callbacks() const noexcept {
+    return has(options_.kinds, activity::syncs) && options_.syncs == sync_source::host_callbacks;
+  }
+
+  // True when any launch or sync callback is enabled.
+  bool host_callbacks() const noexcept { return launch_callbacks() || host_sync_callbacks(); }
+
   // Finds the launch and sync calls by name in both API domains: flags by callback id.
   void build_host_call_tables() {
     auto& p = detail::collector_state();
-    const bool want_syncs = has(options_.kinds, activity::syncs);
-    auto starts_with = [](const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; };
+    const bool want_launches = options_.record_launches;
+    // Sync calls: the wait itself (host_callbacks), or the thread of a SYNCHRONIZATION record.
+    const bool want_syncs = host_sync_callbacks() || (has(options_.kinds, activity::syncs) && options_.record_launches);
     const bool driver_domain[] = {false, true};
     for (bool is_driver : driver_domain) {
       auto& table = is_driver ? p.driver_flags : p.runtime_flags;
@@ -625,14 +708,7 @@ class collector final : public capture_listener {
       for (std::uint32_t cbid = 1; cbid < size; ++cbid) {
         const char* name = detail::cupti_api_name(is_driver, cbid);
         if (name == nullptr) continue;
-        std::uint8_t flags = 0;
-        for (const char* pre : detail::host_call_prefixes::launches)
-          if (starts_with(name, pre)) flags = detail::host_call_launch;
-        if (want_syncs)
-          for (const char* pre : detail::host_call_prefixes::syncs)
-            if (starts_with(name, pre)) flags = detail::host_call_sync;
-        if (flags != 0 && is_driver) flags |= detail::host_call_driver;
-        table[cbid] = flags;
+        table[cbid] = detail::host_call_flags_for(name, is_driver, want_launches, want_syncs, host_sync_callbacks());
       }
     }
   }
@@ -648,11 +724,17 @@ class collector final : public capture_listener {
         {CUPTI_CB_DOMAIN_DRIVER_API, &p.driver_flags},
         {CUPTI_CB_DOMAIN_RUNTIME_API, &p.runtime_flags},
     };
-    const std::size_t domains = options_.launches == launch_source::runtime_and_driver_callbacks ? 2 : 1;
+    // Both domains only for runtime_and_driver_callbacks; else the driver domain, whose calls
+    // the runtime makes too (a runtime sync fires the driver sync call's callbacks).
+    const std::size_t domains =
+        options_.record_launches && options_.launches == launch_source::runtime_and_driver_callbacks ? 2 : 1;
+    const bool launches = launch_callbacks();
     for (std::size_t i = 0; i < domains; ++i) {
       const auto& d = all[i];
       for (std::uint32_t cbid = 1; cbid < d.table->size(); ++cbid) {
-        if ((*d.table)[cbid] == 0) continue;
+        const std::uint8_t flags = (*d.table)[cbid];
+        // Without launch callbacks (api_activity, or record_launches off) only sync spans.
+        if (flags == 0 || (!launches && (flags & detail::host_call_sync_span) == 0)) continue;
         auto s = NVSCOPE_CUPTI_CALL(cuptiEnableCallback, (enable, p.subscriber, d.domain, cbid));
         if (!s && enable) {
           note(s.message);
@@ -665,6 +747,13 @@ class collector final : public capture_listener {
 
   void collect_host_calls() {
     stats_.host_calls_lost += detail::drain_host_calls([this](std::uint64_t os_thread, const detail::host_call& c) {
+      if ((c.flags & detail::host_call_sync_span) != 0) { // entry or exit of a sync: paired at stop
+        sync_calls_.push_back(detail::sync_call{calibration_.to_trace(c.time), c.correlation,
+                                                decoder_->thread_index(os_thread), c.flags});
+        if ((c.flags & detail::host_call_exit) == 0)
+          ++((c.flags & detail::host_call_driver) != 0 ? stats_.launch_calls_driver : stats_.launch_calls_runtime);
+        return;
+      }
       detail::timed_host_call t;
       t.time = calibration_.to_trace(c.time);
       t.correlation = c.correlation;
@@ -741,6 +830,7 @@ class collector final : public capture_listener {
   std::uint64_t buffer_errors_ = 0;
   std::vector<std::string> errors_;
   std::vector<detail::timed_host_call> host_calls_;
+  std::vector<detail::sync_call> sync_calls_; // sync_source::host_callbacks: entries and exits
   detail::clock_calibration calibration_;
   std::mutex windows_mutex_;
   std::vector<detail::time_window> windows_;

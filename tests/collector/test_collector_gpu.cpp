@@ -412,3 +412,102 @@ TEST_CASE("names nvscope registered before start (call sites, formatted names, d
   CHECK(count(("early_" + std::to_string(first + 1)).c_str(), "") == 1);
   for (const auto& r : t.ranges) CHECK(t.strings[r.name].find("<unknown") == std::string_view::npos);
 }
+
+TEST_CASE("syncs: exact counts, one per wait, each spanning the wait, under each sync source") {
+  // ~20 ms at the H200's 1.98 GHz (longer at lower clocks): long enough that the host wait is
+  // almost all of the kernel.
+  const long long cycles = 40'000'000;
+  cudaStream_t s = nullptr, s2 = nullptr;
+  cudaEvent_t e = nullptr;
+  REQUIRE(cudaStreamCreate(&s) == cudaSuccess);
+  REQUIRE(cudaStreamCreate(&s2) == cudaSuccess);
+  REQUIRE(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess);
+  REQUIRE_OK(wl::spin(1000, s)); // warm-up outside the collection
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  struct config {
+    ns::sync_source source;
+    bool record_launches;
+  };
+  const config configs[] = {{ns::sync_source::host_callbacks, true},
+                            {ns::sync_source::activity, true},
+                            {ns::sync_source::host_callbacks, false}};
+  for (const auto& cfg : configs) {
+    const bool host = cfg.source == ns::sync_source::host_callbacks;
+    INFO("sync source " << (host ? "host_callbacks" : "activity") << ", record_launches " << cfg.record_launches);
+    auto o = quiet_options();
+    o.syncs = cfg.source;
+    o.record_launches = cfg.record_launches;
+    ns::collector c(o);
+    REQUIRE(c.start());
+    REQUIRE_OK(wl::spin(cycles, s));
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    REQUIRE_OK(wl::spin(cycles, s));
+    REQUIRE(cudaEventRecord(e, s) == cudaSuccess);
+    REQUIRE(cudaEventSynchronize(e) == cudaSuccess);
+    REQUIRE(cudaStreamWaitEvent(s2, e, 0) == cudaSuccess);
+    REQUIRE_OK(wl::empty(s2));
+    REQUIRE_OK(wl::spin(cycles));
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    REQUIRE(c.stop());
+    const auto& t = c.result();
+    std::vector<const ns::kernel_record*> spins;
+    const ns::kernel_record* empty = nullptr;
+    for (const auto& k : t.kernels) {
+      if (t.strings[k.name].find("spin_kernel") != std::string_view::npos) spins.push_back(&k);
+      if (t.strings[k.name].find("empty_kernel") != std::string_view::npos) empty = &k;
+    }
+    REQUIRE(spins.size() == 3);
+    REQUIRE(empty != nullptr);
+    std::size_t count[5] = {};
+    for (const auto& y : t.syncs) {
+      MESSAGE("sync kind " << static_cast<int>(y.kind) << " stream " << y.stream << " " << (y.end - y.start)
+                           << " ns, thread " << y.thread << ", correlation " << y.correlation);
+      ++count[static_cast<int>(y.kind)];
+    }
+    MESSAGE("nested " << c.stats().sync_calls_nested << ", unpaired " << c.stats().sync_calls_unpaired);
+    CHECK(t.syncs.size() == 4);
+    CHECK(count[static_cast<int>(ns::sync_kind::stream)] == 1);
+    CHECK(count[static_cast<int>(ns::sync_kind::event)] == 1);
+    CHECK(count[static_cast<int>(ns::sync_kind::stream_wait_event)] == 1);
+    CHECK(count[static_cast<int>(ns::sync_kind::context)] == 1);
+    if (host) CHECK(c.stats().sync_calls_unpaired == 0);
+    CHECK(t.launches.empty() == !cfg.record_launches);
+    auto find_sync = [&](ns::sync_kind kind) -> const ns::sync_record* {
+      for (const auto& y : t.syncs)
+        if (y.kind == kind) return &y;
+      return nullptr;
+    };
+    // Each blocking sync spans the spin kernel it waited for: it ends after the kernel (within
+    // 5 % of the kernel, for the clocks) and lasts at least 90 % of it.
+    const ns::sync_kind blocking[] = {ns::sync_kind::stream, ns::sync_kind::event, ns::sync_kind::context};
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto* y = find_sync(blocking[i]);
+      REQUIRE(y != nullptr);
+      const ns::kernel_record& k = *spins[i];
+      const double kernel_ns = static_cast<double>(k.end - k.start);
+      INFO("kind " << static_cast<int>(blocking[i]) << ": sync [" << y->start << ", " << y->end << "], kernel ["
+                   << k.start << ", " << k.end << "]");
+      CHECK(kernel_ns > 1e6);
+      CHECK(static_cast<double>(y->end - y->start) >= 0.9 * kernel_ns);
+      CHECK(static_cast<double>(y->end) + 0.05 * kernel_ns >= static_cast<double>(k.end));
+      CHECK(y->start <= k.end);
+      REQUIRE(y->thread < t.threads.size());
+      CHECK(t.threads[y->thread].os_id == ns::detail::os_thread_id());
+    }
+    const auto* ys = find_sync(ns::sync_kind::stream);
+    const auto* yw = find_sync(ns::sync_kind::stream_wait_event);
+    REQUIRE(ys != nullptr);
+    REQUIRE(yw != nullptr);
+    CHECK(yw->end >= yw->start);
+    CHECK(t.threads[yw->thread].os_id == ns::detail::os_thread_id());
+    if (host) { // the call returned before the kernel behind it ran; streams match the kernels'
+      CHECK(yw->end <= empty->start + 1000000); // 1 ms slack for the clocks
+      CHECK(ys->stream == spins[0]->stream);
+      CHECK(yw->stream == empty->stream);
+    }
+    CHECK(t.lost.dropped_records == 0);
+  }
+  cudaEventDestroy(e);
+  cudaStreamDestroy(s2);
+  cudaStreamDestroy(s);
+}

@@ -373,3 +373,150 @@ TEST_CASE("registered range names resolve: from registrations seen, from names k
   CHECK(t.strings[t.ranges[2].name] == "<unknown registered string>");
   CHECK(t.ranges[2].end == 50);
 }
+
+namespace {
+// The entry and exit of one sync call as the callbacks log them.
+nd::sync_call sync_enter(std::uint64_t t, std::uint32_t corr, std::uint32_t thread, ns::sync_kind kind, bool driver = false) {
+  return {t, corr, thread,
+          nd::host_call_sync | nd::host_call_sync_span | (driver ? nd::host_call_driver : 0u) |
+              (static_cast<std::uint32_t>(kind) << nd::host_call_kind_shift)};
+}
+nd::sync_call sync_exit(std::uint64_t t, std::uint32_t corr, std::uint32_t thread, int stream = -1) {
+  std::uint32_t f = nd::host_call_sync | nd::host_call_sync_span | nd::host_call_exit;
+  if (stream >= 0) f |= nd::host_call_stream_bits(static_cast<std::uint32_t>(stream));
+  return {t, corr, thread, f};
+}
+} // namespace
+
+TEST_CASE("sync call names map to their kind, driver flag and per-thread stream; launches stay launches") {
+  auto flags = [](const char* name, bool driver, bool spans = true) {
+    return static_cast<std::uint32_t>(nd::host_call_flags_for(name, driver, true, true, spans));
+  };
+  auto kind = [](std::uint32_t f) { return static_cast<ns::sync_kind>((f & nd::host_call_kind_mask) >> nd::host_call_kind_shift); };
+  struct expect {
+    const char* name;
+    ns::sync_kind kind;
+  };
+  const expect all[] = {{"cudaDeviceSynchronize_v3020", ns::sync_kind::context}, {"cuCtxSynchronize", ns::sync_kind::context},
+                        {"cudaStreamSynchronize_v3020", ns::sync_kind::stream},   {"cuStreamSynchronize", ns::sync_kind::stream},
+                        {"cudaEventSynchronize_v3020", ns::sync_kind::event},     {"cuEventSynchronize", ns::sync_kind::event},
+                        {"cudaStreamWaitEvent_v3020", ns::sync_kind::stream_wait_event},
+                        {"cuStreamWaitEvent", ns::sync_kind::stream_wait_event}};
+  for (const auto& e : all) {
+    const bool driver = e.name[2] != 'd';
+    const std::uint32_t f = flags(e.name, driver);
+    INFO(e.name);
+    CHECK((f & nd::host_call_sync) != 0);
+    CHECK((f & nd::host_call_launch) == 0);
+    CHECK((f & nd::host_call_sync_span) != 0);
+    CHECK(((f & nd::host_call_driver) != 0) == driver);
+    CHECK((f & nd::host_call_per_thread) == 0);
+    CHECK(kind(f) == e.kind);
+    CHECK((flags(e.name, driver, false) & nd::host_call_sync_span) == 0); // sync_source::activity
+  }
+  CHECK((flags("cuStreamSynchronize_ptsz", true) & nd::host_call_per_thread) != 0);
+  CHECK(kind(flags("cudaStreamWaitEvent_ptsz_v7000", false)) == ns::sync_kind::stream_wait_event);
+  CHECK(flags("cuLaunchKernel", true) == (nd::host_call_launch | nd::host_call_driver));
+  CHECK(flags("cudaMemcpyAsync_v3020", false) == nd::host_call_launch);
+  CHECK(flags("cuStreamQuery", true) == 0);
+  CHECK(nd::host_call_flags_for("cuCtxSynchronize", true, true, false, true) == 0); // syncs not wanted
+  CHECK(nd::host_call_flags_for("cuLaunchKernel", true, false, true, true) == 0);   // launches not wanted
+  // Every flag of a callback id fits the one-byte tables, below the per-call bits.
+  CHECK(flags("cudaStreamWaitEvent_ptsz_v7000", false) < nd::host_call_exit);
+  // Stream ids travel in an exit's flags; ids too large for the bits left read as unknown.
+  for (std::uint32_t id : {0u, 7u, 12345u, (1u << 23) - 2}) {
+    const std::uint32_t f = nd::host_call_exit | nd::host_call_stream_bits(id);
+    CHECK(nd::host_call_has_stream(f));
+    CHECK(nd::host_call_stream(f) == id);
+  }
+  CHECK(!nd::host_call_has_stream(nd::host_call_exit | nd::host_call_stream_bits((1u << 23) - 1)));
+  CHECK(!nd::host_call_has_stream(nd::host_call_exit));
+}
+
+TEST_CASE("sync entries and exits pair into one record per wait; a runtime sync and its driver call are one") {
+  std::vector<nd::sync_call> calls;
+  // thread 0: cudaStreamSynchronize (runtime) around cuStreamSynchronize (driver), same correlation
+  calls.push_back(sync_enter(100, 5, 0, ns::sync_kind::stream));
+  calls.push_back(sync_enter(110, 5, 0, ns::sync_kind::stream, true));
+  // thread 1 interleaved: a driver-only cuCtxSynchronize
+  calls.push_back(sync_enter(120, 6, 1, ns::sync_kind::context, true));
+  calls.push_back(sync_exit(900, 5, 0, 9)); // the driver exit knows the stream
+  calls.push_back(sync_exit(905, 5, 0));    // the runtime exit does not
+  calls.push_back(sync_exit(950, 6, 1));
+  // thread 0: cudaEventSynchronize whose driver call has another correlation id
+  calls.push_back(sync_enter(1000, 7, 0, ns::sync_kind::event));
+  calls.push_back(sync_enter(1001, 8, 0, ns::sync_kind::event, true));
+  calls.push_back(sync_exit(1500, 8, 0));
+  calls.push_back(sync_exit(1502, 7, 0));
+  // thread 0: a stream wait with only a driver callback, stream known
+  calls.push_back(sync_enter(2000, 9, 0, ns::sync_kind::stream_wait_event, true));
+  calls.push_back(sync_exit(2003, 9, 0, 0));
+  // thread 2: an exit whose entry came before start, then a sync still waiting at stop
+  calls.push_back(sync_exit(50, 1, 2));
+  calls.push_back(sync_enter(3000, 10, 2, ns::sync_kind::context));
+  nd::sync_pairing_counts counts;
+  auto syncs = nd::syncs_from_host_calls(calls, &counts);
+  REQUIRE(syncs.size() == 4);
+  CHECK(counts.nested == 2);
+  CHECK(counts.unpaired == 2);
+  CHECK(syncs[0].start == 100);
+  CHECK(syncs[0].end == 905);
+  CHECK(syncs[0].correlation == 5);
+  CHECK(syncs[0].thread == 0);
+  CHECK(syncs[0].kind == ns::sync_kind::stream);
+  CHECK(syncs[0].stream == 9);
+  CHECK(syncs[1].start == 120);
+  CHECK(syncs[1].end == 950);
+  CHECK(syncs[1].thread == 1);
+  CHECK(syncs[1].kind == ns::sync_kind::context);
+  CHECK(syncs[1].stream == 0);
+  CHECK(syncs[2].start == 1000);
+  CHECK(syncs[2].end == 1502);
+  CHECK(syncs[2].correlation == 7);
+  CHECK(syncs[2].kind == ns::sync_kind::event);
+  CHECK(syncs[3].kind == ns::sync_kind::stream_wait_event);
+  CHECK(syncs[3].stream == 0);
+  CHECK(syncs[3].end == 2003);
+}
+
+TEST_CASE("sync pairing: many threads, random interleaving, each thread's order kept; one record per wait") {
+  std::uniform_int_distribution<int> coin(0, 1);
+  const std::uint32_t threads = 6;
+  const int per_thread = 200;
+  std::vector<std::vector<nd::sync_call>> logs(threads);
+  std::uint32_t corr = 1;
+  for (std::uint32_t th = 0; th < threads; ++th) {
+    std::uint64_t t = 1000 * th;
+    for (int i = 0; i < per_thread; ++i) {
+      const bool nested = coin(rng()) != 0; // runtime call around the driver call
+      const std::uint32_t c = corr++;
+      logs[th].push_back(sync_enter(t++, c, th, ns::sync_kind::context));
+      if (nested) logs[th].push_back(sync_enter(t++, c, th, ns::sync_kind::context, true));
+      t += 10;
+      if (nested) logs[th].push_back(sync_exit(t++, c, th));
+      logs[th].push_back(sync_exit(t++, c, th));
+    }
+  }
+  // Merge the logs in a random interleaving that keeps each thread's order.
+  std::vector<nd::sync_call> calls;
+  std::vector<std::size_t> pos(threads, 0);
+  std::uniform_int_distribution<std::uint32_t> pick(0, threads - 1);
+  for (;;) {
+    bool left = false;
+    for (std::uint32_t th = 0; th < threads; ++th) left |= pos[th] < logs[th].size();
+    if (!left) break;
+    const std::uint32_t th = pick(rng());
+    if (pos[th] < logs[th].size()) calls.push_back(logs[th][pos[th]++]);
+  }
+  nd::sync_pairing_counts counts;
+  auto syncs = nd::syncs_from_host_calls(calls, &counts);
+  CHECK(syncs.size() == threads * per_thread);
+  CHECK(counts.unpaired == 0);
+  std::set<std::uint32_t> corrs;
+  for (const auto& s : syncs) {
+    CHECK(s.end - s.start >= 11);
+    corrs.insert(s.correlation);
+  }
+  CHECK(corrs.size() == syncs.size());
+  for (std::size_t i = 1; i < syncs.size(); ++i) CHECK(syncs[i - 1].start <= syncs[i].start);
+}

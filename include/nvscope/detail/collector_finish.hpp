@@ -5,6 +5,7 @@
 // join the launching threads' host calls to the GPU records by correlation id, keep only what
 // fell inside capture windows when asked, nest the NVTX ranges of each thread, and sort.
 
+#include <nvscope/detail/collector_launch_log.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -26,6 +27,84 @@ struct timed_host_call {
   std::uint32_t thread = 0;
   bool is_sync = false;
 };
+
+// The entry or exit of a sync call seen by the collector's callbacks (sync_source::
+// host_callbacks), on the trace clock, with its thread index. `flags` as host_call_flags
+// (collector_launch_log.hpp): host_call_exit for an exit, the sync kind in bits 5-7 of an
+// entry, the stream id in bits 9-31 of an exit.
+struct sync_call {
+  timestamp_ns time = 0;
+  std::uint32_t correlation = 0;
+  std::uint32_t thread = 0;
+  std::uint32_t flags = 0;
+};
+
+struct sync_pairing_counts {
+  std::uint64_t nested = 0;   // calls inside another sync call of their thread, folded into it
+  std::uint64_t unpaired = 0; // an entry with no exit (still waiting at stop) or an exit with no entry
+};
+
+// Pairs the entries and exits of sync calls into one `sync_record` per wait. Calls on one
+// thread nest strictly, and each thread's calls must be given in the order they were logged
+// (the launch log keeps that order); threads may be interleaved. A sync call made inside
+// another one on the same thread (the driver call inside a runtime call, when both domains are
+// recorded) is the same wait: it is folded into the outer call, which keeps its span, kind and
+// correlation id and takes the inner call's stream when its own is unknown.
+inline std::vector<sync_record> syncs_from_host_calls(std::vector<sync_call> calls, sync_pairing_counts* counts = nullptr) {
+  sync_pairing_counts local;
+  sync_pairing_counts& n = counts != nullptr ? *counts : local;
+  std::stable_sort(calls.begin(), calls.end(),
+                   [](const sync_call& a, const sync_call& b) { return a.thread < b.thread; });
+  std::vector<sync_record> out;
+  struct open_call {
+    sync_call entry;
+    bool has_stream = false;
+    std::uint32_t stream = 0;
+  };
+  std::vector<open_call> stack;
+  std::size_t i = 0;
+  while (i < calls.size()) {
+    const std::uint32_t thread = calls[i].thread;
+    stack.clear();
+    for (; i < calls.size() && calls[i].thread == thread; ++i) {
+      const sync_call& c = calls[i];
+      if ((c.flags & host_call_exit) == 0) {
+        stack.push_back(open_call{c, false, 0});
+        continue;
+      }
+      if (stack.empty()) {
+        ++n.unpaired;
+        continue;
+      }
+      open_call done = stack.back();
+      stack.pop_back();
+      if (!done.has_stream && host_call_has_stream(c.flags)) {
+        done.has_stream = true;
+        done.stream = host_call_stream(c.flags);
+      }
+      if (!stack.empty()) { // nested: the same wait as the call around it
+        ++n.nested;
+        if (!stack.back().has_stream && done.has_stream) {
+          stack.back().has_stream = true;
+          stack.back().stream = done.stream;
+        }
+        continue;
+      }
+      sync_record r;
+      r.start = done.entry.time;
+      r.end = c.time;
+      r.correlation = done.entry.correlation;
+      r.thread = thread;
+      r.stream = done.has_stream ? done.stream : 0;
+      const std::uint32_t kind = (done.entry.flags & host_call_kind_mask) >> host_call_kind_shift;
+      r.kind = kind <= static_cast<std::uint32_t>(sync_kind::context) ? static_cast<sync_kind>(kind) : sync_kind::unknown;
+      out.push_back(r);
+    }
+    n.unpaired += stack.size();
+  }
+  std::stable_sort(out.begin(), out.end(), [](const sync_record& a, const sync_record& b) { return a.start < b.start; });
+  return out;
+}
 
 // [begin, end) on the trace clock.
 struct time_window {

@@ -28,10 +28,27 @@ struct host_call {
 };
 
 enum host_call_flags : std::uint32_t {
-  host_call_launch = 1u, // kernel, copy, memset or graph launch
-  host_call_sync = 2u,   // a host wait (device/stream/event synchronise, stream wait)
-  host_call_driver = 4u, // driver API (else runtime)
+  // Bits 0-7 are per callback id (the collector's tables hold them as one byte each).
+  host_call_launch = 1u,     // kernel, copy, memset or graph launch
+  host_call_sync = 2u,       // a host wait (device/stream/event synchronise, stream wait)
+  host_call_driver = 4u,     // driver API (else runtime)
+  host_call_sync_span = 8u,  // a sync recorded from its callbacks: entry and exit both logged
+  host_call_per_thread = 16u, // a _ptsz call: stream 0 means the per-thread default stream
+  host_call_kind_shift = 5u, // bits 5-7: the sync_kind (trace.hpp) of a sync call
+  host_call_kind_mask = 7u << host_call_kind_shift,
+  // Bits 8-31 are set per call, in the callback.
+  host_call_exit = 1u << 8,  // the exit of a call (else its entry)
+  host_call_stream_shift = 9u, // bits 9-31 of an exit: CUPTI's stream id + 1 (0: unknown)
 };
+
+// The stream part of an exit's flags: CUPTI's stream id + 1, or 0 when it is unknown or does
+// not fit in the 23 bits left.
+constexpr std::uint32_t host_call_stream_bits(std::uint32_t stream_id) noexcept {
+  return stream_id < (1u << (32u - host_call_stream_shift)) - 1u ? (stream_id + 1u) << host_call_stream_shift : 0u;
+}
+// Whether the flags of an exit carry a stream id, and which.
+constexpr bool host_call_has_stream(std::uint32_t flags) noexcept { return (flags >> host_call_stream_shift) != 0; }
+constexpr std::uint32_t host_call_stream(std::uint32_t flags) noexcept { return (flags >> host_call_stream_shift) - 1u; }
 
 struct host_call_chunk {
   static constexpr std::uint32_t capacity = 4096;

@@ -111,6 +111,9 @@ struct cupti_api {
   NVSCOPE_CUPTI_FN(cuptiGetTimestamp)
   NVSCOPE_CUPTI_FN(cuptiSetThreadIdType)
   NVSCOPE_CUPTI_FN(cuptiGetThreadIdType)
+  // Optional (null when absent): the stream id of a waited-on stream, for syncs recorded from
+  // callbacks.
+  NVSCOPE_CUPTI_FN(cuptiGetStreamIdEx)
 #undef NVSCOPE_CUPTI_FN
 };
 
@@ -137,6 +140,7 @@ inline bool cupti_resolve(cupti_api& api, void* handle) {
   NVSCOPE_CUPTI_FN(cuptiSetThreadIdType)
   NVSCOPE_CUPTI_FN(cuptiGetThreadIdType)
 #undef NVSCOPE_CUPTI_FN
+  api.cuptiGetStreamIdEx = reinterpret_cast<decltype(api.cuptiGetStreamIdEx)>(dlsym(handle, "cuptiGetStreamIdEx"));
   return ok;
 }
 
