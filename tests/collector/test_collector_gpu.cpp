@@ -433,7 +433,9 @@ TEST_CASE("syncs: exact counts, one per wait, each spanning the wait, under each
                             {ns::sync_source::host_callbacks, false}};
   for (const auto& cfg : configs) {
     const bool host = cfg.source == ns::sync_source::host_callbacks;
-    INFO("sync source " << (host ? "host_callbacks" : "activity") << ", record_launches " << cfg.record_launches);
+    const std::string label = std::string(host ? "host_callbacks" : "activity") +
+                              (cfg.record_launches ? ", record_launches" : ", no launch records");
+    INFO("sync source " << label);
     auto o = quiet_options();
     o.syncs = cfg.source;
     o.record_launches = cfg.record_launches;
@@ -478,7 +480,9 @@ TEST_CASE("syncs: exact counts, one per wait, each spanning the wait, under each
       return nullptr;
     };
     // Each blocking sync spans the spin kernel it waited for: it ends after the kernel (within
-    // 5 % of the kernel, for the clocks) and lasts at least 90 % of it.
+    // 5 % of the kernel, for the clocks) and lasts most of it (80 %: seen on the H200, the
+    // driver's cuStreamSynchronize inside a runtime cudaStreamSynchronize began ~2 ms, 10 %,
+    // after the kernel, by either source; the runtime call itself, 0.25 ms after).
     const ns::sync_kind blocking[] = {ns::sync_kind::stream, ns::sync_kind::event, ns::sync_kind::context};
     for (std::size_t i = 0; i < 3; ++i) {
       const auto* y = find_sync(blocking[i]);
@@ -488,7 +492,7 @@ TEST_CASE("syncs: exact counts, one per wait, each spanning the wait, under each
       INFO("kind " << static_cast<int>(blocking[i]) << ": sync [" << y->start << ", " << y->end << "], kernel ["
                    << k.start << ", " << k.end << "]");
       CHECK(kernel_ns > 1e6);
-      CHECK(static_cast<double>(y->end - y->start) >= 0.9 * kernel_ns);
+      CHECK(static_cast<double>(y->end - y->start) >= 0.8 * kernel_ns);
       CHECK(static_cast<double>(y->end) + 0.05 * kernel_ns >= static_cast<double>(k.end));
       CHECK(y->start <= k.end);
       REQUIRE(y->thread < t.threads.size());
