@@ -91,26 +91,29 @@ struct call_status {
   explicit operator bool() const noexcept { return code == 0; }
 };
 
-// The CUPTI functions the collector uses, resolved from libcupti.
+// The CUPTI entry points the collector needs, listed once (X-macro), resolved from libcupti.
+#define NVSCOPE_CUPTI_REQUIRED_FUNCTIONS(X) \
+  X(cuptiGetVersion) \
+  X(cuptiSubscribe) \
+  X(cuptiUnsubscribe) \
+  X(cuptiEnableCallback) \
+  X(cuptiGetCallbackName) \
+  X(cuptiActivityRegisterCallbacks) \
+  X(cuptiActivityEnable) \
+  X(cuptiActivityDisable) \
+  X(cuptiActivityFlushAll) \
+  X(cuptiActivityGetNextRecord) \
+  X(cuptiActivityGetNumDroppedRecords) \
+  X(cuptiGetTimestamp) \
+  X(cuptiSetThreadIdType) \
+  X(cuptiGetThreadIdType)
+
 struct cupti_api {
   bool loaded = false;
   std::string error; // why not, in one line
   std::string path;  // the file libcupti was loaded from (NVTX's injection path)
 #define NVSCOPE_CUPTI_FN(name) decltype(&::name) name = nullptr;
-  NVSCOPE_CUPTI_FN(cuptiGetVersion)
-  NVSCOPE_CUPTI_FN(cuptiSubscribe)
-  NVSCOPE_CUPTI_FN(cuptiUnsubscribe)
-  NVSCOPE_CUPTI_FN(cuptiEnableCallback)
-  NVSCOPE_CUPTI_FN(cuptiGetCallbackName)
-  NVSCOPE_CUPTI_FN(cuptiActivityRegisterCallbacks)
-  NVSCOPE_CUPTI_FN(cuptiActivityEnable)
-  NVSCOPE_CUPTI_FN(cuptiActivityDisable)
-  NVSCOPE_CUPTI_FN(cuptiActivityFlushAll)
-  NVSCOPE_CUPTI_FN(cuptiActivityGetNextRecord)
-  NVSCOPE_CUPTI_FN(cuptiActivityGetNumDroppedRecords)
-  NVSCOPE_CUPTI_FN(cuptiGetTimestamp)
-  NVSCOPE_CUPTI_FN(cuptiSetThreadIdType)
-  NVSCOPE_CUPTI_FN(cuptiGetThreadIdType)
+  NVSCOPE_CUPTI_REQUIRED_FUNCTIONS(NVSCOPE_CUPTI_FN)
   // Optional (null when absent): the stream id of a waited-on stream, for syncs recorded from
   // callbacks.
   NVSCOPE_CUPTI_FN(cuptiGetStreamIdEx)
@@ -125,20 +128,7 @@ inline bool cupti_resolve(cupti_api& api, void* handle) {
     ok = false;                                                                \
     api.error = "libcupti has no " #name " (too old a CUPTI?)";                 \
   }
-  NVSCOPE_CUPTI_FN(cuptiGetVersion)
-  NVSCOPE_CUPTI_FN(cuptiSubscribe)
-  NVSCOPE_CUPTI_FN(cuptiUnsubscribe)
-  NVSCOPE_CUPTI_FN(cuptiEnableCallback)
-  NVSCOPE_CUPTI_FN(cuptiGetCallbackName)
-  NVSCOPE_CUPTI_FN(cuptiActivityRegisterCallbacks)
-  NVSCOPE_CUPTI_FN(cuptiActivityEnable)
-  NVSCOPE_CUPTI_FN(cuptiActivityDisable)
-  NVSCOPE_CUPTI_FN(cuptiActivityFlushAll)
-  NVSCOPE_CUPTI_FN(cuptiActivityGetNextRecord)
-  NVSCOPE_CUPTI_FN(cuptiActivityGetNumDroppedRecords)
-  NVSCOPE_CUPTI_FN(cuptiGetTimestamp)
-  NVSCOPE_CUPTI_FN(cuptiSetThreadIdType)
-  NVSCOPE_CUPTI_FN(cuptiGetThreadIdType)
+  NVSCOPE_CUPTI_REQUIRED_FUNCTIONS(NVSCOPE_CUPTI_FN)
 #undef NVSCOPE_CUPTI_FN
   api.cuptiGetStreamIdEx = reinterpret_cast<decltype(api.cuptiGetStreamIdEx)>(dlsym(handle, "cuptiGetStreamIdEx"));
   return ok;
