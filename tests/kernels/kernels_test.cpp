@@ -418,8 +418,8 @@ void gemm_ref(const gemm_shape& s, const gemm_inputs<T>& in, bool bias, bool gel
 std::vector<gemm_shape> gemm_shapes() {
   std::vector<gemm_shape> s = {{1, 1, 1}, {1, 300, 64}, {300, 1, 64}, {127, 129, 67}, {67, 45, 8}, {130, 260, 1000},
                                {256, 256, 256}, {3, 5, 4104}};
-  // 1100 and 2200 rows: an odd count of 128-row tiles (the wgmma kernel's last cluster of 2 has a
-  // spare CTA) and more than one group of 8 cluster rows.
+  // 1100 and 2200 rows: an odd count of 128-row tiles, and more than one group of tiles in the
+  // wgmma kernel's grouped block order.
   if (!small_only()) s.insert(s.end(), {{200, 384, 520}, {513, 257, 264}, {1024, 1024, 128}, {1100, 520, 136}, {2200, 300, 72}});
   return s;
 }

@@ -282,20 +282,12 @@ cudaError_t launch_gemm_tc(const bf16* a, const bf16* b, bf16* c, int m, int n, 
 // as far ahead as the ring allows. TMA writes the tiles with the 128-byte swizzle (16-byte chunk
 // c of row r at c ^ (r % 8)), the layout the descriptor's swizzle mode 1 names, and fills rows
 // and columns outside the matrix with zeros (M, N, K tails need no code).
-// Clusters of CM CTAs (CM = 2 in use) on neighbouring M tiles of one N tile share the B tile:
-// each CTA loads its own A tile and 1/CM of the B tile, which TMA multicasts into the same
-// offset of every CTA of the cluster (completing on each CTA's full barrier); a stage is
-// refilled only after the consumers of all CM CTAs released it (the empty barrier counts 8 x CM
-// warps, the others' arrivals remote through mapa). L2 -> SM traffic a k-step: 32 KiB an SM
-// instead of 48. The producer waits for the last releases before it exits, so that no remote
-// arrival reaches a CTA that has finished.
 // Built only where the target compiles for sm_90a (NVSCOPE_KERNELS_WGMMA=1 on the host side);
 // elsewhere gemm_kind::wgmma runs the mma.sync kernel.
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define NVSCOPE_KERNELS_WGMMA_DEVICE 1
 #endif
 constexpr int wg_bm = 128, wg_bn = 256, wg_bk = 64, wg_stages = 4, wg_threads = 384;
-constexpr int wg_cluster_m = 2;  // CTAs a cluster sharing the B tile (1: no cluster)
 constexpr int wg_stage_bytes = (wg_bm + wg_bn) * wg_bk * 2;
 // + room to align to 1024, + the 2 x stages mbarriers
 constexpr int wg_smem_bytes = wg_stages * wg_stage_bytes + 1024 + 2 * wg_stages * 8;
@@ -336,16 +328,6 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 __device__ __forceinline__ void mbar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-// Arrive on the mbarrier at the same shared-memory offset in CTA `rank` of the cluster.
-__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
-  asm volatile(
-      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nmbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
-      "r"(rank)
-      : "memory");
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
 __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
@@ -357,19 +339,8 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(x), "r"(y)
       : "memory");
 }
-// The same box written to the same offset in each CTA of `mask`, completing on the mbarrier at
-// `bar`'s offset in each.
-__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const CUtensorMap* map, unsigned bar, int x, int y,
-                                                      unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], "
-      "%5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(x), "r"(y), "h"(mask)
-      : "memory");
-}
 #endif
 
-template <int CM>
 __global__ void __launch_bounds__(wg_threads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, bf16* __restrict__ c,
                       int M, int N, int K, epilogue<bf16> ep) {
@@ -383,29 +354,24 @@ __global__ void __launch_bounds__(wg_threads, 1)
   const unsigned empty = full + STAGES * 8;                     // STAGES mbarriers: stage read
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
 
-  unsigned rank = 0;  // of this CTA in its cluster
-  if constexpr (CM > 1) asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-  // Grouped order over clusters (CM M tiles x 1 N tile each): 8 cluster rows in a group.
-  const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN, grid_mc = (grid_m + CM - 1) / CM;
-  const int group = 8, per_group = group * grid_n, pid = blockIdx.x / CM;
+  const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
+  const int group = 8, per_group = group * grid_n, pid = blockIdx.x;
   const int first_m = (pid / per_group) * group;
-  const int rows_in_group = min(grid_mc - first_m, group);
-  const int tile_m = (first_m + (pid % per_group) % rows_in_group) * CM + static_cast<int>(rank);
+  const int rows_in_group = min(grid_m - first_m, group);
+  const int tile_m = first_m + (pid % per_group) % rows_in_group;
   const int tile_n = (pid % per_group) / rows_in_group;
   const int m0 = tile_m * BM, n0 = tile_n * BN;
-  const bool has_rows = m0 < M;  // false for the spare CTA of a last, odd cluster row: it loads its B part only
   const int kt_count = (K + BK - 1) / BK;
 
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full + s * 8, 1);        // the producer's arrive (with the stage's bytes)
-      mbar_init(empty + s * 8, 8 * CM);  // one arrive from each consumer warp of the cluster
+      mbar_init(full + s * 8, 1);   // the producer's arrive (with the tile's bytes)
+      mbar_init(empty + s * 8, 8);  // one arrive from each consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if constexpr (CM > 1) cluster_sync();  // every CTA's barriers are ready before any remote use
-  else __syncthreads();
+  __syncthreads();
 
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
@@ -413,32 +379,14 @@ __global__ void __launch_bounds__(wg_threads, 1)
       for (int kt = 0; kt < kt_count; ++kt) {
         const int s = kt % STAGES;
         if (kt >= STAGES) mbar_wait(empty + s * 8, ((kt / STAGES) - 1) & 1);
-        // boxes partly outside count whole (zero-filled); the B parts come from every CTA
-        mbar_expect_tx(full + s * 8, has_rows ? wg_stage_bytes : wg_stage_bytes - BM * BK * 2);
-        if (has_rows) tma_load_2d(sa + s * BM * BK * 2, &map_a, full + s * 8, kt * BK, m0);
-        if constexpr (CM > 1) {
-          constexpr int part = BN / CM;
-          tma_load_2d_multicast(sb + s * BN * BK * 2 + rank * part * BK * 2, &map_b, full + s * 8, kt * BK,
-                                n0 + static_cast<int>(rank) * part, static_cast<unsigned short>((1u << CM) - 1));
-        } else {
-          tma_load_2d(sb + s * BN * BK * 2, &map_b, full + s * 8, kt * BK, n0);
-        }
+        mbar_expect_tx(full + s * 8, wg_stage_bytes);  // boxes partly outside count whole (zero-filled)
+        tma_load_2d(sa + s * BM * BK * 2, &map_a, full + s * 8, kt * BK, m0);
+        tma_load_2d(sb + s * BN * BK * 2, &map_b, full + s * 8, kt * BK, n0);
       }
-      // Wait for the release of the last stages: every consumer arrival (remote ones too) has
-      // landed before this CTA can finish.
-      for (int j = max(0, kt_count - STAGES); j < kt_count; ++j) mbar_wait(empty + (j % STAGES) * 8, (j / STAGES) & 1);
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int cw = wg - 1;  // consumer 0 or 1: rows cw * 64 .. cw * 64 + 63 of the tile
-    auto release = [](unsigned bar) {  // on the stage's empty barrier in every CTA of the cluster
-      if constexpr (CM > 1) {
-#pragma unroll
-        for (unsigned r = 0; r < CM; ++r) mbar_arrive_cluster(bar, r);
-      } else {
-        mbar_arrive(bar);
-      }
-    };
     float acc[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.f;
@@ -454,11 +402,10 @@ __global__ void __launch_bounds__(wg_threads, 1)
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
       wg_fence_operands(acc);
       // The batch of step kt - 1 is finished: its stage may be refilled.
-      if (kt > 0 && lane == 0) release(empty + ((kt - 1) % STAGES) * 8);
+      if (kt > 0 && lane == 0) mbar_arrive(empty + ((kt - 1) % STAGES) * 8);
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     wg_fence_operands(acc);
-    if (lane == 0) release(empty + ((kt_count - 1) % STAGES) * 8);  // the producer waits for it
 
     const bool pairs = (N % 2) == 0;
 #pragma unroll
@@ -481,7 +428,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
     }
   }
 #else
-  (void)map_a, (void)map_b, (void)c, (void)M, (void)N, (void)K, (void)ep;  // CM unused
+  (void)map_a, (void)map_b, (void)c, (void)M, (void)N, (void)K, (void)ep;
   __trap();  // never launched: the host runs the mma.sync kernel where this one was not built
 #endif
 }
@@ -515,36 +462,17 @@ inline bool make_tile_map(CUtensorMap* map, const bf16* p, int rows, int k, int 
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// CM CTAs a cluster (along M), launched with cudaLaunchKernelEx's cluster attribute.
-template <int CM>
-cudaError_t launch_gemm_wgmma_cm(const bf16* a, const bf16* b, bf16* c, int m, int n, int k, epilogue<bf16> ep,
-                                 cudaStream_t stream) {
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(gemm_wgmma_kernel<CM>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg_smem_bytes);
-  if (attr != cudaSuccess) return attr;
-  const long long grid_mc = ((m + wg_bm - 1) / wg_bm + CM - 1) / CM;
-  const long long blocks = CM * grid_mc * ((n + wg_bn - 1) / wg_bn);
-  if (blocks > 0x7fffffffLL) return cudaErrorInvalidValue;
-  CUtensorMap map_a, map_b;
-  if (!make_tile_map(&map_a, a, m, k, wg_bm) || !make_tile_map(&map_b, b, n, k, wg_bn / CM)) return cudaErrorInvalidValue;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-  cfg.blockDim = dim3(wg_threads);
-  cfg.dynamicSmemBytes = wg_smem_bytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute cluster[1];
-  cluster[0].id = cudaLaunchAttributeClusterDimension;
-  cluster[0].val.clusterDim.x = CM;
-  cluster[0].val.clusterDim.y = 1;
-  cluster[0].val.clusterDim.z = 1;
-  cfg.attrs = cluster;
-  cfg.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, gemm_wgmma_kernel<CM>, map_a, map_b, c, m, n, k, ep);
-  return e != cudaSuccess ? e : cudaGetLastError();
-}
 inline cudaError_t launch_gemm_wgmma(const bf16* a, const bf16* b, bf16* c, int m, int n, int k, epilogue<bf16> ep,
                                      cudaStream_t stream) {
-  return launch_gemm_wgmma_cm<wg_cluster_m>(a, b, c, m, n, k, ep, stream);
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(gemm_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wg_smem_bytes);
+  if (attr != cudaSuccess) return attr;
+  const long long blocks = static_cast<long long>((m + wg_bm - 1) / wg_bm) * ((n + wg_bn - 1) / wg_bn);
+  if (blocks > 0x7fffffffLL) return cudaErrorInvalidValue;
+  CUtensorMap map_a, map_b;
+  if (!make_tile_map(&map_a, a, m, k, wg_bm) || !make_tile_map(&map_b, b, n, k, wg_bn)) return cudaErrorInvalidValue;
+  gemm_wgmma_kernel<<<static_cast<unsigned>(blocks), wg_threads, wg_smem_bytes, stream>>>(map_a, map_b, c, m, n, k, ep);
+  return cudaGetLastError();
 }
 
 // True where the wgmma kernel was compiled (sm_90a) and the device is a Hopper GPU.
