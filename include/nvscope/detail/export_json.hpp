@@ -1,6 +1,7 @@
 #pragma once
 // Internal: JSON text helpers shared by the JSON exports. Not promised.
 
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -77,13 +78,25 @@ inline std::string json_string(std::string_view s) {
 }
 
 // A JSON number for a time in microseconds from nanoseconds, exact to the nanosecond.
-inline void append_us(std::string& out, std::uint64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%llu.%03llu", static_cast<unsigned long long>(ns / 1000), static_cast<unsigned long long>(ns % 1000));
-  out += buf;
+inline void append_u(std::string& out, std::uint64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
 }
 
-inline void append_u(std::string& out, std::uint64_t v) { out += std::to_string(v); }
+inline void append_i(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+inline void append_us(std::string& out, std::uint64_t ns) {
+  append_u(out, ns / 1000);
+  const auto frac = static_cast<unsigned>(ns % 1000);
+  const char digits[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10)};
+  out.append(digits, 4);
+}
 
 inline void append_f(std::string& out, double v) {
   char buf[64];
