@@ -8,7 +8,8 @@
 /// `active` steps of each cycle are recorded. It also opens an NVTX range `step_N` around
 /// every step and a `warmup` range around each run of warm-up steps (push/pop ranges in
 /// NVTX's default domain, where NVSCOPE_RANGE puts the program's own ranges; turned off by
-/// `step_ranges(false)` or `NVSCOPE_DISABLE=1` in the environment).
+/// `step_ranges(false)` or by annotation's run-time switch, `nvscope::set_enabled(false)` or
+/// `NVSCOPE_DISABLE=1` in the environment).
 ///
 /// Steps are numbered from 0. The first `skip_first` steps are skipped; then cycles of
 /// `wait` + `warmup` + `active` steps follow, `repeat` times (0: forever). Capture is on

@@ -28,10 +28,10 @@
 
 namespace nvscope {
 inline namespace v1 {
-#if NVSCOPE_DETAIL_ENABLED
 namespace detail {
-inline namespace NVSCOPE_DETAIL_MODE {
-// 0: not decided yet, 1: enabled, -1: disabled. Constant-initialised: no guard on the hot path.
+// The run-time switch's state: 0 not decided yet, 1 enabled, -1 disabled. The same body in
+// both compile modes, so it lives outside the mode namespace. Constant-initialised: no guard
+// on the hot path.
 inline std::atomic<int>& enabled_state() noexcept {
   static std::atomic<int> state{0};
   return state;
@@ -43,7 +43,17 @@ inline bool decide_enabled() noexcept {
   enabled_state().compare_exchange_strong(expected, off ? -1 : 1, std::memory_order_relaxed);
   return enabled_state().load(std::memory_order_relaxed) > 0;
 }
+// The run-time switch alone, whatever this translation unit's compile mode: for the ranges
+// nvscope opens itself outside the macros (a capture schedule's step_N and warmup).
+inline bool runtime_switch_on() noexcept {
+  const int s = enabled_state().load(std::memory_order_relaxed);
+  return s > 0 || (s == 0 && decide_enabled());
+}
+} // namespace detail
 
+#if NVSCOPE_DETAIL_ENABLED
+namespace detail {
+inline namespace NVSCOPE_DETAIL_MODE {
 // Every macro call site that has emitted is on this list, so that set_enabled(false) can
 // clear their `active` flags: the hot path of a macro range then tests one flag, not the
 // switch and the site. Sites are function-local statics, constant-initialised.

@@ -78,3 +78,23 @@ TEST_CASE("step_ranges(false): no NVTX from the schedule") {
   }
   CHECK(nvscope_test::annotations(rec.events()).empty());
 }
+
+TEST_CASE("annotation's run-time switch also silences the schedule's step ranges") {
+  auto& rec = nvscope_test::recorder::instance();
+  REQUIRE_MESSAGE(rec.attached(), rec.why_not());
+  rec.clear();
+  nvscope::set_enabled(false);
+  {
+    nvscope::capture_schedule s(nvscope::schedule_options{}.warmup(1).active(1));
+    for (int i = 0; i < 3; ++i) s.step();
+  }
+  CHECK(nvscope_test::annotations(rec.events()).empty());
+  nvscope::set_enabled(true);
+  rec.clear();
+  {
+    nvscope::capture_schedule s(nvscope::schedule_options{}.warmup(1).active(1));
+    for (int i = 0; i < 2; ++i) s.step();
+  }
+  CHECK(summary(rec.events()) ==
+        std::vector<std::string>{"push:warmup", "push:step_0", "pop", "pop", "push:step_1", "pop"});
+}

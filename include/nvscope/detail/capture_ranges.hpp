@@ -3,28 +3,23 @@
 // around each run of warm-up steps. Push/pop ranges in NVTX's default domain, the domain of
 // NVSCOPE_RANGE, so that a step nests with the program's own forward/backward ranges (and
 // shows as one level of the NVTX stack, as flame-graph scripts expect).
-// Internal: the public switch is schedule_options::step_ranges(); NVSCOPE_DISABLE=1 in the
-// environment turns these ranges off as it turns off annotation.
+// Internal: the public switch is schedule_options::step_ranges(); annotation's run-time switch
+// (nvscope::set_enabled(false), or NVSCOPE_DISABLE=1 in the environment) turns them off too.
+
+#include <nvscope/config.hpp>
 
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 
 namespace nvscope {
 inline namespace v1 {
 namespace detail {
 
-// Read once. Mirrors annotation's run-time switch without depending on its build mode.
-inline bool capture_ranges_allowed() noexcept {
-  static const bool allowed = [] {
-    const char* env = std::getenv("NVSCOPE_DISABLE");
-    return env == nullptr || env[0] == '\0' || std::strcmp(env, "0") == 0;
-  }();
-  return allowed;
-}
+// Follows annotation's run-time switch, not its compile mode: a schedule keeps its step ranges
+// in a translation unit built with NVSCOPE_DISABLE, as it keeps its capture mechanisms.
+inline bool capture_ranges_allowed() noexcept { return runtime_switch_on(); }
 
 // Returns whether a range was pushed (the caller pops only those).
 inline bool push_step_range(const char* name) noexcept {
