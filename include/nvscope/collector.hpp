@@ -146,6 +146,7 @@ struct collector_stats {
   std::size_t buffers_high_water = 0;
   std::uint64_t host_calls_lost = 0;    ///< launch records not kept (no memory)
   std::uint64_t records_outside_capture = 0;
+  std::uint64_t records_before_start = 0; ///< the collector's own warm-up operation (see start()): dropped
   std::uint64_t overhead_ns = 0;        ///< CUPTI's OVERHEAD records, summed, when enabled
   std::uint64_t markers_seen = 0;       ///< NVTX MARKER records CUPTI delivered (MARKER is not enabled by default)
   std::uint64_t unmatched_range_ends = 0; ///< NVTX pops and ends with no open range
@@ -408,6 +409,7 @@ class collector final : public capture_listener {
         note(std::string("NVTX_INJECTION64_PATH names another tool (") + inj +
              "); NVTX ranges go to it, not to the collector");
     }
+    absorb_first_gpu_operation();
     {
       auto& log = detail::nvtx_log();
       std::lock_guard<std::mutex> lock(log.mutex);
@@ -483,6 +485,19 @@ class collector final : public capture_listener {
           std::move(events), trace_, [this](std::uint64_t h) { return calibration_.to_trace(h); },
           [this](std::uint64_t os) { return decoder_->thread_index(os); }, detail::registered_nvtx_names());
     }
+    // What ran before start() returned is not the program's recorded work: the operation
+    // absorb_first_gpu_operation() issued (and its sync, under sync_source::activity).
+    auto before_start = [this](const auto& r) { return r.start < trace_.begin; };
+    auto drop_before_start = [&](auto& records) {
+      const auto n = records.size();
+      records.erase(std::remove_if(records.begin(), records.end(), before_start), records.end());
+      stats_.records_before_start += n - records.size();
+    };
+    drop_before_start(trace_.kernels);
+    drop_before_start(trace_.copies);
+    drop_before_start(trace_.memsets);
+    drop_before_start(trace_.syncs);
+    drop_before_start(trace_.api_calls);
     std::vector<detail::time_window> windows = windows_;
     auto fc = detail::finish_trace(trace_, std::move(host_calls_), options_.only_in_capture ? &windows : nullptr);
     host_calls_.clear();
@@ -582,6 +597,36 @@ class collector final : public capture_listener {
 
  private:
   friend void CUPTIAPI detail::on_buffer_completed(CUcontext, std::uint32_t, std::uint8_t*, std::size_t, std::size_t);
+
+  // CUPTI's first GPU operation after its activity kinds are enabled waits about 3 ms (seen on
+  // an H200, 2026-11-21: once per start, whatever the operation, not once per kernel), which
+  // would land on the program's first kernel. A 4-byte memset on a private non-blocking stream
+  // takes it here instead: no device-wide sync, so work the program has queued is not waited
+  // on. Its records fall before trace_.begin and are dropped at stop().
+  void absorb_first_gpu_operation() {
+    cudaStream_t s = nullptr;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+      note(std::string("could not create the collector's warm-up stream (") + cudaGetErrorString(cudaGetLastError()) +
+           "); the first kernel may carry CUPTI's start-up wait");
+      return;
+    }
+    void* p = nullptr;
+    cudaError_t e = cudaMallocAsync(&p, 4, s);
+    if (e == cudaSuccess) e = cudaMemsetAsync(p, 0, 4, s);
+    if (p != nullptr) {
+      const cudaError_t f = cudaFreeAsync(p, s);
+      if (e == cudaSuccess) e = f;
+    }
+    const cudaError_t w = cudaStreamSynchronize(s);
+    if (e == cudaSuccess) e = w;
+    const cudaError_t d = cudaStreamDestroy(s);
+    if (e == cudaSuccess) e = d;
+    if (e != cudaSuccess) {
+      cudaGetLastError(); // not sticky: clear it, so the program's next check does not see it
+      note(std::string("the collector's warm-up memset failed (") + cudaGetErrorString(e) +
+           "); the first kernel may carry CUPTI's start-up wait");
+    }
+  }
 
   bool fail(std::string message) {
     note(std::move(message));

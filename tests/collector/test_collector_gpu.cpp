@@ -10,6 +10,7 @@
 #include <nvtx3/nvtx3.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -514,4 +515,23 @@ TEST_CASE("syncs: exact counts, one per wait, each spanning the wait, under each
   cudaEventDestroy(e);
   cudaStreamDestroy(s2);
   cudaStreamDestroy(s);
+}
+
+TEST_CASE("the first kernel after start() does not carry CUPTI's start-up wait, and the warm-up leaves no record") {
+  device_buffers d(1024);
+  REQUIRE_OK(wl::fill(d.x, d.n, 0.f)); // module loaded, context warm
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  ns::collector c(quiet_options());
+  REQUIRE(c.start());
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE_OK(wl::fill(d.x, d.n, 1.f));
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  const double first_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  c.stop();
+  INFO("first kernel after start, launch to sync: " << first_us << " us");
+  CHECK(first_us < 1000.0); // ~3000 us when CUPTI's start-up wait lands on it; ~20 us otherwise
+  const auto& t = c.result();
+  CHECK(t.kernels.size() == 1);
+  CHECK(t.memsets.empty());  // the warm-up memset is not the program's
+  CHECK(c.stats().records_before_start >= 1);
 }
