@@ -219,29 +219,21 @@ inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& o
     append_us(out, end > start ? end - start : 0);
     out += ",\"name\":";
   };
-  // A slice named by a string of the table (escaped once).
-  auto slice_named = [&](std::uint64_t p, std::uint64_t tid, timestamp_ns start, timestamp_ns end, string_id name, const char* cat) {
-    slice_head(p, tid, start, end);
-    out += escaped_name(name);
+  auto slice_cat = [&](const char* cat) {
     out += ",\"cat\":\"";
     out += cat;
     out += "\"";
   };
+  // A slice named by a string of the table (escaped once).
+  auto slice_named = [&](std::uint64_t p, std::uint64_t tid, timestamp_ns start, timestamp_ns end, string_id name, const char* cat) {
+    slice_head(p, tid, start, end);
+    out += escaped_name(name);
+    slice_cat(cat);
+  };
   auto slice = [&](std::uint64_t p, std::uint64_t tid, timestamp_ns start, timestamp_ns end, std::string_view name, const char* cat) {
-    begin_event();
-    out += "{\"ph\":\"X\",\"pid\":";
-    append_u(out, p);
-    out += ",\"tid\":";
-    append_u(out, tid);
-    out += ",\"ts\":";
-    append_us(out, rel(start));
-    out += ",\"dur\":";
-    append_us(out, end > start ? end - start : 0);
-    out += ",\"name\":";
+    slice_head(p, tid, start, end);
     append_json_string(out, name);
-    out += ",\"cat\":\"";
-    out += cat;
-    out += "\"";
+    slice_cat(cat);
   };
 
   meta("process_name", pid, 0, "Host (pid " + std::to_string(t.process_id) + ")", false);
@@ -318,7 +310,7 @@ inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& o
     const std::uint64_t tid = r.is_push_pop ? host_tid(th) : startend_tid(th);
     slice_head(pid, tid, r.start, a.range_end[i]);
     put_name();
-    out += ",\"cat\":\"nvtx\"";
+    slice_cat("nvtx");
     out += ",\"args\":{\"depth\":";
     append_u(out, a.depth[i]);
     if (r.end == 0) out += ",\"unclosed\":true";
