@@ -127,6 +127,16 @@ struct tc_config {
 // The configuration in use: the fastest of those measured (bench/results/kernels.md).
 using tc_default = tc_config<128, 128, 32, 4, 2, 2, false, 2>;
 
+// Grouped block order: blocks run 8 row-tiles at a time down a column of tiles, so the 8
+// share each B tile while it is still in L2. Returns this block's tile (row, column).
+__device__ __forceinline__ int2 grouped_tile(int M, int N, int BM, int BN) {
+  const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
+  const int group = 8, per_group = group * grid_n, pid = blockIdx.x;
+  const int first_m = (pid / per_group) * group;
+  const int rows_in_group = min(grid_m - first_m, group);
+  return make_int2(first_m + (pid % per_group) % rows_in_group, (pid % per_group) / rows_in_group);
+}
+
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
@@ -163,14 +173,8 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) gemm_tc_kernel(
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / Cfg::warps_n, wn = warp % Cfg::warps_n;
 
-  // Grouped block order: 8 row-tiles in a row share their B tiles while those are in L2.
-  const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
-  const int group = 8, per_group = group * grid_n, pid = blockIdx.x;
-  const int first_m = (pid / per_group) * group;
-  const int rows_in_group = min(grid_m - first_m, group);
-  const int tile_m = first_m + (pid % per_group) % rows_in_group;
-  const int tile_n = (pid % per_group) / rows_in_group;
-  const int m0 = tile_m * BM, n0 = tile_n * BN;
+  const int2 tile = grouped_tile(M, N, BM, BN);
+  const int m0 = tile.x * BM, n0 = tile.y * BN;
 
   const int kt_count = (K + BK - 1) / BK;
   static_assert((BM * CPR) % THREADS == 0 && (BN * CPR) % THREADS == 0, "whole chunks a thread");
@@ -354,13 +358,8 @@ __global__ void __launch_bounds__(wg_threads, 1)
   const unsigned empty = full + STAGES * 8;                     // STAGES mbarriers: stage read
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
 
-  const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
-  const int group = 8, per_group = group * grid_n, pid = blockIdx.x;
-  const int first_m = (pid / per_group) * group;
-  const int rows_in_group = min(grid_m - first_m, group);
-  const int tile_m = first_m + (pid % per_group) % rows_in_group;
-  const int tile_n = (pid % per_group) / rows_in_group;
-  const int m0 = tile_m * BM, n0 = tile_n * BN;
+  const int2 tile = grouped_tile(M, N, BM, BN);
+  const int m0 = tile.x * BM, n0 = tile.y * BN;
   const int kt_count = (K + BK - 1) / BK;
 
   if (tid == 0) {
