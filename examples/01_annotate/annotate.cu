@@ -11,7 +11,7 @@
  * Run:  nsys profile --trace=cuda,nvtx -o annotate ./01_annotate   (see README.md)
  */
 #include <nvscope/annotate.hpp>
-#include <nvscope/cuda_naming.hpp>
+#include <nvscope/annotate/cuda_names.hpp>
 
 #include <cuda_runtime.h>
 

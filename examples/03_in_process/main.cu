@@ -11,9 +11,7 @@
  * Without a GPU it says "no CUDA device" and exits 0. */
 #include <nvscope/analysis.hpp>
 #include <nvscope/collector.hpp>
-#include <nvscope/export_folded.hpp>
-#include <nvscope/export_json.hpp>
-#include <nvscope/export_table.hpp>
+#include <nvscope/export.hpp>
 
 #include <nvtx3/nvtx3.hpp>
 

@@ -25,10 +25,7 @@
 #include <nvscope/analysis.hpp>
 #include <nvscope/annotate.hpp>
 #include <nvscope/collector.hpp>
-#include <nvscope/export_folded.hpp>
-#include <nvscope/export_json.hpp>
-#include <nvscope/export_table.hpp>
-#include <nvscope/output_path.hpp>
+#include <nvscope/export.hpp>
 
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvtx3.hpp>

@@ -19,11 +19,11 @@
 ///   }
 /// \endcode
 
-#include <nvscope/attributes.hpp>
-#include <nvscope/color.hpp>
-#include <nvscope/config.hpp>
-#include <nvscope/domain.hpp>
-#include <nvscope/mark.hpp>
-#include <nvscope/name.hpp>
-#include <nvscope/naming.hpp>
-#include <nvscope/range.hpp>
+#include <nvscope/annotate/attributes.hpp>
+#include <nvscope/annotate/color.hpp>
+#include <nvscope/annotate/switch.hpp>
+#include <nvscope/annotate/domain.hpp>
+#include <nvscope/annotate/mark.hpp>
+#include <nvscope/annotate/message.hpp>
+#include <nvscope/annotate/thread_names.hpp>
+#include <nvscope/annotate/range.hpp>

@@ -2,18 +2,18 @@
 #pragma once
 
 /// \file capture.hpp
-/// Capture control, all of it: guards (capture_guard.hpp), the step schedule
-/// (capture_schedule.hpp), the NVSCOPE_CAPTURE parser (capture_env.hpp), the NVTX capture
-/// range (capture_nvtx.hpp), and here the `cudaProfilerStart/Stop` backend that
-/// `nsys profile --capture-range=cudaProfilerApi` and `ncu --profile-from-start off` follow.
-/// Link `nvscope::capture` (it adds the CUDA runtime).
+/// The capture layer in one include: nesting guards (capture/guard.hpp), the step schedule
+/// (capture/schedule.hpp), the `NVSCOPE_CAPTURE` parser (capture/env.hpp), the NVTX capture
+/// range (capture/nvtx_range.hpp), listeners (capture/listener.hpp) and the
+/// `cudaProfilerStart/Stop` backend (capture/cuda_profiler.hpp). Link `nvscope::capture`.
+/// Only `capture/cuda_profiler.hpp` needs the CUDA runtime; include the others alone to
+/// stay CUDA-free. Full guide: docs/capture.md.
 ///
 /// \code
 ///   #include <nvscope/capture.hpp>
 ///
 ///   int main() {
 ///     nvscope::use_cuda_profiler_capture();              // cudaProfilerStart/Stop
-///     nvscope::add_capture_backend(nvscope::nvtx_capture_range());  // and capture@nvscope
 ///     nvscope::capture_schedule schedule(nvscope::capture_options_from_env(
 ///         "NVSCOPE_CAPTURE", nvscope::schedule_options{}.skip_first(5).active(10)));
 ///     for (int i = 0; i < 100; ++i) {
@@ -23,62 +23,10 @@
 ///   }
 /// \endcode
 
-#include <nvscope/capture_backend.hpp>
-#include <nvscope/capture_env.hpp>
-#include <nvscope/capture_guard.hpp>
-#include <nvscope/capture_listener.hpp>
-#include <nvscope/capture_nvtx.hpp>
-#include <nvscope/capture_schedule.hpp>
-
-#include <cuda_profiler_api.h>
-#include <cuda_runtime_api.h>
-
-#include <string>
-
-namespace nvscope {
-inline namespace v1 {
-
-/// The backend that calls `cudaProfilerStart` and `cudaProfilerStop`. A failure (no
-/// device, a broken context) becomes one `capture_error` whose `native` is the
-/// cudaError_t; the non-sticky error is cleared so that it does not surface later in the
-/// program's own `cudaGetLastError()`.
-///
-/// \code
-///   nvscope::add_capture_backend(nvscope::cuda_profiler_capture());
-/// \endcode
-class cuda_profiler_backend : public capture_backend {
- public:
-  const char* name() const noexcept override { return "cudaProfiler"; }
-  capture_error start() override { return check(cudaProfilerStart(), "cudaProfilerStart"); }
-  capture_error stop() override { return check(cudaProfilerStop(), "cudaProfilerStop"); }
-
- private:
-  static capture_error check(cudaError_t err, const char* call) {
-    if (err == cudaSuccess) return {};
-    (void)cudaGetLastError();
-    return {capture_errc::backend_failed, static_cast<int>(err),
-            std::string("nvscope: ") + call + "() failed: " + cudaGetErrorName(err) + " (" +
-                cudaGetErrorString(err) + "); the profiler was not told, the program goes on"};
-  }
-};
-
-/// The process's cudaProfiler backend.
-///
-/// \code
-///   nvscope::add_capture_backend(nvscope::cuda_profiler_capture());
-/// \endcode
-inline cuda_profiler_backend& cuda_profiler_capture() {
-  static cuda_profiler_backend b;
-  return b;
-}
-
-/// Shorthand: makes capture call `cudaProfilerStart/Stop` (idempotent).
-///
-/// \code
-///   nvscope::use_cuda_profiler_capture();
-///   nvscope::capture_guard g;     // cudaProfilerStart()
-/// \endcode
-inline capture_error use_cuda_profiler_capture() { return add_capture_backend(cuda_profiler_capture()); }
-
-} // namespace v1
-} // namespace nvscope
+#include <nvscope/capture/backend.hpp>
+#include <nvscope/capture/cuda_profiler.hpp>
+#include <nvscope/capture/env.hpp>
+#include <nvscope/capture/guard.hpp>
+#include <nvscope/capture/listener.hpp>
+#include <nvscope/capture/nvtx_range.hpp>
+#include <nvscope/capture/schedule.hpp>

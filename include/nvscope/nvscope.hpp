@@ -17,7 +17,7 @@
 ///   }
 /// \endcode
 ///
-/// `benchmark.hpp` (the Google Benchmark adapter) is not included here: it needs Google
+/// `collect/benchmark.hpp` (the Google Benchmark adapter) is not included here: it needs Google
 /// Benchmark's headers; include it where you write benchmarks.
 
 #include <nvscope/version.hpp>
@@ -26,23 +26,20 @@
 #include <nvscope/annotate.hpp>
 
 // Capture control and the listener hook; the CUDA-free parts are always available.
-#include <nvscope/capture_listener.hpp>
-#include <nvscope/capture_guard.hpp>
-#include <nvscope/capture_schedule.hpp>
-#include <nvscope/capture_env.hpp>
-#include <nvscope/capture_nvtx.hpp>
+#include <nvscope/capture/listener.hpp>
+#include <nvscope/capture/guard.hpp>
+#include <nvscope/capture/schedule.hpp>
+#include <nvscope/capture/env.hpp>
+#include <nvscope/capture/nvtx_range.hpp>
 
 // Trace, analysis and export: plain C++ over plain records.
 #include <nvscope/trace.hpp>
 #include <nvscope/analysis.hpp>
-#include <nvscope/export_table.hpp>
-#include <nvscope/export_json.hpp>
-#include <nvscope/export_folded.hpp>
-#include <nvscope/output_path.hpp>
+#include <nvscope/export.hpp>
 
 #if defined(NVSCOPE_HAS_CUDART)
-#include <nvscope/capture.hpp>
-#include <nvscope/cuda_naming.hpp>
+#include <nvscope/capture/cuda_profiler.hpp>
+#include <nvscope/annotate/cuda_names.hpp>
 #endif
 
 #if defined(NVSCOPE_HAS_CUPTI)

@@ -186,6 +186,22 @@ struct device_info {
   string_id name = 0;
 };
 
+/// How a kernel name is spelled, as `nsys stats` offers it: demangled by NVIDIA's demangler
+/// (the default), `base` (the function's name alone), or `mangled` (as the compiler wrote it).
+enum class name_form : std::uint8_t { demangled, base, mangled };
+
+/// The other spellings of one kernel name; `kernel_record::name` is the demangled one.
+struct kernel_name_forms {
+  string_id base = 0;    ///< 0: same as the demangled name
+  string_id mangled = 0; ///< 0: same as the demangled name
+};
+
+/// A stretch of time, [begin, end).
+struct time_window {
+  timestamp_ns begin = 0;
+  timestamp_ns end = 0;
+};
+
 /// What the collector could not keep, reported by every summary.
 struct loss_counts {
   std::uint64_t dropped_records = 0;    ///< CUPTI's count: buffers were full
@@ -205,11 +221,30 @@ struct trace {
   std::vector<api_record> api_calls;
   std::vector<thread_info> threads;
   std::vector<device_info> devices;
+  /// Per demangled kernel name (`kernel_record::name`): its base and mangled spellings.
+  /// A name that is not here has one spelling for all three forms.
+  std::unordered_map<string_id, kernel_name_forms> kernel_names;
+  /// When the program's profiler was on (`cudaProfilerStart`/`Stop` by anyone, nvscope's
+  /// capture guards), in time order; empty when no capture was seen. An unclosed window
+  /// ends at `finish`.
+  std::vector<time_window> capture_windows;
   loss_counts lost;
   std::uint64_t process_id = 0;
   timestamp_ns begin = 0; ///< when collection started
   timestamp_ns finish = 0; ///< when collection stopped
 };
+
+/// The spelling of kernel name `demangled` in form `form`.
+/// \code
+///   auto base = nvscope::kernel_name(t, k.name, nvscope::name_form::base);
+/// \endcode
+inline std::string_view kernel_name(const trace& t, string_id demangled, name_form form) noexcept {
+  if (form == name_form::demangled) return t.strings[demangled];
+  const auto it = t.kernel_names.find(demangled);
+  if (it == t.kernel_names.end()) return t.strings[demangled];
+  const auto id = form == name_form::base ? it->second.base : it->second.mangled;
+  return t.strings[id ? id : demangled];
+}
 
 } // namespace v1
 } // namespace nvscope

@@ -4,7 +4,7 @@
 
 #include "spec_check.hpp"
 
-#include <nvscope/capture_env.hpp>
+#include <nvscope/capture/env.hpp>
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // Capture guards: nesting, threads, exceptions, errors, listeners, backend changes.
 #include <doctest/doctest.h>
 
-#include <nvscope/capture_guard.hpp>
+#include <nvscope/capture/guard.hpp>
 
 #include <atomic>
 #include <random>

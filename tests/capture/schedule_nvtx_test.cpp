@@ -5,8 +5,8 @@
 
 #include "recorder_client.hpp"
 
-#include <nvscope/capture_nvtx.hpp>
-#include <nvscope/capture_schedule.hpp>
+#include <nvscope/capture/nvtx_range.hpp>
+#include <nvscope/capture/schedule.hpp>
 
 #include <string>
 #include <vector>

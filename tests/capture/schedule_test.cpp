@@ -2,7 +2,7 @@
 // backend: which steps are recorded, how many capture ranges, and that nothing stays open.
 #include <doctest/doctest.h>
 
-#include <nvscope/capture_schedule.hpp>
+#include <nvscope/capture/schedule.hpp>
 
 #include <cstdint>
 #include <random>

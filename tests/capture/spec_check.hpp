@@ -2,7 +2,7 @@
 // doctest cases, the corpus replay and the libFuzzer fuzzer.
 #pragma once
 
-#include <nvscope/capture_env.hpp>
+#include <nvscope/capture/env.hpp>
 
 #include <string>
 #include <string_view>

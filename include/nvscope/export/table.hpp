@@ -1,0 +1,289 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file export/table.hpp
+/// The summaries as aligned text tables (sorted by GPU time, as `nsys stats` prints them)
+/// and as CSV with nsys's exact column headers, so scripts written for
+/// `nsys stats --format csv` keep working.
+///
+/// \code
+///   auto r = nvscope::analyze(t);
+///   std::fputs(nvscope::to_text(r).c_str(), stdout);                        // every table + metrics
+///   std::string csv = nvscope::to_csv(r, nvscope::report::cuda_gpu_kern_sum);
+/// \endcode
+
+#include <nvscope/analyze/analyze.hpp>
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// The nsys reports nvscope reproduces.
+enum class report { cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_sum, nvtx_kern_sum, nvtx_gpu_proj_sum };
+
+/// All of them, in the order `nsys stats` prints them.
+inline constexpr report all_reports[] = {report::nvtx_sum, report::cuda_gpu_kern_sum, report::cuda_gpu_mem_time_sum,
+                                         report::cuda_gpu_mem_size_sum, report::nvtx_kern_sum, report::nvtx_gpu_proj_sum};
+
+/// nsys's name of the report, e.g. "cuda_gpu_kern_sum".
+/// \code
+///   std::string file = std::string("out_") + nvscope::report_name(nvscope::report::nvtx_sum) + ".csv";
+/// \endcode
+inline const char* report_name(report r) noexcept {
+  switch (r) {
+    case report::cuda_gpu_kern_sum: return "cuda_gpu_kern_sum";
+    case report::cuda_gpu_mem_time_sum: return "cuda_gpu_mem_time_sum";
+    case report::cuda_gpu_mem_size_sum: return "cuda_gpu_mem_size_sum";
+    case report::nvtx_sum: return "nvtx_sum";
+    case report::nvtx_kern_sum: return "nvtx_kern_sum";
+    case report::nvtx_gpu_proj_sum: return "nvtx_gpu_proj_sum";
+  }
+  return "unknown";
+}
+
+/// nsys's title of the report, e.g. "CUDA GPU Kernel Summary".
+/// \code
+///   std::puts(nvscope::report_title(nvscope::report::cuda_gpu_kern_sum));
+/// \endcode
+inline const char* report_title(report r) noexcept {
+  switch (r) {
+    case report::cuda_gpu_kern_sum: return "CUDA GPU Kernel Summary";
+    case report::cuda_gpu_mem_time_sum: return "CUDA GPU MemOps Summary (by Time)";
+    case report::cuda_gpu_mem_size_sum: return "CUDA GPU MemOps Summary (by Size)";
+    case report::nvtx_sum: return "NVTX Range Summary";
+    case report::nvtx_kern_sum: return "NVTX Range Kernel Summary";
+    case report::nvtx_gpu_proj_sum: return "NVTX GPU Projection Summary";
+  }
+  return "unknown";
+}
+
+/// A report as rows of formatted cells; `numeric[i]` says column i is right-aligned.
+struct table {
+  std::vector<std::string> header;
+  std::vector<bool> numeric;
+  std::vector<std::vector<std::string>> rows;
+};
+
+namespace detail {
+
+inline std::string fmt_u(std::uint64_t v) { return std::to_string(v); }
+inline std::string fmt_f(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+inline std::string fmt_mb(double bytes) { return fmt_f(bytes / 1e6, 3); }
+
+inline void add_time_stats(std::vector<std::string>& row, const duration_stats& s) {
+  row.push_back(fmt_f(s.average, 1));
+  row.push_back(fmt_f(s.median, 1));
+  row.push_back(fmt_u(s.min));
+  row.push_back(fmt_u(s.max));
+  row.push_back(fmt_f(s.stddev, 1));
+}
+
+inline void csv_cell(std::string& out, std::string_view cell) {
+  const bool quote = cell.find_first_of(",\"\r\n") != std::string_view::npos;
+  if (!quote) { out.append(cell.data(), cell.size()); return; }
+  out.push_back('"');
+  for (char c : cell) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+} // namespace detail
+
+/// The report `which` of `r` as a table with nsys's column names, in nsys's order.
+/// \code
+///   auto tab = nvscope::table_of(r, nvscope::report::nvtx_gpu_proj_sum);
+///   assert(tab.header[2] == "Total Proj Time (ns)");
+/// \endcode
+inline table table_of(const analysis_report& r, report which) {
+  using namespace detail;
+  table t;
+  auto cols = [&](std::initializer_list<const char*> names, std::initializer_list<bool> numeric) {
+    for (auto n : names) t.header.emplace_back(n);
+    t.numeric.assign(numeric.begin(), numeric.end());
+  };
+  switch (which) {
+    case report::cuda_gpu_kern_sum:
+      cols({"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"},
+           {true, true, true, true, true, true, true, true, false});
+      for (const auto& k : r.kernels) {
+        std::vector<std::string> row{fmt_f(k.time_percent, 1), fmt_u(k.time.total), fmt_u(k.time.count)};
+        add_time_stats(row, k.time);
+        row.push_back(k.name);
+        t.rows.push_back(std::move(row));
+      }
+      break;
+    case report::cuda_gpu_mem_time_sum:
+      cols({"Time (%)", "Total Time (ns)", "Count", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Operation"},
+           {true, true, true, true, true, true, true, true, false});
+      for (const auto& m : r.memops_by_time) {
+        std::vector<std::string> row{fmt_f(m.time_percent, 1), fmt_u(m.time.total), fmt_u(m.time.count)};
+        add_time_stats(row, m.time);
+        row.push_back(m.operation);
+        t.rows.push_back(std::move(row));
+      }
+      break;
+    case report::cuda_gpu_mem_size_sum:
+      cols({"Total (MB)", "Count", "Avg (MB)", "Med (MB)", "Min (MB)", "Max (MB)", "StdDev (MB)", "Operation"},
+           {true, true, true, true, true, true, true, false});
+      for (const auto& m : r.memops_by_size) {
+        const auto& b = m.bytes;
+        t.rows.push_back({fmt_mb(static_cast<double>(b.total)), fmt_u(b.count), fmt_mb(b.average), fmt_mb(b.median),
+                          fmt_mb(static_cast<double>(b.min)), fmt_mb(static_cast<double>(b.max)), fmt_mb(b.stddev), m.operation});
+      }
+      break;
+    case report::nvtx_sum:
+      cols({"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Style", "Range"},
+           {true, true, true, true, true, true, true, true, false, false});
+      for (const auto& x : r.ranges) {
+        std::vector<std::string> row{fmt_f(x.time_percent, 1), fmt_u(x.time.total), fmt_u(x.time.count)};
+        add_time_stats(row, x.time);
+        row.push_back(x.style);
+        row.push_back(x.range);
+        t.rows.push_back(std::move(row));
+      }
+      break;
+    case report::nvtx_kern_sum:
+      cols({"NVTX Range", "Style", "PID", "TID", "NVTX Inst", "Kern Inst", "Total Time (ns)", "Avg (ns)", "Med (ns)", "Min (ns)",
+            "Max (ns)", "StdDev (ns)", "Kernel Name"},
+           {false, false, true, true, true, true, true, true, true, true, true, true, false});
+      for (const auto& x : r.range_kernels) {
+        std::vector<std::string> row{x.range, x.style, fmt_u(x.pid), fmt_u(x.tid), fmt_u(x.range_instances), fmt_u(x.time.count),
+                                     fmt_u(x.time.total)};
+        add_time_stats(row, x.time);
+        row.push_back(x.kernel);
+        t.rows.push_back(std::move(row));
+      }
+      break;
+    case report::nvtx_gpu_proj_sum:
+      cols({"Range", "Style", "Total Proj Time (ns)", "Total Range Time (ns)", "Range Instances", "Proj Avg (ns)", "Proj Med (ns)",
+            "Proj Min (ns)", "Proj Max (ns)", "Proj StdDev (ns)", "Total GPU Ops", "Avg GPU Ops", "Avg Range Lvl", "Avg Num Child"},
+           {false, false, true, true, true, true, true, true, true, true, true, true, true, true});
+      for (const auto& x : r.projections) {
+        std::vector<std::string> row{x.range, x.style, fmt_u(x.projected.total), fmt_u(x.total_range_time), fmt_u(x.projected.count)};
+        add_time_stats(row, x.projected);
+        row.push_back(fmt_u(x.total_gpu_ops));
+        row.push_back(fmt_f(x.avg_gpu_ops, 1));
+        row.push_back(fmt_f(x.avg_range_level, 1));
+        row.push_back(fmt_f(x.avg_children, 1));
+        t.rows.push_back(std::move(row));
+      }
+      break;
+  }
+  return t;
+}
+
+/// The report as CSV: nsys's header row, then one line per row (RFC 4180 quoting).
+/// \code
+///   std::ofstream("kern.csv") << nvscope::to_csv(r, nvscope::report::cuda_gpu_kern_sum);
+/// \endcode
+inline std::string to_csv(const analysis_report& r, report which) {
+  const auto t = table_of(r, which);
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (i) out.push_back(',');
+      detail::csv_cell(out, cells[i]);
+    }
+    out.push_back('\n');
+  };
+  line(t.header);
+  for (const auto& row : t.rows) line(row);
+  return out;
+}
+
+/// One report as an aligned text table under nsys's heading; "SKIPPED: no data" when empty.
+/// \code
+///   std::fputs(nvscope::to_text(r, nvscope::report::cuda_gpu_kern_sum).c_str(), stdout);
+/// \endcode
+inline std::string to_text(const analysis_report& r, report which) {
+  const auto t = table_of(r, which);
+  std::string out = std::string(" ** ") + report_title(which) + " (" + report_name(which) + "):\n\n";
+  if (t.rows.empty()) return out + " SKIPPED: no data for this report.\n";
+  std::vector<std::size_t> width(t.header.size());
+  for (std::size_t c = 0; c < t.header.size(); ++c) {
+    width[c] = t.header[c].size();
+    for (const auto& row : t.rows) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells, bool header) {
+    std::string l;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      l.push_back(' ');
+      const auto pad = width[c] - cells[c].size();
+      const bool right = t.numeric[c] && !header;
+      const bool last = c + 1 == cells.size();
+      if (right) l.append(pad, ' ');
+      l += cells[c];
+      if (!right && !last) l.append(pad, ' ');
+      if (!last) l.push_back(' ');
+    }
+    out += l;
+    out.push_back('\n');
+  };
+  line(t.header, true);
+  std::vector<std::string> rule;
+  for (auto w : width) rule.emplace_back(w, '-');
+  line(rule, true);
+  for (const auto& row : t.rows) line(row, false);
+  return out;
+}
+
+/// The overall metrics, the step figures, the verdict and the losses, a few lines.
+/// \code
+///   std::fputs(nvscope::metrics_text(r).c_str(), stdout);
+/// \endcode
+inline std::string metrics_text(const analysis_report& r) {
+  const auto& o = r.overall;
+  char buf[512];
+  std::string out = " ** GPU activity:\n\n";
+  std::snprintf(buf, sizeof buf,
+                " window %.3f ms: GPU busy %.1f%%, copy/compute overlap %.1f%%, sync wait %.1f%%\n"
+                " %llu kernels (median %.1f us), %llu copies, %llu memsets; launch gaps: %llu, median %.1f us, p90 %.1f us\n",
+                static_cast<double>(o.window_ns) / 1e6, o.gpu_busy_percent, o.copy_compute_overlap_percent, o.sync_percent,
+                static_cast<unsigned long long>(o.kernels), o.kernel_median_ns / 1000.0, static_cast<unsigned long long>(o.copies),
+                static_cast<unsigned long long>(o.memsets), static_cast<unsigned long long>(o.gap_count), o.gap_median_ns / 1000.0,
+                o.gap_p90_ns / 1000.0);
+  out += buf;
+  if (r.steps) {
+    std::snprintf(buf, sizeof buf, " %llu steps, %.1f kernels a step\n", static_cast<unsigned long long>(r.steps), r.kernels_per_step);
+    out += buf;
+  }
+  for (const auto& m : r.per_range) {
+    const auto& a = m.activity;
+    std::snprintf(buf, sizeof buf, " range %s: %llu instances, %.1f kernels each, GPU busy %.1f%%, overlap %.1f%%, sync %.1f%%, gap median %.1f us\n",
+                  m.range.c_str(), static_cast<unsigned long long>(m.instances), m.kernels_per_instance, a.gpu_busy_percent,
+                  a.copy_compute_overlap_percent, a.sync_percent, a.gap_median_ns / 1000.0);
+    out += buf;
+  }
+  out += " verdict: " + r.verdict + "\n";
+  for (const auto& w : r.warnings) out += " warning: " + w + "\n";
+  return out;
+}
+
+/// Every report, then the metrics and the verdict: what `nsys stats` plus seed 001's table give.
+/// \code
+///   std::fputs(nvscope::to_text(nvscope::analyze(t)).c_str(), stdout);
+/// \endcode
+inline std::string to_text(const analysis_report& r) {
+  std::string out;
+  for (auto w : r.warnings) out += " warning: " + w + "\n";
+  if (!r.warnings.empty()) out.push_back('\n');
+  for (auto which : all_reports) {
+    out += to_text(r, which);
+    out.push_back('\n');
+  }
+  out += metrics_text(r);
+  return out;
+}
+
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,385 @@
+// Summaries and metrics on traces built by hand; every expected number is worked out here.
+#include <doctest/doctest.h>
+#include <nvscope/analysis.hpp>
+#include <nvscope/export/table.hpp>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+namespace {
+
+struct builder {
+  nvscope::trace t;
+  std::uint32_t next_corr = 1;
+
+  builder() { t.threads.push_back({1234, 0}); t.threads.push_back({5678, 0}); t.process_id = 42; }
+
+  std::uint32_t range(const char* name, std::uint64_t start, std::uint64_t end, std::uint32_t thread = 0, bool push_pop = true,
+                      const char* domain = nullptr) {
+    nvscope::range_record r;
+    r.start = start;
+    r.end = end;
+    r.name = t.strings.intern(name);
+    r.domain = domain ? t.strings.intern(domain) : 0;
+    r.thread = thread;
+    r.is_push_pop = push_pop;
+    t.ranges.push_back(r);
+    return static_cast<std::uint32_t>(t.ranges.size() - 1);
+  }
+  std::uint32_t launch(std::uint64_t time, std::uint32_t thread = 0) {
+    t.launches.push_back({time, next_corr, thread});
+    return next_corr++;
+  }
+  void kernel(const char* name, std::uint64_t start, std::uint64_t end, std::uint32_t corr, std::uint32_t stream = 7) {
+    nvscope::kernel_record k;
+    k.start = start;
+    k.end = end;
+    k.name = t.strings.intern(name);
+    k.correlation = corr;
+    k.stream = stream;
+    t.kernels.push_back(k);
+  }
+  void copy(nvscope::copy_kind kind, std::uint64_t bytes, std::uint64_t start, std::uint64_t end, std::uint32_t corr) {
+    nvscope::copy_record c;
+    c.kind = kind;
+    c.bytes = bytes;
+    c.start = start;
+    c.end = end;
+    c.correlation = corr;
+    t.copies.push_back(c);
+  }
+};
+
+const nvscope::kernel_summary_row* find_kernel(const nvscope::analysis_report& r, const std::string& name) {
+  for (const auto& k : r.kernels)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("stats: median of odd and even counts, sample stddev, single value") {
+  std::vector<std::uint64_t> odd{50, 10, 30};
+  auto s = nvscope::detail::stats_of(odd);
+  CHECK(s.count == 3);
+  CHECK(s.total == 90);
+  CHECK(s.median == 30.0);
+  CHECK(s.average == 30.0);
+  CHECK(s.stddev == doctest::Approx(20.0)); // sqrt((400+0+400)/2)
+  std::vector<std::uint64_t> even{40, 10, 30, 20};
+  s = nvscope::detail::stats_of(even);
+  CHECK(s.median == 25.0);
+  CHECK(s.min == 10);
+  CHECK(s.max == 40);
+  CHECK(s.stddev == doctest::Approx(std::sqrt(500.0 / 3.0)));
+  std::vector<std::uint64_t> one{7};
+  s = nvscope::detail::stats_of(one);
+  CHECK(s.median == 7.0);
+  CHECK(s.stddev == 0.0);
+  // nsys's own example: 169856 and 172992 -> median 171424.0, stddev 2217.5
+  std::vector<std::uint64_t> nsys{169856, 172992};
+  s = nvscope::detail::stats_of(nsys);
+  CHECK(s.median == 171424.0);
+  CHECK(nvscope::detail::fmt_f(s.stddev, 1) == "2217.5");
+}
+
+TEST_CASE("stats against a naive reference on random data") {
+  std::mt19937_64 rng(std::random_device{}());
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::uint64_t> v(1 + rng() % 101);
+    for (auto& x : v) x = rng() % 100000;
+    auto sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    const auto n = sorted.size();
+    const double med = n % 2 ? double(sorted[n / 2]) : (double(sorted[n / 2 - 1]) + double(sorted[n / 2])) / 2;
+    double mean = 0;
+    for (auto x : v) mean += double(x);
+    mean /= double(n);
+    double ss = 0;
+    for (auto x : v) ss += (double(x) - mean) * (double(x) - mean);
+    const double sd = n > 1 ? std::sqrt(ss / double(n - 1)) : 0.0;
+    auto s = nvscope::detail::stats_of(v);
+    CHECK(s.median == med);
+    CHECK(s.average == doctest::Approx(mean));
+    CHECK(s.stddev == doctest::Approx(sd));
+    CHECK(s.min == sorted.front());
+    CHECK(s.max == sorted.back());
+  }
+}
+
+TEST_CASE("cuda_gpu_kern_sum: grouping, percent, sort by total") {
+  builder b;
+  auto c1 = b.launch(10), c2 = b.launch(20), c3 = b.launch(30);
+  b.kernel("gemm", 100, 400, c1);   // 300
+  b.kernel("gemm", 500, 600, c2);   // 100
+  b.kernel("softmax", 700, 800, c3); // 100
+  auto r = nvscope::analyze(b.t);
+  REQUIRE(r.kernels.size() == 2);
+  CHECK(r.kernels[0].name == "gemm");
+  CHECK(r.kernels[0].time.total == 400);
+  CHECK(r.kernels[0].time.count == 2);
+  CHECK(r.kernels[0].time.median == 200.0);
+  CHECK(r.kernels[0].time_percent == doctest::Approx(80.0));
+  CHECK(r.kernels[1].time_percent == doctest::Approx(20.0));
+  CHECK(r.kernels[1].time.stddev == 0.0);
+}
+
+TEST_CASE("memops by time and size, nsys operation names, MB are 10^6 bytes") {
+  builder b;
+  b.copy(nvscope::copy_kind::host_to_device, 4194304, 0, 100, b.launch(0));
+  b.copy(nvscope::copy_kind::host_to_device, 4194304, 200, 400, b.launch(1));
+  b.copy(nvscope::copy_kind::device_to_host, 1000000, 500, 1000, b.launch(2));
+  nvscope::memset_record m;
+  m.start = 1000; m.end = 1010; m.bytes = 64; m.correlation = b.launch(3);
+  b.t.memsets.push_back(m);
+  auto r = nvscope::analyze(b.t);
+  REQUIRE(r.memops_by_time.size() == 3);
+  CHECK(r.memops_by_time[0].operation == "[CUDA memcpy Device-to-Host]");
+  CHECK(r.memops_by_time[1].operation == "[CUDA memcpy Host-to-Device]");
+  CHECK(r.memops_by_time[1].time.total == 300);
+  CHECK(r.memops_by_time[2].operation == "[CUDA memset]");
+  REQUIRE(r.memops_by_size.size() == 3);
+  CHECK(r.memops_by_size[0].operation == "[CUDA memcpy Host-to-Device]");
+  auto tab = nvscope::table_of(r, nvscope::report::cuda_gpu_mem_size_sum);
+  CHECK(tab.rows[0][0] == "8.389");
+  CHECK(tab.rows[0][2] == "4.194");
+  CHECK(tab.rows[1][0] == "1.000");
+}
+
+TEST_CASE("attribution: innermost push/pop range at launch owns the kernel; nesting; projection") {
+  builder b;
+  auto step = b.range("step_0", 0, 1000);
+  auto fwd = b.range("forward", 100, 400);
+  auto attn = b.range("attention", 150, 250);
+  auto bwd = b.range("backward", 500, 900);
+  auto c1 = b.launch(160); // in attention
+  auto c2 = b.launch(300); // in forward
+  auto c3 = b.launch(600); // in backward
+  auto c4 = b.launch(950); // in step only
+  b.kernel("k_attn", 2000, 2100, c1);
+  b.kernel("k_fwd", 2150, 2400, c2);
+  b.kernel("k_bwd", 2400, 2800, c3);
+  b.kernel("k_tail", 3000, 3010, c4);
+  auto a = nvscope::attribute(b.t);
+  CHECK(a.kernel_owner[0] == attn);
+  CHECK(a.kernel_owner[1] == fwd);
+  CHECK(a.kernel_owner[2] == bwd);
+  CHECK(a.kernel_owner[3] == step);
+  CHECK(a.parent[attn] == fwd);
+  CHECK(a.parent[fwd] == step);
+  CHECK(a.depth[attn] == 2);
+  nvscope::link_ranges(b.t);
+  CHECK(b.t.ranges[attn].parent == fwd);
+  CHECK(b.t.ranges[bwd].depth == 1);
+
+  auto r = nvscope::analyze(b.t);
+  // nvtx_gpu_proj_sum: step spans 2000..3010, forward 2000..2400, attention 2000..2100
+  auto find = [&](const std::string& name) -> const nvscope::gpu_projection_row* {
+    for (const auto& p : r.projections)
+      if (p.range == name) return &p;
+    return nullptr;
+  };
+  REQUIRE(find(":step_0"));
+  CHECK(find(":step_0")->projected.total == 1010);
+  CHECK(find(":step_0")->total_gpu_ops == 4);
+  CHECK(find(":step_0")->total_range_time == 1000);
+  CHECK(find(":step_0")->avg_children == 2.0); // forward and backward launched work
+  CHECK(find(":forward")->projected.total == 400);
+  CHECK(find(":forward")->avg_range_level == 1.0);
+  CHECK(find(":attention")->projected.total == 100);
+  CHECK(find(":attention")->avg_range_level == 2.0);
+  CHECK(find(":backward")->projected.total == 400);
+  CHECK(r.projections.front().range == ":step_0");
+  // nvtx_kern_sum: k_attn appears under attention, forward and step_0
+  int attn_rows = 0;
+  for (const auto& row : r.range_kernels)
+    if (row.kernel == "k_attn") {
+      ++attn_rows;
+      CHECK(row.time.total == 100);
+      CHECK(row.tid == 1234);
+      CHECK(row.pid == 42);
+    }
+  CHECK(attn_rows == 3);
+  // steps
+  CHECK(r.steps == 1);
+  CHECK(r.kernels_per_step == 4.0);
+}
+
+TEST_CASE("graph kernels share a correlation id and one launch") {
+  builder b;
+  b.range("graph_region", 0, 100);
+  auto c = b.launch(50);
+  b.kernel("node_a", 1000, 1100, c);
+  b.kernel("node_b", 1100, 1300, c);
+  b.kernel("node_c", 1300, 1350, c);
+  auto a = nvscope::attribute(b.t);
+  for (auto o : a.kernel_owner) CHECK(o == 0u);
+  auto r = nvscope::analyze(b.t);
+  REQUIRE(r.projections.size() == 1);
+  CHECK(r.projections[0].total_gpu_ops == 1); // one launch, as nsys counts distinct correlation ids
+  CHECK(r.projections[0].projected.total == 350);
+  CHECK(r.range_kernels.size() == 3);
+}
+
+TEST_CASE("start/end ranges project by time on the launching thread; push/pop on another thread do not") {
+  builder b;
+  b.range("load", 0, 1000, 0, false);
+  b.range("other_thread", 0, 1000, 1, true);
+  auto c = b.launch(500, 0);
+  b.kernel("k", 2000, 2500, c);
+  auto r = nvscope::analyze(b.t);
+  REQUIRE(r.projections.size() == 1);
+  CHECK(r.projections[0].range == ":load");
+  CHECK(r.projections[0].style == "StartEnd");
+  // nvtx_sum: start/end default-domain bare, push/pop with ':'
+  bool bare = false, colon = false;
+  for (const auto& row : r.ranges) {
+    bare = bare || (row.range == "load" && row.style == "StartEnd");
+    colon = colon || (row.range == ":other_thread" && row.style == "PushPop");
+  }
+  CHECK(bare);
+  CHECK(colon);
+}
+
+TEST_CASE("domains prefix range names") {
+  builder b;
+  b.range("alloc", 0, 10, 0, true, "mylib");
+  auto r = nvscope::analyze(b.t);
+  REQUIRE(r.ranges.size() == 1);
+  CHECK(r.ranges[0].range == "mylib:alloc");
+}
+
+TEST_CASE("metrics: busy, overlap, sync, gaps on a hand-built timeline") {
+  builder b;
+  b.t.begin = 0;
+  b.t.finish = 1000;
+  // kernels 100-300 and 500-600; copy 250-450 (overlaps 50 with kernel); memset 900-950
+  b.kernel("k1", 100, 300, b.launch(0));
+  b.kernel("k2", 500, 600, b.launch(1));
+  b.copy(nvscope::copy_kind::host_to_device, 10, 250, 450, b.launch(2));
+  nvscope::memset_record m;
+  m.start = 900; m.end = 950; m.correlation = b.launch(3);
+  b.t.memsets.push_back(m);
+  nvscope::sync_record s;
+  s.start = 600; s.end = 800;
+  b.t.syncs.push_back(s);
+  auto r = nvscope::analyze(b.t);
+  // union: 100-450 (350) + 500-600 (100) + 900-950 (50) = 500 of 1000
+  CHECK(r.overall.busy_ns == 500);
+  CHECK(r.overall.gpu_busy_percent == doctest::Approx(50.0));
+  CHECK(r.overall.overlap_ns == 50);
+  CHECK(r.overall.copy_compute_overlap_percent == doctest::Approx(25.0));
+  CHECK(r.overall.sync_percent == doctest::Approx(20.0));
+  // gaps: 450->500 = 50, 600->900 = 300; median 175, p90 = 300
+  CHECK(r.overall.gap_count == 2);
+  CHECK(r.overall.gap_median_ns == 175.0);
+  CHECK(r.overall.gap_p90_ns == 300.0);
+  CHECK(r.overall.kernel_median_ns == 150.0);
+}
+
+TEST_CASE("verdicts") {
+  SUBCASE("launch-bound") {
+    builder b;
+    for (int s = 0; s < 2; ++s) {
+      const std::uint64_t base = 100000ull * static_cast<std::uint64_t>(s);
+      b.range(("step_" + std::to_string(s)).c_str(), base, base + 90000);
+      for (int k = 0; k < 10; ++k) {
+        auto c = b.launch(base + 10 + static_cast<std::uint64_t>(k));
+        b.kernel("tiny", base + 1000 + 5000 * static_cast<std::uint64_t>(k), base + 3000 + 5000 * static_cast<std::uint64_t>(k), c);
+      }
+    }
+    auto r = nvscope::analyze(b.t);
+    CHECK(r.kernels_per_step == 10.0);
+    CHECK(r.verdict.rfind("launch-bound: 10 kernels a step, median 2.0 us, GPU idle", 0) == 0);
+  }
+  SUBCASE("compute-bound") {
+    builder b;
+    b.kernel("big", 0, 990000, b.launch(0));
+    b.kernel("big", 990000, 1000000, b.launch(1));
+    auto r = nvscope::analyze(b.t);
+    CHECK(r.verdict == "compute-bound (GPU busy 100%)");
+  }
+  SUBCASE("copy-bound") {
+    builder b;
+    b.copy(nvscope::copy_kind::host_to_device, 1 << 20, 0, 800, b.launch(0));
+    b.kernel("k", 800, 1000, b.launch(1));
+    auto r = nvscope::analyze(b.t);
+    CHECK(r.verdict.rfind("copy-bound", 0) == 0);
+  }
+  SUBCASE("sync-bound") {
+    builder b;
+    b.t.begin = 1;
+    b.t.finish = 1000001;
+    b.kernel("k", 1, 300001, b.launch(0));
+    nvscope::sync_record s;
+    s.start = 300001; s.end = 900001;
+    b.t.syncs.push_back(s);
+    auto r = nvscope::analyze(b.t);
+    CHECK(r.verdict.rfind("sync-bound: host waits on the GPU 60% of the time, GPU idle 70%", 0) == 0);
+  }
+  SUBCASE("empty trace") {
+    nvscope::trace t;
+    auto r = nvscope::analyze(t);
+    CHECK(r.kernels.empty());
+    CHECK(r.projections.empty());
+    CHECK(r.verdict == "no GPU activity recorded");
+    CHECK(r.warnings.empty());
+    CHECK(nvscope::to_text(r).find("SKIPPED") != std::string::npos);
+  }
+}
+
+TEST_CASE("losses: incomplete records, unclosed ranges, dropped records are reported") {
+  builder b;
+  b.t.lost.dropped_records = 17;
+  b.range("open_forever", 100, 0);
+  auto c = b.launch(200);
+  b.kernel("k", 300, 400, c);
+  b.kernel("never_ended", 500, 0, b.launch(250));
+  b.kernel("orphan", 600, 700, 999); // no launch record
+  auto r = nvscope::analyze(b.t);
+  CHECK(r.incomplete_found == 1);
+  CHECK(r.unclosed_found == 1);
+  CHECK(r.unattributed == 1);
+  CHECK(find_kernel(r, "never_ended") == nullptr);
+  REQUIRE(find_kernel(r, "orphan"));
+  REQUIRE(r.warnings.size() == 4);
+  CHECK(r.warnings[0].rfind("17 records dropped", 0) == 0);
+  // unclosed range closed at the trace end (700): duration 600, and it owns k
+  REQUIRE(r.ranges.size() == 1);
+  CHECK(r.ranges[0].time.total == 600);
+  REQUIRE(r.projections.size() == 1);
+  CHECK(r.projections[0].projected.total == 100);
+  const auto text = nvscope::to_text(r);
+  CHECK(text.find("17 records dropped") != std::string::npos);
+}
+
+TEST_CASE("CSV headers are nsys's column names") {
+  nvscope::analysis_report r;
+  auto header = [&](nvscope::report w) {
+    auto csv = nvscope::to_csv(r, w);
+    return csv.substr(0, csv.find('\n'));
+  };
+  CHECK(header(nvscope::report::cuda_gpu_kern_sum) == "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name");
+  CHECK(header(nvscope::report::cuda_gpu_mem_time_sum) == "Time (%),Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Operation");
+  CHECK(header(nvscope::report::cuda_gpu_mem_size_sum) == "Total (MB),Count,Avg (MB),Med (MB),Min (MB),Max (MB),StdDev (MB),Operation");
+  CHECK(header(nvscope::report::nvtx_sum) == "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range");
+  CHECK(header(nvscope::report::nvtx_kern_sum) ==
+        "NVTX Range,Style,PID,TID,NVTX Inst,Kern Inst,Total Time (ns),Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Kernel Name");
+  CHECK(header(nvscope::report::nvtx_gpu_proj_sum) ==
+        "Range,Style,Total Proj Time (ns),Total Range Time (ns),Range Instances,Proj Avg (ns),Proj Med (ns),Proj Min (ns),Proj Max (ns),"
+        "Proj StdDev (ns),Total GPU Ops,Avg GPU Ops,Avg Range Lvl,Avg Num Child");
+}
+
+TEST_CASE("CSV rows quote names with commas; text tables align") {
+  builder b;
+  b.kernel("kernel_c<int, 4>", 0, 10, b.launch(0));
+  b.kernel("k\"q", 20, 25, b.launch(1));
+  auto r = nvscope::analyze(b.t);
+  auto csv = nvscope::to_csv(r, nvscope::report::cuda_gpu_kern_sum);
+  CHECK(csv.find("66.7,10,1,10.0,10.0,10,10,0.0,\"kernel_c<int, 4>\"\n") != std::string::npos);
+  CHECK(csv.find(",\"k\"\"q\"\n") != std::string::npos);
+  auto text = nvscope::to_text(r, nvscope::report::cuda_gpu_kern_sum);
+  CHECK(text.find("CUDA GPU Kernel Summary (cuda_gpu_kern_sum)") != std::string::npos);
+  CHECK(text.find(" Time (%)  Total Time (ns)") != std::string::npos);
+}

@@ -1,0 +1,96 @@
+// The Chrome trace parsed back, and the JSON text helpers it is written with.
+#include "sample_trace.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+#include <nvscope/export/chrome_trace.hpp>
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+TEST_CASE("JSON strings: quotes, control characters, invalid UTF-8") {
+  using nvscope::detail::json_string;
+  CHECK(json_string("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(json_string(std::string("x\n\t\x01y", 5)) == "\"x\\n\\t\\u0001y\"");
+  CHECK(json_string("caf\xc3\xa9") == "\"caf\xc3\xa9\"");      // valid UTF-8 kept
+  CHECK(json_string("bad\xff") == "\"bad\\ufffd\"");           // invalid byte
+  CHECK(json_string("\xc0\xaf") == "\"\\ufffd\\ufffd\"");      // overlong
+  CHECK(json_string("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\""); // surrogate
+  CHECK(json_string("\xe2\x82") == "\"\\ufffd\\ufffd\"");      // truncated
+  // Random bytes always give JSON that parses back.
+  std::mt19937 rng(std::random_device{}());
+  for (int i = 0; i < 200; ++i) {
+    std::string s(rng() % 40, '\0');
+    for (auto& ch : s) ch = static_cast<char>(rng() & 0xff);
+    auto j = nlohmann::json::parse(json_string(s));
+    CHECK(j.is_string());
+  }
+}
+
+TEST_CASE("Chrome trace: metadata, well-formed X events, flows paired and bound") {
+  auto t = sample_trace();
+  auto j = nlohmann::json::parse(nvscope::to_chrome_trace(t));
+  REQUIRE(j.contains("traceEvents"));
+  const auto& ev = j["traceEvents"];
+  std::map<std::uint64_t, int> starts, finishes;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> named_threads;
+  std::set<std::uint64_t> named_processes;
+  int kernels = 0, ranges = 0, marks = 0, copies = 0;
+  for (const auto& e : ev) {
+    const std::string ph = e["ph"];
+    REQUIRE(e.contains("pid"));
+    if (ph == "M") {
+      if (e["name"] == "thread_name") named_threads.insert({e["pid"].get<std::uint64_t>(), e["tid"].get<std::uint64_t>()});
+      if (e["name"] == "process_name") named_processes.insert(e["pid"].get<std::uint64_t>());
+      continue;
+    }
+    REQUIRE(e.contains("tid"));
+    REQUIRE(e.contains("ts"));
+    CHECK(e["ts"].get<double>() >= 0.0);
+    if (ph == "X") {
+      REQUIRE(e.contains("dur"));
+      CHECK(e["dur"].get<double>() >= 0.0);
+      REQUIRE(e["name"].is_string());
+      CHECK(named_processes.count(e["pid"].get<std::uint64_t>()) == 1);
+      CHECK(named_threads.count({e["pid"].get<std::uint64_t>(), e["tid"].get<std::uint64_t>()}) == 1);
+      if (e["cat"] == "kernel") ++kernels;
+      if (e["cat"] == "nvtx") ++ranges;
+      if (e["cat"] == "memcpy") ++copies;
+    } else if (ph == "s") {
+      ++starts[e["id"].get<std::uint64_t>()];
+    } else if (ph == "f") {
+      CHECK(e["bp"] == "e");
+      ++finishes[e["id"].get<std::uint64_t>()];
+    } else if (ph == "i") {
+      ++marks;
+    } else {
+      FAIL("unexpected phase " << ph);
+    }
+  }
+  CHECK(kernels == 6);
+  CHECK(copies == 1);
+  CHECK(ranges == 4);
+  CHECK(marks == 1);
+  CHECK(starts.size() == 7); // 6 kernels + 1 copy, each with its own arrow
+  CHECK(starts == finishes);
+  for (const auto& [id, n] : starts) CHECK(n == 1);
+  // every flow end lies at the start of a GPU slice on its track; every start inside a host slice
+  for (const auto& e : ev) {
+    if (e["ph"] != "f" && e["ph"] != "s") continue;
+    bool bound = false;
+    for (const auto& x : ev)
+      if (x["ph"] == "X" && x["pid"] == e["pid"] && x["tid"] == e["tid"] && x["ts"].get<double>() <= e["ts"].get<double>() &&
+          e["ts"].get<double>() <= x["ts"].get<double>() + x["dur"].get<double>())
+        bound = true;
+    CHECK(bound);
+  }
+  // timestamps: relative to the earliest (500 ns) in microseconds
+  for (const auto& e : ev)
+    if (e["ph"] == "X" && e["name"] == "step_3") {
+      CHECK(e["ts"].get<double>() == doctest::Approx(0.5));
+      CHECK(e["dur"].get<double>() == doctest::Approx(8.0));
+    }
+}
+
