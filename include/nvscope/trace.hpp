@@ -207,6 +207,11 @@ struct loss_counts {
   std::uint64_t dropped_records = 0;    ///< CUPTI's count: buffers were full
   std::uint64_t incomplete_records = 0; ///< records with no end timestamp, not reported as real
   std::uint64_t unclosed_ranges = 0;    ///< ranges still open when collection stopped
+  std::uint64_t buffer_errors = 0;      ///< CUPTI buffers not read to their end (a bad record, or no memory to keep one)
+  std::uint64_t late_buffers = 0;       ///< buffers CUPTI delivered while no collector was recording: discarded
+  std::uint64_t foreign_releases = 0;   ///< buffers handed back that the pool never lent (or twice): ignored
+  std::uint64_t nvtx_too_early = 0;     ///< 1 when NVTX started before the collector could route it: no NVTX ranges
+  std::uint64_t launches_lost = 0;      ///< launch records not kept (no memory): their GPU work has no launching thread
 };
 
 /// A whole recording.
