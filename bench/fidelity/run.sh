@@ -7,8 +7,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build/fidelity}
 [ -d "$root/.gpu/lib" ] && export LD_LIBRARY_PATH="$root/.gpu/lib:${LD_LIBRARY_PATH:-}"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DNVSCOPE_BUILD_TESTS=OFF -DNVSCOPE_BUILD_EXAMPLES=OFF -DNVSCOPE_BUILD_TOOLS=OFF -DNVSCOPE_COMPONENTS=fidelity >/dev/null
-cmake --build "$build" --target fidelity_workload >/dev/null
+log=$(mktemp)
+if ! { cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+         -DNVSCOPE_BUILD_TESTS=OFF -DNVSCOPE_BUILD_EXAMPLES=OFF -DNVSCOPE_BUILD_TOOLS=OFF -DNVSCOPE_COMPONENTS=fidelity &&
+       cmake --build "$build" --target fidelity_workload; } >"$log" 2>&1; then
+  tail -30 "$log"; echo "run.sh: the build failed (log above)" >&2; exit 1
+fi
 python3 "$root/bench/fidelity/compare.py" --workload "$build/bench/fidelity/fidelity_workload" \
   --out "${OUT:-/tmp}/fidelity" --results "$root/bench/results/fidelity.json" --commit "${COMMIT:-unknown}"
