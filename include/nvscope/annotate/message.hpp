@@ -27,6 +27,7 @@
 #include <string_view>
 
 #include <nvscope/annotate/detail/mode.hpp>
+#include <nvscope/detail/utf8.hpp>
 
 namespace nvscope {
 inline namespace v1 {
@@ -59,41 +60,21 @@ class name_ref {
 
 namespace detail {
 
-/// Length of the valid UTF-8 sequence at s[0..n), or 0 when it is not one.
-constexpr std::size_t utf8_sequence(const unsigned char* s, std::size_t n) noexcept {
-  const unsigned char c = s[0];
-  if (c < 0x80) return c == 0 ? 0 : 1;
-  std::size_t len = 0;
-  std::uint32_t cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1Fu; }
-  else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0Fu; }
-  else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07u; }
-  else return 0;
-  if (n < len) return 0;
-  for (std::size_t i = 1; i < len; ++i) {
-    if ((s[i] & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (s[i] & 0x3Fu);
-  }
-  if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-    return 0; // overlong form, surrogate or beyond Unicode
-  return len;
-}
-
 /// True when `s` can go to NVTX as it is: not empty, valid UTF-8, no NUL, not too long.
 inline bool name_is_clean(const char* s, std::size_t n) noexcept {
   if (n == 0 || n > max_name_length) return false;
   const auto* u = reinterpret_cast<const unsigned char*>(s);
   for (std::size_t i = 0; i < n;) {
     if (u[i] >= 0x20 && u[i] < 0x80) { ++i; continue; }
-    const std::size_t len = utf8_sequence(u + i, n - i);
+    const std::size_t len = u[i] == 0 ? 0 : utf8_sequence(u + i, n - i);
     if (len == 0) return false;
     i += len;
   }
   return true;
 }
 
-/// Writes the cleaned form of `name` (rules in name.hpp) to `out`, NUL-terminated; `out`
-/// holds max_name_length + 1 bytes. Returns the length written.
+/// Writes the cleaned form of `name` (rules in this file's comment) to `out`,
+/// NUL-terminated; `out` holds max_name_length + 1 bytes. Returns the length written.
 inline std::size_t sanitize_name(name_ref name, char* out) noexcept {
   const char* s = name.data();
   std::size_t n = name.size();
@@ -103,7 +84,7 @@ inline std::size_t sanitize_name(name_ref name, char* out) noexcept {
   std::size_t o = 0;
   bool truncated = false;
   for (std::size_t i = 0; i < n;) {
-    std::size_t len = utf8_sequence(u + i, n - i);
+    std::size_t len = u[i] == 0 ? 0 : utf8_sequence(u + i, n - i); // a NUL would end the name early
     const bool bad = len == 0;
     if (bad) len = 1;
     if (o + (bad ? 1 : len) > max_name_length) { truncated = true; break; }
@@ -112,10 +93,14 @@ inline std::size_t sanitize_name(name_ref name, char* out) noexcept {
     i += len;
   }
   if (truncated) {
-    // Make room for "..." and step back to a character boundary.
-    std::size_t keep = max_name_length - 3;
-    if (o > keep) o = keep;
-    while (o > 0 && (static_cast<unsigned char>(out[o]) & 0xC0u) == 0x80u) --o;
+    // Make room for "...". Only whole characters were copied, so `o` is a boundary; when it
+    // has to move back, step back over the continuation bytes of the character it lands in
+    // (bytes out[keep..o) were written: never look at out[o] itself, which was not).
+    const std::size_t keep = max_name_length - 3;
+    if (o > keep) {
+      o = keep;
+      while (o > 0 && (static_cast<unsigned char>(out[o]) & 0xC0u) == 0x80u) --o;
+    }
     std::memcpy(out + o, "...", 3);
     o += 3;
   }
@@ -192,7 +177,7 @@ inline std::size_t function_name(const char* pretty, int line, char* out) noexce
   return sanitize_name(name_ref(std::string_view(tmp, n)), out);
 }
 
-/// vsnprintf into `out` (max_name_length + 1 bytes), then name.hpp's rules: a result too
+/// vsnprintf into `out` (max_name_length + 1 bytes), then this file's rules: a result too
 /// long is cut with "...", invalid UTF-8 becomes '?'; a null format gives "(null)", a
 /// failed one "(bad format)". Returns the length; sets *truncated.
 inline std::size_t format_name(char* out, bool* truncated, const char* format, va_list args) noexcept {
@@ -210,7 +195,7 @@ inline std::size_t format_name(char* out, bool* truncated, const char* format, v
 
 /// A name formatted printf-style into a buffer on the stack (max_name_length + 1 bytes; no
 /// heap). A result that does not fit is cut and ends with `"..."`; the cleaning rules of
-/// name.hpp apply (invalid UTF-8 becomes `'?'`). The format string is checked by the
+/// this file apply (invalid UTF-8 becomes `'?'`). The format string is checked by the
 /// compiler like printf's.
 /// \code
 ///   nvscope::formatted_name n("step_%d", step);

@@ -24,6 +24,7 @@
 #include <nvscope/capture/backend.hpp>
 #include <nvscope/capture/schedule.hpp>
 #include <nvscope/capture/detail/state.hpp>
+#include <nvscope/detail/quote.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -50,27 +51,9 @@ inline std::string_view spec_trim(std::string_view s) noexcept {
   return s;
 }
 
-// Echoes (part of) user input safely on one line: printable ASCII kept, the rest \xNN,
-// long input cut (`limit` characters of output at most, then "...").
-inline std::string spec_echo(std::string_view s, std::size_t limit = 48) {
-  std::string out;
-  for (char ch : s) {
-    if (out.size() >= limit) {
-      out += "...";
-      break;
-    }
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
+// Echoes (part of) user input on one line (the SDK's one rule, detail/quote.hpp): printable
+// ASCII kept, the rest \xNN, `limit` characters of output at most, then "...".
+inline std::string spec_echo(std::string_view s, std::size_t limit = 48) { return escape_input(s, limit); }
 
 // A whole number 0..max_schedule_count, digits only.
 inline bool spec_number(std::string_view s, std::uint64_t& out) noexcept {

@@ -7,30 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include <nvscope/detail/utf8.hpp>
+
 namespace nvscope {
 inline namespace v1 {
 namespace detail {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is invalid (overlong forms,
-// surrogates and code points above U+10FFFF are invalid).
-inline std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  std::size_t n;
-  std::uint32_t cp;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1fu; }
-  else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0fu; }
-  else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07u; }
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3fu);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return n;
-}
 
 // Appends s as a quoted JSON string: quotes, backslashes and control characters escaped,
 // invalid UTF-8 replaced by U+FFFD.
@@ -59,7 +40,7 @@ inline void append_json_string(std::string& out, std::string_view s) {
       ++i;
       continue;
     }
-    const auto n = utf8_sequence(s, i);
+    const auto n = utf8_sequence(reinterpret_cast<const unsigned char*>(s.data()) + i, s.size() - i);
     if (n == 0) {
       out += "\\ufffd";
       ++i;
