@@ -2,11 +2,15 @@
 #include <doctest/doctest.h>
 #include <nvscope/export/output_path.hpp>
 
+#include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -80,4 +84,160 @@ TEST_CASE("write_file writes, and reports failures with path and reason") {
   auto pat = nvscope::write_output("a%z", "x");
   CHECK_FALSE(pat);
   CHECK(pat.error.find("'%z'") != std::string::npos);
+}
+
+// Issue 13: hostile patterns, values and files (items 2, 3, 8 and 9).
+namespace {
+
+// A scratch folder under the working folder, removed on exit.
+struct scratch {
+  std::filesystem::path dir = std::filesystem::absolute("nvscope_output_test_" + std::to_string(::getpid()));
+  scratch() {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directory(dir);
+  }
+  ~scratch() { std::filesystem::remove_all(dir); }
+  std::string operator/(const std::string& name) const { return (dir / name).string(); }
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
+  }
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void put(const std::string& path, const std::string& content) { std::ofstream(path, std::ios::binary) << content; }
+
+bool one_printable_line(const std::string& s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) return false;
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("a NUL byte in a pattern is refused, not cut short") {
+  const std::string pattern("safe\0../x.csv", 13);
+  const auto p = nvscope::expand_output_path(pattern);
+  CHECK_FALSE(p);
+  CHECK(p.path.empty());
+  CHECK(p.error.find("NUL") != std::string::npos);
+  CHECK(p.error.find("position 4") != std::string::npos);
+  CHECK(one_printable_line(p.error));
+  const auto w = nvscope::write_file(std::string("safe\0x", 6), "data");
+  CHECK_FALSE(w);
+  CHECK(one_printable_line(w.error));
+  CHECK(::access("safe", F_OK) != 0);
+}
+
+TEST_CASE("errors quoting a pattern, a value or a path stay on one line") {
+  auto p = nvscope::expand_output_path("x\ny%z");
+  CHECK_FALSE(p);
+  CHECK(p.error.find("x\\x0ay") != std::string::npos);
+  CHECK(one_printable_line(p.error));
+  ::setenv("NVSCOPE_TEST_NL", "a\nb\x1b[31m", 1);
+  auto w = nvscope::write_output("no_such_dir_nvscope/%q{NVSCOPE_TEST_NL}.csv", "x");
+  CHECK_FALSE(w);
+  CHECK(w.error.find("a\\x0ab\\x1b[31m") != std::string::npos);
+  CHECK(one_printable_line(w.error));
+  w = nvscope::write_file("no_such_dir_nvscope/x\r\ny.csv", "x");
+  CHECK_FALSE(w);
+  CHECK(one_printable_line(w.error));
+  p = nvscope::expand_output_path(std::string(100000, '\n') + "%z");
+  CHECK(one_printable_line(p.error));
+  CHECK(p.error.size() < 1400);
+  ::unsetenv("NVSCOPE_TEST_NL");
+}
+
+TEST_CASE("values cannot move an output out of the folder the pattern names") {
+  const char* const refused[][2] = {
+      {"../../etc/passwd", "out/%q{NVSCOPE_TEST_V}.csv"}, // a '/' in a value
+      {"/abs", "%q{NVSCOPE_TEST_V}"},
+      {"..", "out/%q{NVSCOPE_TEST_V}/x.csv"},              // a whole component
+      {"..", "%q{NVSCOPE_TEST_V}"},
+      {".", "a/%q{NVSCOPE_TEST_V}%q{NVSCOPE_TEST_V}/x"},  // two values making ".."
+      {".", "a/.%q{NVSCOPE_TEST_V}/x"},                    // pattern text and a value making ".."
+  };
+  for (const auto& c : refused) {
+    CAPTURE(c[0]);
+    CAPTURE(c[1]);
+    ::setenv("NVSCOPE_TEST_V", c[0], 1);
+    const auto p = nvscope::expand_output_path(c[1]);
+    CHECK_FALSE(p);
+    CHECK(p.path.empty());
+    CHECK(p.error.find("folder") != std::string::npos);
+    CHECK(one_printable_line(p.error));
+  }
+  clear_ranks();
+  ::setenv("RANK", "0/../..", 1);
+  CHECK_FALSE(nvscope::expand_output_path("r%r.csv"));
+  clear_ranks();
+  // Allowed: dots inside a name, and the pattern's own folders (the user wrote them).
+  ::setenv("NVSCOPE_TEST_V", "..x", 1);
+  CHECK(nvscope::expand_output_path("out/%q{NVSCOPE_TEST_V}.csv").path == "out/..x.csv");
+  ::setenv("NVSCOPE_TEST_V", "run1", 1);
+  CHECK(nvscope::expand_output_path("../%q{NVSCOPE_TEST_V}/./t.json").path == "../run1/./t.json");
+  CHECK(nvscope::expand_output_path("a/%%/..").path == "a/%/..");
+  ::unsetenv("NVSCOPE_TEST_V");
+}
+
+TEST_CASE("a failed write keeps the previous file (file size limit as the failing disk)") {
+  scratch s;
+  const std::string path = s / "trace.json";
+  put(path, "previous good profile\n");
+  struct ::rlimit old_limit {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  struct ::rlimit small = old_limit;
+  small.rlim_cur = 4096;
+  auto* old_handler = std::signal(SIGXFSZ, SIG_IGN); // EFBIG instead of death
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  const auto w = nvscope::write_file(path, std::string(1 << 16, 'x'));
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK_FALSE(w);
+  CHECK(w.error.find("trace.json") != std::string::npos);
+  CHECK(w.error.find("previous file is kept") != std::string::npos);
+  CHECK(slurp(path) == "previous good profile\n");
+  CHECK(s.entries() == 1); // no temporary file left behind
+  // And a write that succeeds replaces it whole, keeping its permissions.
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  REQUIRE(nvscope::write_file(path, "new\n"));
+  CHECK(slurp(path) == "new\n");
+  struct ::stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK(s.entries() == 1);
+}
+
+TEST_CASE("a symbolic link planted at the output name is not followed") {
+  scratch s;
+  const std::string victim = s / "victim.txt";
+  put(victim, "keep me\n");
+  ::setenv("NVSCOPE_TEST_V", "planted", 1);
+  const std::string link = s / "trace_planted.json";
+  REQUIRE(::symlink(victim.c_str(), link.c_str()) == 0);
+  const auto w = nvscope::write_output(s / "trace_%q{NVSCOPE_TEST_V}.json", "{}");
+  CHECK_FALSE(w);
+  CHECK(w.error.find("symbolic link") != std::string::npos);
+  CHECK(slurp(victim) == "keep me\n");
+  // A dangling link (the target does not exist yet) is not followed either.
+  const std::string dangling = s / "dangling.json";
+  REQUIRE(::symlink((s / "created_by_link.txt").c_str(), dangling.c_str()) == 0);
+  CHECK_FALSE(nvscope::write_file(dangling, "x"));
+  CHECK(::access((s / "created_by_link.txt").c_str(), F_OK) != 0);
+  ::unsetenv("NVSCOPE_TEST_V");
+}
+
+TEST_CASE("folders are refused, devices are written in place") {
+  scratch s;
+  const auto w = nvscope::write_file(s.dir.string(), "x");
+  CHECK_FALSE(w);
+  CHECK(w.error.find("directory") != std::string::npos);
+  CHECK_FALSE(nvscope::write_file(s / "sub/", "x"));
+  CHECK(nvscope::write_file("/dev/null", "x"));
+  CHECK(s.entries() == 0);
 }

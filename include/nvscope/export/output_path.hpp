@@ -2,12 +2,20 @@
 #pragma once
 
 /// \file export/output_path.hpp
-/// Output file names with nsys-style patterns, and file writing that reports failure.
+/// Output file names with nsys-style patterns, and file writing that never loses the old
+/// file and never follows a planted link.
 ///
 /// Patterns: `%p` process id, `%h` host name, `%r` rank (first set of OMPI_COMM_WORLD_RANK,
 /// PMI_RANK, SLURM_PROCID, RANK, LOCAL_RANK; an error when none is), `%q{VAR}` the
 /// environment variable VAR (an error when unset), `%%` a percent sign. Anything else after
-/// `%` is an error naming the bad part.
+/// `%` is an error naming the bad part, and so is a NUL byte. Folders come from the pattern
+/// alone: a value (`%h`, `%r`, `%q{VAR}`) holding `/`, or making a whole path component `.`
+/// or `..`, is refused, so the environment cannot move an output out of the folder the
+/// pattern names. docs/output.md has the whole contract.
+///
+/// `write_file` writes a temporary file beside the target and renames it into place: a
+/// failed write (full disk, file size limit) leaves the previous file as it was. It refuses
+/// a symbolic link at the final component instead of following it.
 ///
 /// \code
 ///   auto p = nvscope::expand_output_path("trace_%h_%p_rank%r.json");
@@ -16,13 +24,17 @@
 ///   if (!w) std::fprintf(stderr, "%s\n", w.error.c_str());  // "nvscope: cannot write 'x': No such file or directory"
 /// \endcode
 
+#include <nvscope/detail/quote.hpp>
+
+#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace nvscope {
@@ -46,81 +58,243 @@ struct write_result {
 /// The launcher variables `%r` reads, in this order.
 inline constexpr const char* rank_variables[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK", "LOCAL_RANK"};
 
+namespace detail {
+
+// User input quoted in an error line: at most this many characters of it.
+inline constexpr std::size_t path_echo_limit = 256;
+
+// One specifier's value, or why it has none; `end` is the last pattern byte it used.
+struct specifier_value {
+  std::string value;
+  std::string why; ///< empty when `value` holds
+  std::size_t end = 0;
+};
+
+inline specifier_value host_name_value() {
+  specifier_value v;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) v.why = std::string("%h: cannot read the host name: ") + std::strerror(errno);
+  else v.value = host;
+  return v;
+}
+
+inline specifier_value rank_value() {
+  specifier_value v;
+  for (const char* name : rank_variables)
+    if (const char* value = std::getenv(name); value != nullptr && *value) {
+      v.value = value;
+      return v;
+    }
+  v.why = "%r: no rank variable is set (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, RANK, LOCAL_RANK)";
+  return v;
+}
+
+// `%q{VAR}` starting at pattern[q] (the 'q').
+inline specifier_value variable_value(std::string_view pattern, std::size_t q) {
+  specifier_value v;
+  if (q + 1 >= pattern.size() || pattern[q + 1] != '{') {
+    v.why = "'%q' must be followed by {VARIABLE}";
+    return v;
+  }
+  const auto close = pattern.find('}', q + 2);
+  if (close == std::string_view::npos) {
+    v.why = "'%q{' has no closing '}'";
+    return v;
+  }
+  const std::string name(pattern.substr(q + 2, close - q - 2));
+  v.end = close;
+  if (name.empty()) v.why = "'%q{}' names no variable";
+  else if (const char* value = std::getenv(name.c_str())) v.value = value;
+  else v.why = "%q{" + escape_input(name, 64) + "}: environment variable " + escape_input(name, 64) + " is not set";
+  return v;
+}
+
+// The specifier whose '%' is at pattern[percent] (not the last byte).
+inline specifier_value specifier_at(std::string_view pattern, std::size_t percent) {
+  const std::size_t k = percent + 1;
+  specifier_value v;
+  switch (pattern[k]) {
+    case '%': v.value = "%"; break;
+    case 'p': v.value = std::to_string(static_cast<long long>(::getpid())); break;
+    case 'h': v = host_name_value(); break;
+    case 'r': v = rank_value(); break;
+    case 'q': return variable_value(pattern, k);
+    default:
+      v.why = "unknown specifier '%" + escape_input(pattern.substr(k, 1), 8) + "' (known: %p %h %r %q{VAR} %%)";
+  }
+  v.end = k;
+  return v;
+}
+
+// A value may not name a folder: no '/' (folders come from the pattern alone).
+inline std::string value_problem(std::string_view spec, std::string_view value) {
+  if (value.find('/') == std::string_view::npos) return {};
+  return std::string(spec) + " is '" + escape_input(value, 64) +
+         "', which holds '/': a value may not name a folder (put folders in the pattern)";
+}
+
+// Tracks the path component being built: whether a value went into it, and where it began.
+struct component_check {
+  std::size_t begin = 0;
+  bool from_value = false;
+
+  // Called at each '/' of the pattern and at the end: a component a value made "." or ".."
+  // would climb out of (or stay in) a folder the pattern did not name.
+  bool climbs(const std::string& path) const {
+    const std::string_view c = std::string_view(path).substr(begin);
+    return from_value && (c == "." || c == "..");
+  }
+};
+
+inline path_result pattern_error(std::string_view pattern, std::size_t at, const std::string& why) {
+  return {{}, "nvscope: bad output path pattern '" + escape_input(pattern, path_echo_limit) + "' at position " +
+                  std::to_string(at) + ": " + why};
+}
+
+} // namespace detail
+
 /// Expands `%p`, `%h`, `%r`, `%q{VAR}` and `%%` in `pattern` (see the file comment).
 /// \code
 ///   setenv("RUN", "a1", 1);
 ///   assert(nvscope::expand_output_path("out_%q{RUN}.csv").path == "out_a1.csv");
 /// \endcode
 inline path_result expand_output_path(std::string_view pattern) {
+  using detail::pattern_error;
   path_result r;
-  auto fail = [&](std::size_t at, const std::string& why) {
-    r.path.clear();
-    r.error = "nvscope: bad output path pattern '" + std::string(pattern) + "' at position " + std::to_string(at) + ": " + why;
-    return r;
+  detail::component_check part;
+  const auto climbs = [&](std::size_t at) {
+    return part.climbs(r.path) ? pattern_error(pattern, at, "a value makes a path component '" +
+                                                            r.path.substr(part.begin) + "' (values may not name folders)")
+                               : path_result{};
   };
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
-    if (c != '%') { r.path.push_back(c); continue; }
-    if (i + 1 == pattern.size()) return fail(i, "'%' at the end (write '%%' for a percent sign)");
-    const char k = pattern[++i];
-    switch (k) {
-      case '%': r.path.push_back('%'); break;
-      case 'p': r.path += std::to_string(static_cast<long long>(::getpid())); break;
-      case 'h': {
-        char host[256] = {};
-        if (::gethostname(host, sizeof host - 1) != 0) return fail(i - 1, std::string("%h: cannot read the host name: ") + std::strerror(errno));
-        r.path += host;
-        break;
-      }
-      case 'r': {
-        const char* value = nullptr;
-        for (const char* v : rank_variables)
-          if ((value = std::getenv(v)) != nullptr && *value) break;
-        if (!value || !*value)
-          return fail(i - 1, "%r: no rank variable is set (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, RANK, LOCAL_RANK)");
-        r.path += value;
-        break;
-      }
-      case 'q': {
-        if (i + 1 >= pattern.size() || pattern[i + 1] != '{') return fail(i - 1, "'%q' must be followed by {VARIABLE}");
-        const auto close = pattern.find('}', i + 2);
-        if (close == std::string_view::npos) return fail(i - 1, "'%q{' has no closing '}'");
-        const std::string name(pattern.substr(i + 2, close - i - 2));
-        if (name.empty()) return fail(i - 1, "'%q{}' names no variable");
-        const char* value = std::getenv(name.c_str());
-        if (!value) return fail(i - 1, "%q{" + name + "}: environment variable " + name + " is not set");
-        r.path += value;
-        i = close;
-        break;
-      }
-      default: return fail(i - 1, std::string("unknown specifier '%") + k + "' (known: %p %h %r %q{VAR} %%)");
+    if (c == '\0') return pattern_error(pattern, i, "a NUL byte (a file name cannot hold one)");
+    if (c == '/') {
+      if (auto e = climbs(i); !e.ok()) return e;
+      r.path.push_back(c);
+      part = {r.path.size(), false};
+      continue;
     }
+    if (c != '%') { r.path.push_back(c); continue; }
+    if (i + 1 == pattern.size()) return pattern_error(pattern, i, "'%' at the end (write '%%' for a percent sign)");
+    auto v = detail::specifier_at(pattern, i);
+    if (!v.why.empty()) return pattern_error(pattern, i, v.why);
+    const std::string spec(pattern.substr(i, v.end + 1 - i));
+    if (auto why = detail::value_problem(spec, v.value); !why.empty()) return pattern_error(pattern, i, why);
+    r.path += v.value;
+    part.from_value = part.from_value || pattern[i + 1] != '%';
+    i = v.end;
   }
-  if (r.path.empty()) return fail(0, "the path is empty");
+  if (auto e = climbs(pattern.size()); !e.ok()) return e;
+  if (r.path.empty()) return pattern_error(pattern, 0, "the path is empty");
   return r;
 }
 
-/// Writes `content` to `path`, replacing it. Reports any failure (open, write, close) with the
-/// path and the system's reason; never loses data silently.
+namespace detail {
+
+inline write_result cannot_write(std::string_view path, const std::string& why) {
+  return {"nvscope: cannot write '" + escape_input(path, path_echo_limit) + "': " + why};
+}
+
+// Writes all of `content` to `fd`, going on after short writes and signals. Returns 0, or
+// the errno that stopped it; `written` says how far it got.
+inline int write_all(int fd, std::string_view content, std::size_t& written) noexcept {
+  written = 0;
+  while (written < content.size()) {
+    const ::ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    written += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+inline write_result failed_after(std::string_view path, std::size_t written, std::size_t total, int error) {
+  return {"nvscope: writing '" + escape_input(path, path_echo_limit) + "' failed after " + std::to_string(written) +
+          " of " + std::to_string(total) + " bytes: " + std::strerror(error)};
+}
+
+// A device or a pipe (/dev/null, a FIFO a reader waits on) is written where it is: there is
+// no file to keep and nothing to rename.
+inline write_result write_in_place(const std::string& path, std::string_view content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return cannot_write(path, std::strerror(errno));
+  std::size_t written = 0;
+  const int error = write_all(fd, content, written);
+  const int closed = ::close(fd) == 0 ? 0 : errno;
+  if (error || closed) return failed_after(path, written, content.size(), error ? error : closed);
+  return {};
+}
+
+// "dir/.name.nvscope-PID-N.tmp" beside `path`, created exclusively (never an existing file
+// or a link planted at that name). Returns the descriptor, or -1 with errno set.
+inline int create_temporary(const std::string& path, std::string& temp) {
+  static std::atomic<unsigned> counter{0};
+  const auto slash = path.rfind('/');
+  const std::string folder = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  const std::string base = path.substr(folder.size(), 96); // room for the suffix within NAME_MAX
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    temp = folder + "." + base + ".nvscope-" + std::to_string(static_cast<long long>(::getpid())) + "-" +
+           std::to_string(counter.fetch_add(1)) + ".tmp";
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+// Temporary file beside `path`, written, flushed to the disk, then renamed over `path`:
+// whatever fails, `path` is either the old file or the new one, never a cut one.
+inline write_result replace_file(const std::string& path, std::string_view content, const struct ::stat* old) {
+  std::string temp;
+  const int fd = create_temporary(path, temp);
+  if (fd < 0) return cannot_write(path, std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
+  if (old != nullptr) (void)::fchmod(fd, old->st_mode & 07777); // keep the old file's permissions
+  std::size_t written = 0;
+  int error = write_all(fd, content, written);
+  if (!error && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && !error) error = errno;
+  if (!error && ::rename(temp.c_str(), path.c_str()) != 0) {
+    const int rename_error = errno;
+    ::unlink(temp.c_str());
+    return cannot_write(path, std::string("renaming the temporary file into place failed: ") + std::strerror(rename_error));
+  }
+  if (error) {
+    ::unlink(temp.c_str());
+    auto r = failed_after(path, written, content.size(), error);
+    r.error += old != nullptr ? "; the previous file is kept" : "";
+    return r;
+  }
+  return {};
+}
+
+} // namespace detail
+
+/// Writes `content` to `path`: a new file, or an existing regular file replaced whole
+/// (through a temporary file beside it and a rename, so a failed write keeps the old one).
+/// A device or pipe is written in place. Refused with a one-line error: a symbolic link at
+/// the final component (never followed), a folder, a path holding a NUL byte. Any failure
+/// (open, write, flush, rename) names the path and the system's reason.
 /// \code
 ///   if (auto w = nvscope::write_file("kern.csv", csv); !w) std::fputs(w.error.c_str(), stderr);
 /// \endcode
 inline write_result write_file(const std::string& path, std::string_view content) {
-  write_result r;
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) {
-    r.error = "nvscope: cannot write '" + path + "': " + std::strerror(errno);
-    return r;
+  using detail::cannot_write;
+  if (path.empty()) return cannot_write(path, "the path is empty");
+  if (path.find('\0') != std::string::npos) return cannot_write(path, "the path holds a NUL byte");
+  if (path.back() == '/') return cannot_write(path, "the path names a folder, not a file");
+  struct ::stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) return cannot_write(path, std::strerror(errno));
+    return detail::replace_file(path, content, nullptr);
   }
-  const auto written = content.empty() ? 0 : std::fwrite(content.data(), 1, content.size(), f);
-  const int write_errno = errno;
-  const bool short_write = written != content.size();
-  const bool close_failed = std::fclose(f) != 0;
-  if (short_write || close_failed) {
-    r.error = "nvscope: writing '" + path + "' failed after " + std::to_string(written) + " of " +
-              std::to_string(content.size()) + " bytes: " + std::strerror(short_write ? write_errno : errno);
-  }
-  return r;
+  if (S_ISLNK(st.st_mode))
+    return cannot_write(path, "it is a symbolic link, which nvscope does not follow (remove it or name another file)");
+  if (S_ISDIR(st.st_mode)) return cannot_write(path, std::strerror(EISDIR));
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return detail::write_in_place(path, content);
+  if (!S_ISREG(st.st_mode)) return cannot_write(path, "it is neither a regular file, a device nor a pipe");
+  return detail::replace_file(path, content, &st);
 }
 
 /// Expands `pattern`, then writes `content` there; the error names whichever step failed.
