@@ -4,7 +4,7 @@
 /// \file annotate.hpp
 /// The annotation layer in one include: ranges, domains, colours, categories, payloads,
 /// marks, names and the kill switches. Stream/device naming (CUDA runtime) is in
-/// cuda_naming.hpp. Full guide: docs/annotate.md.
+/// annotate/cuda_names.hpp. Full guide: docs/annotate.md.
 ///
 /// \code
 ///   #include <nvscope/annotate.hpp>

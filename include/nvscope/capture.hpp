@@ -23,6 +23,10 @@
 ///   }
 /// \endcode
 
+#if !__has_include(<cuda_runtime_api.h>)
+#error "nvscope: <nvscope/capture.hpp> needs the CUDA runtime's headers: add -I<CUDA>/include (pkg-config --cflags nvscope-capture, or link nvscope::capture in CMake), or include the CUDA-free capture/guard.hpp, capture/schedule.hpp and capture/env.hpp alone"
+#endif
+
 #include <nvscope/capture/backend.hpp>
 #include <nvscope/capture/cuda_profiler.hpp>
 #include <nvscope/capture/env.hpp>

@@ -4,8 +4,9 @@
 /// \file export.hpp
 /// The export layer: every file and text nvscope writes, from a `trace` and the
 /// `analysis_report` made of it. Text and CSV tables (export/table.hpp), the JSON summary
-/// (export/summary_json.hpp), the Chrome trace (export/chrome_trace.hpp), folded stacks (export/folded.hpp), and output
-/// paths with `%p %h %r %q{VAR}` (export/output_path.hpp). Full guide: docs/analysis.md.
+/// (export/summary_json.hpp), the Chrome trace (export/chrome_trace.hpp), folded stacks
+/// (export/folded.hpp), and output paths with `%p %h %r %q{VAR}` (export/output_path.hpp).
+/// Full guide: docs/analysis.md.
 ///
 /// \code
 ///   #include <nvscope/export.hpp>

@@ -3,9 +3,16 @@
 
 /// \file nvscope.hpp
 /// \mainpage nvscope
-/// The umbrella header. It brings in the annotation API always; the capture API when the
-/// program links `nvscope::capture`, and the collector when it links `nvscope::cupti`
-/// (those targets define `NVSCOPE_HAS_CUDART` and `NVSCOPE_HAS_CUPTI`).
+/// The umbrella header: everything nvscope offers that this build can compile. Annotation,
+/// the CUDA-free capture parts, the trace, analysis and export always; the
+/// `cudaProfilerStart/Stop` backend and stream/device naming when the CUDA runtime's headers
+/// are on the include path; the collector when CUPTI's headers are too. No define is needed:
+/// the headers are looked for with `__has_include`. `NVSCOPE_HAS_CUDART=0` or
+/// `NVSCOPE_HAS_CUPTI=0` leaves a part out although its headers are there.
+///
+/// It is the expensive include (about 2.7 times the parse time of annotate.hpp): annotated
+/// files should include only `<nvscope/annotate.hpp>`, the file that drives the collector
+/// `<nvscope/collector.hpp>`, and so on.
 ///
 /// \code
 ///   #include <nvscope/nvscope.hpp>
@@ -37,11 +44,28 @@
 #include <nvscope/analysis.hpp>
 #include <nvscope/export.hpp>
 
-#if defined(NVSCOPE_HAS_CUDART)
-#include <nvscope/capture/cuda_profiler.hpp>
-#include <nvscope/annotate/cuda_names.hpp>
+// The CUDA runtime's parts: wanted unless NVSCOPE_HAS_CUDART is 0, present when its headers are.
+#if !defined(NVSCOPE_HAS_CUDART) && __has_include(<cuda_runtime_api.h>)
+#define NVSCOPE_DETAIL_UMBRELLA_CUDART 1
+#elif defined(NVSCOPE_HAS_CUDART) && (NVSCOPE_HAS_CUDART + 0)
+#if !__has_include(<cuda_runtime_api.h>)
+#error "nvscope: NVSCOPE_HAS_CUDART is set but <cuda_runtime_api.h> is not on the include path: add -I<CUDA>/include (pkg-config --cflags nvscope-capture, or link nvscope::capture in CMake)"
+#endif
+#define NVSCOPE_DETAIL_UMBRELLA_CUDART 1
 #endif
 
-#if defined(NVSCOPE_HAS_CUPTI)
+#if defined(NVSCOPE_DETAIL_UMBRELLA_CUDART)
+#include <nvscope/capture/cuda_profiler.hpp>
+#include <nvscope/annotate/cuda_names.hpp>
+
+// The collector: wanted unless NVSCOPE_HAS_CUPTI is 0, present when CUPTI's headers are.
+#if !defined(NVSCOPE_HAS_CUPTI) && __has_include(<cupti.h>)
 #include <nvscope/collector.hpp>
+#elif defined(NVSCOPE_HAS_CUPTI) && (NVSCOPE_HAS_CUPTI + 0)
+#if !__has_include(<cupti.h>)
+#error "nvscope: NVSCOPE_HAS_CUPTI is set but <cupti.h> is not on the include path: add -I<CUDA>/include, or -I<CUDA>/extras/CUPTI/include on older toolkits (pkg-config --cflags nvscope-cupti, or link nvscope::cupti in CMake)"
+#endif
+#include <nvscope/collector.hpp>
+#endif
+#undef NVSCOPE_DETAIL_UMBRELLA_CUDART
 #endif

@@ -1,9 +1,21 @@
-// A consumer's program: includes the umbrella header and uses what its target offers.
+// A consumer's program: includes the umbrella header and uses what its build offers. Where
+// CUPTI's headers are on the include path the umbrella brings the collector (no define
+// needed); the program then says whether libcupti loaded and whether the collector started,
+// and a refusal is the collector's one line on stderr, never a loader failure.
 #include <nvscope/nvscope.hpp>
 
 #include <cstdio>
 
 int main() {
+#if __has_include(<cupti.h>) && __has_include(<cuda_runtime_api.h>)
+  nvscope::collector_options options;
+  nvscope::collector c(options); // touches no CUDA: safe first thing in main
+  const bool loaded = nvscope::prepare_collector();
+  const bool started = c.start();
+  std::printf("collector: libcupti %s, start %s\n", loaded ? "loaded" : "not loaded",
+              started ? "ok" : "refused");
+  if (started) c.stop();
+#endif
   nvscope::trace t;
   t.strings.intern("consumer");
   std::printf("consumer ok: nvscope %d.%d.%d (%zu strings)\n", NVSCOPE_VERSION_MAJOR,
