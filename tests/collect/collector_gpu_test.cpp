@@ -146,8 +146,9 @@ TEST_CASE("exact kernel, copy, memset and range counts; bytes exact; results rig
   REQUIRE(inner != nullptr);
   CHECK(t.ranges.size() == 2);
   CHECK(outer->domain == 0);
-  CHECK(inner->depth == 1);
-  CHECK(&t.ranges[inner->parent] == outer);
+  CHECK(inner->start >= outer->start); // nested (analysis computes the nesting itself)
+  CHECK(inner->end <= outer->end);
+  CHECK(inner->thread == outer->thread);
   CHECK(t.threads[outer->thread].os_id == nvscope::detail::os_thread_id());
   CHECK(t.lost.dropped_records == 0);
   CHECK(t.lost.incomplete_records == 0);

@@ -1,6 +1,6 @@
 // The collector's host-only parts: CUPTI records decoded into trace records (hand-made
-// records, no device), the buffer pool, the launch log, joining launches and nesting ranges,
-// capture windows, and the one-line error messages.
+// records, no device), NVTX events into ranges, the buffer pool, the launch log, joining
+// launches, capture windows, and the one-line error messages.
 #include <nvscope/collector.hpp>
 
 #include <doctest/doctest.h>
@@ -31,21 +31,6 @@ CUpti_ActivityKernel10 make_kernel(const char* name, std::uint64_t start, std::u
   k.end = end;
   k.correlationId = corr;
   return k;
-}
-
-CUpti_ActivityMarker2 make_marker(std::uint32_t flags, std::uint64_t t, std::uint32_t id, std::uint32_t tid,
-                                  const char* name, const char* domain = nullptr) {
-  CUpti_ActivityMarker2 m;
-  std::memset(&m, 0, sizeof m);
-  m.kind = CUPTI_ACTIVITY_KIND_MARKER;
-  m.flags = static_cast<CUpti_ActivityFlag>(flags);
-  m.timestamp = t;
-  m.id = id;
-  m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-  m.objectId.pt.threadId = tid;
-  m.name = name;
-  m.domain = domain;
-  return m;
 }
 
 const CUpti_Activity* as_activity(const void* p) { return static_cast<const CUpti_Activity*>(p); }
@@ -162,46 +147,63 @@ TEST_CASE("copies and memsets keep bytes, direction and memory kinds exactly") {
   CHECK(t.memsets[0].memory == ns::memory_kind::device);
 }
 
-TEST_CASE("push/pop markers become nested ranges; the default domain is 0; data sets colour and payload") {
+TEST_CASE("NVTX events become ranges: push/pop per thread and domain, start/end across threads, marks; attributes kept") {
   ns::trace t;
-  nd::activity_decoder d(t, true);
-  const std::uint32_t tid = 4242;
-  auto s1 = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 100, 1, tid, "outer");
-  auto s2 = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 150, 2, tid, "inner", "mylib");
-  CUpti_ActivityMarkerData2 data;
-  std::memset(&data, 0, sizeof data);
-  data.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
-  data.id = 2;
-  data.flags = static_cast<CUpti_ActivityFlag>(CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB);
-  data.color = 0xff00ff00u;
-  data.payloadKind = CUPTI_METRIC_VALUE_KIND_INT64;
-  data.payload.metricValueInt64 = -7;
-  auto e2 = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 180, 2, tid, nullptr);
-  auto mark = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 190, 3, tid, "tick");
-  auto e1 = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 300, 1, tid, nullptr);
-  auto open = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 400, 4, tid, "never_closed");
-  auto stray = make_marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 500, 99, tid, nullptr);
-  for (const void* r : std::initializer_list<const void*>{&s1, &s2, &data, &e2, &mark, &e1, &open, &stray})
-    d.decode(as_activity(r));
-  CHECK(d.counts().unmatched_range_ends == 1);
+  std::vector<nd::nvtx_event> events;
+  auto ev = [&](nd::nvtx_event_kind k, std::uint64_t time, std::uint64_t thread, std::uint64_t domain,
+                std::uint64_t key, const char* name) -> nd::nvtx_event& {
+    nd::nvtx_event e;
+    e.kind = k;
+    e.time = time;
+    e.os_thread = thread;
+    e.domain = domain;
+    e.key = key;
+    if (name != nullptr) e.name = name;
+    events.push_back(e);
+    return events.back();
+  };
+  using k = nd::nvtx_event_kind;
+  ev(k::domain_created, 1, 7, 0x50, 0, "mylib");
+  ev(k::push, 100, 7, 0, 0, "outer");
+  auto& inner = ev(k::push, 150, 7, 0x50, 0, "inner");
+  inner.color = 0xff00ff00u;
+  inner.value.kind = ns::payload_kind::int64;
+  inner.value.value.i = -7;
+  ev(k::start, 160, 7, 0, 42, "crossing");
+  ev(k::pop, 180, 8, 0x50, 0, nullptr);  // another thread's pop: matches nothing
+  ev(k::pop, 185, 7, 0x50, 0, nullptr);  // closes inner (its own domain's stack)
+  ev(k::mark, 190, 7, 0, 0, "tick");
+  ev(k::end, 250, 8, 0, 42, nullptr);    // start/end ranges may end on another thread
+  ev(k::pop, 300, 7, 0, 0, nullptr);
+  ev(k::push, 400, 7, 0, 0, "never_closed");
+  ev(k::end, 500, 7, 0, 99, nullptr);    // no such start
+  auto index = [&](std::uint64_t os) -> std::uint32_t {
+    for (std::uint32_t i = 0; i < t.threads.size(); ++i)
+      if (t.threads[i].os_id == os) return i;
+    t.threads.push_back({os, 0});
+    return static_cast<std::uint32_t>(t.threads.size() - 1);
+  };
+  const auto unmatched = nd::nvtx_events_to_ranges(events, t, [](std::uint64_t x) { return x; }, index);
+  CHECK(unmatched == 2);
   nd::finish_trace(t, {}, nullptr);
-  REQUIRE(t.ranges.size() == 4);
+  REQUIRE(t.ranges.size() == 5);
   CHECK(t.strings[t.ranges[0].name] == "outer");
   CHECK(t.ranges[0].domain == 0);
-  CHECK(t.ranges[0].depth == 0);
   CHECK(t.ranges[0].end == 300);
   CHECK(t.strings[t.ranges[1].name] == "inner");
   CHECK(t.strings[t.ranges[1].domain] == "mylib");
-  CHECK(t.ranges[1].parent == 0);
-  CHECK(t.ranges[1].depth == 1);
+  CHECK(t.ranges[1].end == 185);
   CHECK(t.ranges[1].color == 0xff00ff00u);
   CHECK(t.ranges[1].payload.kind == ns::payload_kind::int64);
   CHECK(t.ranges[1].payload.value.i == -7);
-  CHECK(t.ranges[2].is_mark);
-  CHECK(t.ranges[2].parent == 0); // inner closed at 180; the mark at 190 is in outer
-  CHECK(t.ranges[3].end == 0);
+  CHECK(t.strings[t.ranges[2].name] == "crossing");
+  CHECK_FALSE(t.ranges[2].is_push_pop);
+  CHECK(t.ranges[2].end == 250);
+  CHECK(t.ranges[3].is_mark);
+  CHECK(t.ranges[3].end == 190);
+  CHECK(t.ranges[4].end == 0);
   CHECK(t.lost.unclosed_ranges == 1);
-  CHECK(t.threads[t.ranges[0].thread].os_id == tid);
+  CHECK(t.threads[t.ranges[0].thread].os_id == 7);
 }
 
 TEST_CASE("launches join GPU records by correlation; duplicates keep the earliest; capture windows filter") {
@@ -223,7 +225,7 @@ TEST_CASE("launches join GPU records by correlation; duplicates keep the earlies
   std::shuffle(t.kernels.begin(), t.kernels.end(), rng());
   std::shuffle(calls.begin(), calls.end(), rng());
   // Keep the launches in [100000, 300000): i + 1 in [10, 29].
-  std::vector<nd::time_window> windows{{100000, 300000}};
+  std::vector<ns::time_window> windows{{100000, 300000}};
   auto fc = nd::finish_trace(t, calls, &windows);
   CHECK(t.kernels.size() == 20);
   CHECK(fc.records_outside_capture == n - 20);
@@ -336,7 +338,7 @@ TEST_CASE("activity kinds: one list, CONCURRENT_KERNEL and never KERNEL, each ki
 TEST_CASE("registered range names resolve: from registrations seen, from names known before, else marked unknown") {
   ns::trace t;
   t.threads.push_back({77, 0});
-  nd::nvtx_names known;
+  ns::nvtx_registrations known;
   known.domains[0x10] = "early_domain";  // created before the collector listened
   known.strings[0x100] = "early_name";   // registered before the collector listened
   std::vector<nd::nvtx_event> events;

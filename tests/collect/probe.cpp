@@ -96,9 +96,8 @@ int main(int argc, char** argv) {
     std::printf("probe: %-50s %6zu  median %10.0f ns\n", kv.first.c_str(), v.size(), med);
     if (f != nullptr) std::fprintf(f, "\"%s\",%zu,%.1f\n", kv.first.c_str(), v.size(), med);
   }
-  std::printf("probe: %zu ranges, %llu dropped, %llu markers seen, %llu records not decoded, %llu decoded\n",
+  std::printf("probe: %zu ranges, %llu dropped, %llu records not decoded, %llu decoded\n",
               t.ranges.size(), static_cast<unsigned long long>(t.lost.dropped_records),
-              static_cast<unsigned long long>(c.stats().markers_seen),
               static_cast<unsigned long long>(c.stats().records_not_decoded),
               static_cast<unsigned long long>(c.stats().records_decoded));
   const char* inj = std::getenv("NVTX_INJECTION64_PATH");

@@ -19,9 +19,13 @@
 /// \endcode
 
 #include <cstdint>
+#include <mutex>
+#include <string>
 #include <type_traits>
+#include <unordered_map>
 
 #include <nvscope/annotate/attributes.hpp>
+#include <nvscope/annotate/detail/name_registry.hpp>
 #include <nvscope/annotate/switch.hpp>
 #include <nvscope/annotate/message.hpp>
 
@@ -53,6 +57,54 @@ constexpr void check_domain_tag() noexcept {
                 "(e.g. struct my_lib { static constexpr const char* name = \"my_lib\"; };)");
 }
 } // namespace detail
+
+/// The names of the NVTX domains and registered strings created in this shared object by
+/// nvscope (annotations, capture ranges) or by whoever calls `note_nvtx_domain` /
+/// `note_nvtx_string`, by handle (`nvtxDomainHandle_t` / `nvtxStringHandle_t` as integers).
+/// A tool that starts listening after they were created (the collector) names them from here.
+/// The same in every compile mode: translation units built with `NVSCOPE_DISABLE` see the
+/// names the others registered.
+///
+/// \code
+///   const nvscope::nvtx_registrations names = nvscope::registered_nvtx_names();
+///   for (const auto& [handle, name] : names.domains) std::printf("%s\n", name.c_str());
+/// \endcode
+struct nvtx_registrations {
+  std::unordered_map<std::uint64_t, std::string> domains; ///< domain handle -> domain name
+  std::unordered_map<std::uint64_t, std::string> strings; ///< string handle -> registered text
+};
+
+/// A copy of every name noted so far (empty when out of memory).
+inline nvtx_registrations registered_nvtx_names() {
+  auto& r = detail::nvtx_names();
+  nvtx_registrations out;
+  try {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    out.domains = r.domains;
+    out.strings = r.strings;
+  } catch (...) {
+    return {};
+  }
+  return out;
+}
+
+/// Notes the name of an NVTX domain created outside nvscope's annotations.
+/// \code
+///   nvtxDomainHandle_t d = nvtxDomainCreateA("my_lib");
+///   nvscope::note_nvtx_domain(d, "my_lib");
+/// \endcode
+inline void note_nvtx_domain(const void* handle, const char* name) noexcept {
+  detail::remember_nvtx_name(detail::nvtx_names().domains, handle, name);
+}
+
+/// Notes the text of an NVTX string registered outside nvscope's annotations.
+/// \code
+///   nvtxStringHandle_t s = nvtxDomainRegisterStringA(d, "step");
+///   nvscope::note_nvtx_string(s, "step");
+/// \endcode
+inline void note_nvtx_string(const void* handle, const char* text) noexcept {
+  detail::remember_nvtx_name(detail::nvtx_names().strings, handle, text);
+}
 
 inline namespace NVSCOPE_DETAIL_MODE {
 

@@ -13,6 +13,7 @@
 ///   // nsys profile --capture-range=nvtx --nvtx-capture=capture@nvscope ./train
 /// \endcode
 
+#include <nvscope/annotate/domain.hpp>
 #include <nvscope/capture/backend.hpp>
 
 #include <nvtx3/nvToolsExt.h>
@@ -50,6 +51,9 @@ class nvtx_capture_backend : public capture_backend {
     if (!domain_) {
       domain_ = nvtxDomainCreateA(domain_name_.c_str());
       string_ = nvtxDomainRegisterStringA(domain_, range_.c_str());
+      // Named where the collector looks, should it start listening after this first use.
+      note_nvtx_domain(domain_, domain_name_.c_str());
+      note_nvtx_string(string_, range_.c_str());
     }
     nvtxEventAttributes_t a{};
     a.version = NVTX_VERSION;

@@ -104,6 +104,62 @@ struct iteration_time {
   bool empty() const noexcept { return last == 0; }
 };
 
+// What measure_gpu adds up over the iterations.
+struct gpu_benchmark_totals {
+  double gpu_s = 0;
+  double kernel_s = 0;
+  std::uint64_t kernels = 0;
+  std::uint64_t iterations = 0;
+  std::uint64_t dropped = 0;
+};
+
+// Prepares the L2 flush and starts the collector; false (the benchmark skipped with the
+// reason) when either cannot.
+inline bool start_gpu_benchmark(benchmark::State& state, collector& c, l2_flusher& flusher,
+                                const gpu_benchmark_options& options) {
+  std::string e = options.flush_l2 ? flusher.prepare() : std::string();
+  if (e.empty() && !c.start())
+    e = "nvscope collector: " + (c.errors().empty() ? std::string("not started") : c.errors().front());
+  if (!e.empty()) state.SkipWithError(e.c_str());
+  return e.empty();
+}
+
+// One iteration's GPU time from the records drained after it; an error when none or some lost.
+inline std::string add_iteration(benchmark::State& state, const trace& t, timestamp_ns since, gpu_benchmark_totals& sum) {
+  sum.dropped += t.lost.dropped_records;
+  iteration_time it;
+  it.add(t.kernels, since, true);
+  it.add(t.copies, since, false);
+  it.add(t.memsets, since, false);
+  if (it.empty()) return "no GPU work was recorded in an iteration";
+  if (sum.dropped > 0) return "activity records were dropped; raise collector buffer sizes";
+  const double s = static_cast<double>(it.last - it.first) * 1e-9;
+  state.SetIterationTime(s);
+  sum.gpu_s += s;
+  sum.kernel_s += static_cast<double>(it.kernel_ns) * 1e-9;
+  sum.kernels += it.kernels;
+  ++sum.iterations;
+  return {};
+}
+
+inline std::string synchronize(const char* what) {
+  const cudaError_t e = cudaDeviceSynchronize();
+  return e == cudaSuccess ? std::string() : std::string(what) + cudaGetErrorString(e);
+}
+
+inline void report_gpu_counters(benchmark::State& state, const gpu_benchmark_totals& sum,
+                                const gpu_benchmark_options& options) {
+  if (sum.iterations == 0 || sum.gpu_s <= 0) return;
+  const double n = static_cast<double>(sum.iterations);
+  state.counters["kernels_per_iter"] = static_cast<double>(sum.kernels) / n;
+  state.counters["kernel_s"] = sum.kernel_s / n;
+  if (options.bytes_per_iteration > 0) {
+    state.counters["GB/s"] = options.bytes_per_iteration * n / sum.gpu_s / 1e9;
+    state.SetBytesProcessed(static_cast<std::int64_t>(options.bytes_per_iteration * n));
+  }
+  if (options.flops_per_iteration > 0) state.counters["TFLOP/s"] = options.flops_per_iteration * n / sum.gpu_s / 1e12;
+}
+
 } // namespace detail
 
 /// Runs `body` once per benchmark iteration and reports the GPU time the collector measured
@@ -118,62 +174,23 @@ void measure_gpu(benchmark::State& state, Body&& body, const gpu_benchmark_optio
   co.print_errors = false;
   collector c(co);
   detail::l2_flusher flusher;
-  if (options.flush_l2) {
-    std::string e = flusher.prepare();
-    if (!e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-  }
-  if (!c.start()) {
-    std::string e = "nvscope collector: " + (c.errors().empty() ? std::string("not started") : c.errors().front());
-    state.SkipWithError(e.c_str());
-    return;
-  }
-  double gpu_s = 0, kernel_s = 0;
-  std::uint64_t kernels = 0, iterations = 0, dropped = 0;
-  std::string error;
+  if (!detail::start_gpu_benchmark(state, c, flusher, options)) return;
+  detail::gpu_benchmark_totals sum;
   for (auto _ : state) {
-    if (options.flush_l2) error = flusher.flush(static_cast<int>(iterations));
-    if (error.empty()) {
-      cudaError_t e = cudaDeviceSynchronize();
-      if (e != cudaSuccess) error = std::string("cudaDeviceSynchronize failed: ") + cudaGetErrorString(e);
-    }
+    std::string error = options.flush_l2 ? flusher.flush(static_cast<int>(sum.iterations)) : std::string();
+    if (error.empty()) error = detail::synchronize("cudaDeviceSynchronize failed: ");
     const timestamp_ns since = collector::now();
     body();
-    if (error.empty()) {
-      cudaError_t e = cudaDeviceSynchronize();
-      if (e != cudaSuccess) error = std::string("the benchmark body failed: ") + cudaGetErrorString(e);
-    }
-    trace t = c.drain();
-    dropped += t.lost.dropped_records;
-    detail::iteration_time it;
-    it.add(t.kernels, since, true);
-    it.add(t.copies, since, false);
-    it.add(t.memsets, since, false);
-    if (error.empty() && it.empty()) error = "no GPU work was recorded in an iteration";
-    if (error.empty() && dropped > 0) error = "activity records were dropped; raise collector buffer sizes";
+    if (error.empty()) error = detail::synchronize("the benchmark body failed: ");
+    if (error.empty()) error = detail::add_iteration(state, c.drain(), since, sum);
+    else c.drain();
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
       break;
     }
-    const double s = static_cast<double>(it.last - it.first) * 1e-9;
-    state.SetIterationTime(s);
-    gpu_s += s;
-    kernel_s += static_cast<double>(it.kernel_ns) * 1e-9;
-    kernels += it.kernels;
-    ++iterations;
   }
   c.stop();
-  if (iterations == 0 || gpu_s <= 0) return;
-  const double n = static_cast<double>(iterations);
-  state.counters["kernels_per_iter"] = static_cast<double>(kernels) / n;
-  state.counters["kernel_s"] = kernel_s / n;
-  if (options.bytes_per_iteration > 0) {
-    state.counters["GB/s"] = options.bytes_per_iteration * n / gpu_s / 1e9;
-    state.SetBytesProcessed(static_cast<std::int64_t>(options.bytes_per_iteration * n));
-  }
-  if (options.flops_per_iteration > 0) state.counters["TFLOP/s"] = options.flops_per_iteration * n / gpu_s / 1e12;
+  detail::report_gpu_counters(state, sum, options);
 }
 
 } // namespace v1

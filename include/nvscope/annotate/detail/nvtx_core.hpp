@@ -17,6 +17,7 @@
 
 #include <nvscope/annotate/attributes.hpp>
 #include <nvscope/annotate/color.hpp>
+#include <nvscope/annotate/detail/name_registry.hpp>
 #include <nvscope/annotate/switch.hpp>
 #include <nvscope/annotate/message.hpp>
 
@@ -57,7 +58,9 @@ struct domain_entry {
       return handle.load(std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mutex);
     if (!created.load(std::memory_order_relaxed)) {
-      handle.store(nvtxDomainCreateA(name.c_str()), std::memory_order_relaxed);
+      const nvtxDomainHandle_t h = nvtxDomainCreateA(name.c_str());
+      remember_nvtx_name(nvtx_names().domains, h, name.c_str());
+      handle.store(h, std::memory_order_relaxed);
       created.store(true, std::memory_order_release);
     }
     return handle.load(std::memory_order_relaxed);
@@ -78,27 +81,6 @@ inline domain_registry& registry() noexcept {
 }
 
 inline domain_entry& default_domain_entry() noexcept { return registry().default_entry; }
-
-// Calls f(domain handle, domain name, string handle, string) for every string nvscope has
-// registered, and f(domain handle, domain name, nullptr, nullptr) for every domain it created:
-// how a tool that started late (the collector) names what was registered before it listened.
-template <class F>
-void for_each_registration(F&& f) {
-  auto& r = registry();
-  auto visit = [&f](domain_entry& d) {
-    nvtxDomainHandle_t dh = d.is_default ? nullptr : d.handle.load(std::memory_order_acquire);
-    if (!d.is_default) {
-      if (!d.created.load(std::memory_order_acquire)) return;
-      f(dh, d.name.c_str(), static_cast<nvtxStringHandle_t>(nullptr), static_cast<const char*>(nullptr));
-    }
-    std::lock_guard<std::mutex> lock(d.mutex);
-    for (const auto& kv : d.strings)
-      if (kv.second.handle != nullptr) f(dh, d.name.c_str(), kv.second.handle, kv.first.c_str());
-  };
-  visit(r.default_entry);
-  std::lock_guard<std::mutex> lock(r.mutex);
-  for (auto& kv : r.named) visit(*kv.second);
-}
 
 /// The entry of the domain called `name` (null or empty: the default domain). Cheap after
 /// the first call for a name; calls no NVTX function. Out of memory: the default domain.
@@ -191,6 +173,7 @@ inline resolved_name registered_clean(domain_entry& d, const char* s, std::size_
         return fallback();
       }
       nvtxStringHandle_t sh = nvtxDomainRegisterStringA(dh, key.c_str());
+      remember_nvtx_name(nvtx_names().strings, sh, key.c_str());
       const std::uint32_t fnv = fnv1a(key);
       it = d.strings.emplace(std::move(key), domain_entry::registered{sh, fnv}).first;
     }

@@ -28,10 +28,13 @@ class buffer_pool {
   buffer_pool& operator=(const buffer_pool&) = delete;
   ~buffer_pool() { release_all(); }
 
-  // Allocates `count` buffers of `size` bytes. False (and nothing held) when memory is short.
+  // Allocates `count` buffers of `size` bytes, counts from zero again. False (and nothing
+  // held) when memory is short.
   bool reserve(std::size_t size, std::size_t count) {
     std::lock_guard<std::mutex> lock(mutex_);
     free_storage();
+    refusals_ = 0;
+    foreign_ = 0;
     size_ = size < min_size ? min_size : (size + alignment - 1) / alignment * alignment;
     for (std::size_t i = 0; i < count; ++i) {
       void* p = std::aligned_alloc(alignment, size_);

@@ -29,9 +29,7 @@ struct decode_counts {
   std::uint64_t records = 0;
   std::uint64_t incomplete = 0;        // GPU records with a start or end of 0, or end < start
   std::uint64_t unknown_kinds = 0;     // kinds this decoder does not turn into records
-  std::uint64_t unmatched_range_ends = 0;
   std::uint64_t overhead_ns = 0;       // CUPTI's own overhead records, summed
-  std::uint64_t markers = 0;           // MARKER records seen, of any flags
 };
 
 inline std::string demangle(const char* name) {
@@ -98,6 +96,7 @@ class activity_decoder {
       : out_(&out), demangle_(demangle_names), api_name_(api_name) {}
 
   const decode_counts& counts() const noexcept { return counts_; }
+  const trace& output() const noexcept { return *out_; }
 
   // The index in `trace::threads` of an OS thread, added on first sight.
   std::uint32_t thread_index(std::uint64_t os_thread) {
@@ -123,9 +122,6 @@ class activity_decoder {
   }
   std::vector<api_host_call>& api_host_calls() noexcept { return api_host_calls_; }
 
-  // Ranges opened and not yet closed.
-  std::size_t open_ranges() const noexcept { return open_.size(); }
-
   void decode(const CUpti_Activity* rec) {
     ++counts_.records;
     switch (rec->kind) {
@@ -141,12 +137,6 @@ class activity_decoder {
         break;
       case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
         sync(*reinterpret_cast<const CUpti_ActivitySynchronization2*>(rec));
-        break;
-      case CUPTI_ACTIVITY_KIND_MARKER:
-        marker(*reinterpret_cast<const CUpti_ActivityMarker2*>(rec));
-        break;
-      case CUPTI_ACTIVITY_KIND_MARKER_DATA:
-        marker_data(*reinterpret_cast<const CUpti_ActivityMarkerData2*>(rec));
         break;
       case CUPTI_ACTIVITY_KIND_RUNTIME:
       case CUPTI_ACTIVITY_KIND_DRIVER:
@@ -252,74 +242,6 @@ class activity_decoder {
     out_->syncs.push_back(r);
   }
 
-  std::uint32_t object_thread(CUpti_ActivityObjectKind kind, const CUpti_ActivityObjectKindId& id) {
-    // Process-scoped markers (start/end ranges) name no thread; they get the process's entry.
-    return thread_index(kind == CUPTI_ACTIVITY_OBJECT_THREAD ? id.pt.threadId : 0);
-  }
-
-  void marker(const CUpti_ActivityMarker2& m) {
-    ++counts_.markers;
-    const std::uint32_t flags = static_cast<std::uint32_t>(m.flags);
-    if (flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
-      auto it = open_.find(m.id);
-      if (it == open_.end()) {
-        ++counts_.unmatched_range_ends;
-        return;
-      }
-      range_record& r = out_->ranges[it->second];
-      r.end = m.timestamp;
-      if (r.thread != object_thread(m.objectKind, m.objectId)) r.is_push_pop = false;
-      open_.erase(it);
-      return;
-    }
-    if (!(flags & (CUPTI_ACTIVITY_FLAG_MARKER_START | CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS))) {
-      ++counts_.unknown_kinds; // sync-object markers: not ranges
-      return;
-    }
-    range_record r;
-    r.start = m.timestamp;
-    r.domain = m.domain != nullptr ? out_->strings.intern(m.domain) : 0;
-    r.name = out_->strings.intern(m.name != nullptr ? m.name : "");
-    r.thread = object_thread(m.objectKind, m.objectId);
-    r.is_push_pop = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD;
-    if (flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
-      r.is_mark = true;
-      r.end = m.timestamp;
-    }
-    const std::size_t index = out_->ranges.size();
-    out_->ranges.push_back(r);
-    if (flags & CUPTI_ACTIVITY_FLAG_MARKER_START) open_[m.id] = index;
-    last_marker_id_ = m.id;
-    last_marker_index_ = index;
-  }
-
-  void marker_data(const CUpti_ActivityMarkerData2& d) {
-    std::size_t index = 0;
-    auto it = open_.find(d.id);
-    if (it != open_.end()) index = it->second;
-    else if (d.id == last_marker_id_ && last_marker_index_ < out_->ranges.size()) index = last_marker_index_;
-    else return;
-    range_record& r = out_->ranges[index];
-    if (static_cast<std::uint32_t>(d.flags) & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) r.color = d.color;
-    r.category = d.category;
-    switch (d.payloadKind) {
-      case CUPTI_METRIC_VALUE_KIND_DOUBLE:
-        r.payload.kind = payload_kind::float64;
-        r.payload.value.d = d.payload.metricValueDouble;
-        break;
-      case CUPTI_METRIC_VALUE_KIND_UINT64:
-        r.payload.kind = payload_kind::uint64;
-        r.payload.value.u = d.payload.metricValueUint64;
-        break;
-      case CUPTI_METRIC_VALUE_KIND_INT64:
-        r.payload.kind = payload_kind::int64;
-        r.payload.value.i = d.payload.metricValueInt64;
-        break;
-      default:
-        break;
-    }
-  }
-
   void api(const CUpti_ActivityAPI& a, bool is_driver) {
     if (const auto* table = is_driver ? driver_flags_ : runtime_flags_) {
       const std::uint32_t flags = a.cbid < table->size() ? (*table)[a.cbid] : 0u;
@@ -364,15 +286,12 @@ class activity_decoder {
   decode_counts counts_;
   std::unordered_map<const char*, cached_name> names_;
   std::unordered_map<std::uint64_t, std::uint32_t> threads_;
-  std::unordered_map<std::uint32_t, std::size_t> open_;
   std::unordered_map<std::uint64_t, string_id> api_names_;
   const std::vector<std::uint8_t>* runtime_flags_ = nullptr;
   const std::vector<std::uint8_t>* driver_flags_ = nullptr;
   bool keep_runtime_ = true;
   bool keep_driver_ = true;
   std::vector<api_host_call> api_host_calls_;
-  std::uint32_t last_marker_id_ = 0;
-  std::size_t last_marker_index_ = ~std::size_t{0};
 };
 
 } // namespace detail

@@ -3,7 +3,7 @@
 
 // What the collector does to a trace once recording stops, in plain C++ (tested on the CPU):
 // join the launching threads' host calls to the GPU records by correlation id, keep only what
-// fell inside capture windows when asked, nest the NVTX ranges of each thread, and sort.
+// fell inside capture windows when asked, and sort. Nesting ranges is analysis' job.
 
 #include <nvscope/collect/detail/launch_log.hpp>
 #include <nvscope/trace.hpp>
@@ -106,42 +106,10 @@ inline std::vector<sync_record> syncs_from_host_calls(std::vector<sync_call> cal
   return out;
 }
 
-// [begin, end) on the trace clock.
-struct time_window {
-  timestamp_ns begin = 0;
-  timestamp_ns end = 0;
-  bool contains(timestamp_ns t) const noexcept { return t >= begin && t < end; }
-};
-
 inline bool in_any(const std::vector<time_window>& windows, timestamp_ns t) noexcept {
   for (const auto& w : windows)
-    if (w.contains(t)) return true;
+    if (t >= w.begin && t < w.end) return true;
   return false;
-}
-
-// Gives each range its parent and depth among the ranges of its own thread: push/pop ranges
-// nest strictly; a mark gets the innermost range open around it. Start/end ranges (which may
-// cross threads) stay outermost. `ranges` must be sorted by start.
-inline void nest_ranges(std::vector<range_record>& ranges) {
-  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> stacks;
-  for (std::uint32_t i = 0; i < ranges.size(); ++i) {
-    range_record& r = ranges[i];
-    r.parent = range_record::no_parent;
-    r.depth = 0;
-    if (!r.is_push_pop && !r.is_mark) continue;
-    auto& stack = stacks[r.thread];
-    while (!stack.empty()) {
-      const range_record& top = ranges[stack.back()];
-      const bool top_open = top.end == 0;
-      if (top_open || r.start < top.end || (r.is_mark && r.start <= top.end)) break;
-      stack.pop_back();
-    }
-    if (!stack.empty()) {
-      r.parent = stack.back();
-      r.depth = static_cast<std::uint16_t>(ranges[stack.back()].depth + 1);
-    }
-    if (!r.is_mark && r.is_push_pop) stack.push_back(i);
-  }
 }
 
 struct finish_counts {
@@ -149,59 +117,72 @@ struct finish_counts {
   std::uint64_t records_outside_capture = 0;
 };
 
-// Joins, filters, nests and sorts. `calls` may hold duplicates (a runtime call and the driver
-// call inside it can share a correlation id); the earliest wins.
-inline finish_counts finish_trace(trace& t, std::vector<timed_host_call> calls,
-                                  const std::vector<time_window>* capture_windows) {
-  finish_counts fc;
-  std::sort(calls.begin(), calls.end(), [](const timed_host_call& a, const timed_host_call& b) {
-    return a.correlation != b.correlation ? a.correlation < b.correlation : a.time < b.time;
-  });
-  calls.erase(std::unique(calls.begin(), calls.end(),
-                          [](const timed_host_call& a, const timed_host_call& b) { return a.correlation == b.correlation; }),
-              calls.end());
-  auto find_call = [&](std::uint32_t correlation) -> const timed_host_call* {
-    auto it = std::lower_bound(calls.begin(), calls.end(), correlation,
-                               [](const timed_host_call& c, std::uint32_t v) { return c.correlation < v; });
-    return it != calls.end() && it->correlation == correlation ? &*it : nullptr;
-  };
-
-  // When a GPU record happened, for capture filtering: its launch time, else its start.
-  auto launched_at = [&](std::uint32_t correlation, timestamp_ns start) {
-    const timed_host_call* c = find_call(correlation);
-    return c != nullptr ? c->time : start;
-  };
-  if (capture_windows != nullptr) {
-    auto filter = [&](auto& records, auto when) {
-      auto keep_end = std::remove_if(records.begin(), records.end(), [&](const auto& r) {
-        return !in_any(*capture_windows, when(r));
-      });
-      fc.records_outside_capture += static_cast<std::uint64_t>(records.end() - keep_end);
-      records.erase(keep_end, records.end());
-    };
-    filter(t.kernels, [&](const kernel_record& r) { return launched_at(r.correlation, r.start); });
-    filter(t.copies, [&](const copy_record& r) { return launched_at(r.correlation, r.start); });
-    filter(t.memsets, [&](const memset_record& r) { return launched_at(r.correlation, r.start); });
-    filter(t.syncs, [&](const sync_record& r) { return r.start; });
-    filter(t.api_calls, [&](const api_record& r) { return r.start; });
-    filter(t.ranges, [&](const range_record& r) { return r.start; });
+// The host calls by correlation id, one per id: a runtime call and the driver call inside it
+// can share a correlation id; the earliest wins.
+class host_call_index {
+ public:
+  explicit host_call_index(std::vector<timed_host_call> calls) : calls_(std::move(calls)) {
+    std::sort(calls_.begin(), calls_.end(), [](const timed_host_call& a, const timed_host_call& b) {
+      return a.correlation != b.correlation ? a.correlation < b.correlation : a.time < b.time;
+    });
+    auto same = [](const timed_host_call& a, const timed_host_call& b) { return a.correlation == b.correlation; };
+    calls_.erase(std::unique(calls_.begin(), calls_.end(), same), calls_.end());
   }
 
+  const timed_host_call* find(std::uint32_t correlation) const noexcept {
+    auto it = std::lower_bound(calls_.begin(), calls_.end(), correlation,
+                               [](const timed_host_call& c, std::uint32_t v) { return c.correlation < v; });
+    return it != calls_.end() && it->correlation == correlation ? &*it : nullptr;
+  }
+
+  // When a GPU record happened, for capture filtering: its launch time, else its start.
+  timestamp_ns launched_at(std::uint32_t correlation, timestamp_ns start) const noexcept {
+    const timed_host_call* c = find(correlation);
+    return c != nullptr ? c->time : start;
+  }
+
+  const std::vector<timed_host_call>& calls() const noexcept { return calls_; }
+
+ private:
+  std::vector<timed_host_call> calls_;
+};
+
+// Keeps what was launched (GPU records) or began (the rest) inside a window; returns how
+// many records were dropped.
+inline std::uint64_t keep_in_windows(trace& t, const host_call_index& calls, const std::vector<time_window>& windows) {
+  std::uint64_t dropped = 0;
+  auto filter = [&](auto& records, auto when) {
+    auto keep_end = std::remove_if(records.begin(), records.end(), [&](const auto& r) { return !in_any(windows, when(r)); });
+    dropped += static_cast<std::uint64_t>(records.end() - keep_end);
+    records.erase(keep_end, records.end());
+  };
+  auto launched = [&](const auto& r) { return calls.launched_at(r.correlation, r.start); };
+  auto started = [](const auto& r) { return r.start; };
+  filter(t.kernels, launched);
+  filter(t.copies, launched);
+  filter(t.memsets, launched);
+  filter(t.syncs, started);
+  filter(t.api_calls, started);
+  filter(t.ranges, started);
+  return dropped;
+}
+
+// One launch record per kept GPU record's launch call; each sync gets its call's thread.
+inline void join_launches(trace& t, const host_call_index& calls) {
   std::unordered_set<std::uint32_t> launched;
   for (const auto& k : t.kernels) launched.insert(k.correlation);
   for (const auto& c : t.copies) launched.insert(c.correlation);
   for (const auto& m : t.memsets) launched.insert(m.correlation);
   t.launches.clear();
-  for (const auto& c : calls) {
-    if (c.is_sync || launched.count(c.correlation) == 0) continue;
-    t.launches.push_back(launch_record{c.time, c.correlation, c.thread});
-  }
-  fc.launches_matched = t.launches.size();
-  for (auto& s : t.syncs) {
-    const timed_host_call* c = find_call(s.correlation);
-    if (c != nullptr) s.thread = c->thread;
-  }
+  for (const auto& c : calls.calls())
+    if (!c.is_sync && launched.count(c.correlation) != 0) t.launches.push_back(launch_record{c.time, c.correlation, c.thread});
+  for (auto& s : t.syncs)
+    if (const timed_host_call* c = calls.find(s.correlation)) s.thread = c->thread;
+}
 
+// Every list in time order; ranges that start together outer first (analysis nests them in
+// this order).
+inline void sort_by_time(trace& t) {
   auto by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
   std::stable_sort(t.kernels.begin(), t.kernels.end(), by_start);
   std::stable_sort(t.copies.begin(), t.copies.end(), by_start);
@@ -210,14 +191,23 @@ inline finish_counts finish_trace(trace& t, std::vector<timed_host_call> calls,
   std::stable_sort(t.api_calls.begin(), t.api_calls.end(), by_start);
   std::sort(t.launches.begin(), t.launches.end(),
             [](const launch_record& a, const launch_record& b) { return a.time < b.time; });
-  // Outer ranges first when two start together, so that nesting sees the parent first.
   std::stable_sort(t.ranges.begin(), t.ranges.end(), [](const range_record& a, const range_record& b) {
     if (a.start != b.start) return a.start < b.start;
     const timestamp_ns ae = a.end == 0 ? ~timestamp_ns{0} : a.end;
     const timestamp_ns be = b.end == 0 ? ~timestamp_ns{0} : b.end;
     return ae > be;
   });
-  nest_ranges(t.ranges);
+}
+
+// Joins, filters (with `capture_windows`, when given) and sorts.
+inline finish_counts finish_trace(trace& t, std::vector<timed_host_call> calls,
+                                  const std::vector<time_window>* capture_windows) {
+  finish_counts fc;
+  const host_call_index index(std::move(calls));
+  if (capture_windows != nullptr) fc.records_outside_capture = keep_in_windows(t, index, *capture_windows);
+  join_launches(t, index);
+  fc.launches_matched = t.launches.size();
+  sort_by_time(t);
   t.lost.unclosed_ranges = static_cast<std::uint64_t>(
       std::count_if(t.ranges.begin(), t.ranges.end(), [](const range_record& r) { return r.end == 0 && !r.is_mark; }));
   return fc;

@@ -1,0 +1,134 @@
+// nvscope-target: cupti
+#pragma once
+
+/// \file collect/options.hpp
+/// What the collector records and how (`collector_options`), and what it saw besides the
+/// trace (`collector_stats`). Plain types: no CUPTI here.
+///
+/// \code
+///   #include <nvscope/collect/options.hpp>
+///
+///   nvscope::collector_options o;
+///   o.kinds = nvscope::activity::kernels | nvscope::activity::nvtx;
+///   o.only_in_capture = true;
+/// \endcode
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// What the collector records; combine with `|`.
+///
+/// \code
+///   nvscope::collector_options o;
+///   o.kinds = nvscope::activity::kernels | nvscope::activity::nvtx;
+/// \endcode
+enum class activity : std::uint32_t {
+  none = 0,
+  kernels = 1u << 0,     ///< CUPTI CONCURRENT_KERNEL
+  copies = 1u << 1,      ///< MEMCPY
+  memsets = 1u << 2,     ///< MEMSET
+  syncs = 1u << 3,       ///< host waits: sync callbacks, or SYNCHRONIZATION (see `sync_source`)
+  nvtx = 1u << 4,        ///< NVTX ranges, marks, domain and thread names (CUPTI's NVTX callbacks)
+  runtime_api = 1u << 5, ///< RUNTIME: every CUDA runtime call as an `api_record`
+  driver_api = 1u << 6,  ///< DRIVER: every driver call as an `api_record`
+  overhead = 1u << 7,    ///< OVERHEAD: CUPTI's own cost, reported in `collector_stats`
+  /// The default: what the summaries and exports need.
+  standard = kernels | copies | memsets | syncs | nvtx,
+};
+constexpr activity operator|(activity a, activity b) noexcept {
+  return static_cast<activity>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
+}
+constexpr bool has(activity set, activity one) noexcept {
+  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(one)) != 0;
+}
+
+/// Where the collector learns which thread launched each kernel, copy and memset, and when
+/// (needed to tie GPU work to the NVTX range open on that thread). Measured on an H200 in
+/// bench/results/collector.md.
+enum class launch_source : std::uint8_t {
+  /// A CUPTI callback on entry to the launch and sync calls of the driver API only. Runtime
+  /// launches reach the driver through these calls with the runtime call's correlation id, so
+  /// one callback per launch covers runtime, driver and graph launches. The default.
+  driver_callbacks,
+  /// Callbacks in both the runtime and the driver API domain (up to two per runtime launch).
+  runtime_and_driver_callbacks,
+  /// No launch callbacks: CUPTI's RUNTIME and DRIVER activity records, decoded from the
+  /// buffers (every runtime and driver call becomes a record inside CUPTI).
+  api_activity,
+};
+
+/// Where the collector's synchronisations (`trace::syncs`, with `activity::syncs`) come from.
+/// Measured on an H200 in bench/results/collector.md.
+enum class sync_source : std::uint8_t {
+  /// CUPTI callbacks on entry to and exit from the sync calls (cudaDeviceSynchronize,
+  /// cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent and the driver's
+  /// cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize, cuStreamWaitEvent), in the API
+  /// domains of `launches`: each record spans the call, i.e. the time the host thread was
+  /// blocked, with its thread, kind and (for stream calls) stream. No cost on launches. A
+  /// runtime sync and the driver call inside it are one record. The default.
+  host_callbacks,
+  /// CUPTI's SYNCHRONIZATION activity kind: CUPTI's own start and end of each wait, with
+  /// stream and context ids. Enabling it slows every kernel launch (0.16 us on the H200).
+  activity,
+};
+
+/// How the collector runs.
+///
+/// \code
+///   nvscope::collector_options o;
+///   o.buffer_size = 4 << 20; o.buffer_count = 4;   // at most 16 MiB of CUPTI buffers
+///   o.only_in_capture = true;                       // keep only what capture guards select
+///   nvscope::collector c(o);
+/// \endcode
+struct collector_options {
+  activity kinds = activity::standard;
+  /// CUPTI activity buffers: `buffer_count` of `buffer_size` bytes, allocated at start, never
+  /// more. When all are full before CUPTI hands one back, records are dropped and counted.
+  std::size_t buffer_size = std::size_t{8} << 20;
+  std::size_t buffer_count = 8;
+  /// Record launch threads and times (CUPTI callbacks on launch and sync calls): needed to tie
+  /// kernels to the NVTX range open on the launching thread.
+  bool record_launches = true;
+  /// How launches are recorded when `record_launches` is on.
+  launch_source launches = launch_source::driver_callbacks;
+  /// Where synchronisations come from when `kinds` has `activity::syncs`.
+  sync_source syncs = sync_source::host_callbacks;
+  /// Keep only what was launched between capture start and stop (capture_listener.hpp).
+  bool only_in_capture = false;
+  /// Kernel names demangled (see docs/collector.md for the demangler); false keeps the mangled names.
+  bool demangle = true;
+  /// Print each problem as one line on stderr (always also in `collector::errors()`).
+  bool print_errors = true;
+};
+
+/// What the collector saw besides the trace: losses, buffer use, calibration.
+struct collector_stats {
+  std::uint64_t records_decoded = 0;
+  std::uint64_t dropped_records = 0;    ///< CUPTI had no buffer space (also in trace::lost)
+  std::uint64_t incomplete_records = 0; ///< GPU records with no end: counted, not reported
+  std::uint64_t buffers_refused = 0;    ///< requests CUPTI made while every buffer was out
+  std::uint64_t buffers_completed = 0;
+  std::size_t buffers_high_water = 0;
+  std::uint64_t host_calls_lost = 0;    ///< launch records not kept (no memory; trace::lost.launches_lost)
+  std::uint64_t buffer_errors = 0;      ///< buffers not read to their end (trace::lost.buffer_errors)
+  std::uint64_t late_buffers = 0;       ///< buffers delivered while no collector recorded (trace::lost.late_buffers)
+  std::uint64_t foreign_releases = 0;   ///< buffers handed back that the pool never lent (trace::lost.foreign_releases)
+  bool nvtx_too_early = false;          ///< NVTX started before the collector routed it (trace::lost.nvtx_too_early)
+  std::uint64_t records_outside_capture = 0;
+  std::uint64_t records_before_start = 0; ///< the collector's own warm-up operation (see start()): dropped
+  std::uint64_t overhead_ns = 0;        ///< CUPTI's OVERHEAD records, summed, when enabled
+  std::uint64_t unmatched_range_ends = 0; ///< NVTX pops and ends with no open range
+  std::uint64_t records_not_decoded = 0; ///< records of kinds not turned into trace records
+  std::int64_t clock_offset_ns = 0;     ///< trace clock minus host steady_clock, at start
+  std::int64_t clock_drift_ns = 0;      ///< how much that offset moved by stop
+  std::uint64_t launch_calls_runtime = 0; ///< launch and sync calls recorded in the runtime API
+  std::uint64_t launch_calls_driver = 0;  ///< ... and in the driver API
+  std::uint64_t sync_calls_nested = 0;    ///< sync calls inside another (the driver call of a runtime sync): folded
+  std::uint64_t sync_calls_unpaired = 0;  ///< sync calls with an entry and no exit at stop (or the reverse): not reported
+};
+
+} // namespace v1
+} // namespace nvscope
