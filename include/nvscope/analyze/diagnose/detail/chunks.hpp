@@ -1,0 +1,98 @@
+// nvscope-target: nvscope
+#pragma once
+
+// nsys gpu_time_util over the diagnosis window: equal chunks (each ceil(window / chunks) ns,
+// the last one shorter), the summed time of the operations in each (may pass 100 % when
+// streams overlap, as nsys's), chunks under the threshold coalesced with their size-weighted
+// average, each named by the range that held most of its idle time. Internal.
+
+#include <nvscope/analyze/diagnose/detail/rule_rows.hpp>
+#include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/diagnose/options.hpp>
+#include <nvscope/analyze/diagnose/results.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+namespace diag {
+
+struct chunk_grid {
+  timestamp_ns begin = 0, end = 0;
+  std::uint64_t size = 1;
+  std::vector<std::uint64_t> used; // summed operation time per chunk
+
+  timestamp_ns chunk_begin(std::size_t i) const noexcept { return begin + i * size; }
+  timestamp_ns chunk_end(std::size_t i) const noexcept { return std::min(end, begin + (i + 1) * size); }
+};
+
+inline chunk_grid fill_chunks(const timeline& tl, std::uint32_t chunks) {
+  chunk_grid g;
+  g.begin = tl.begin;
+  g.end = tl.end;
+  const std::uint64_t n = std::max<std::uint32_t>(1, std::min<std::uint32_t>(chunks, 1000));
+  const std::uint64_t window = tl.end - tl.begin;
+  g.size = std::max<std::uint64_t>(1, (window + n - 1) / n);
+  g.used.assign(static_cast<std::size_t>((window + g.size - 1) / g.size), 0);
+  for (const auto& op : tl.ops) {
+    if (op.end <= op.start) continue;
+    auto i = static_cast<std::size_t>((op.start - g.begin) / g.size);
+    for (; i < g.used.size() && g.chunk_begin(i) < op.end; ++i) {
+      const auto a = std::max(op.start, g.chunk_begin(i));
+      const auto b = std::min(op.end, g.chunk_end(i));
+      if (b > a) g.used[i] += b - a;
+    }
+  }
+  return g;
+}
+
+// The range holding most idle time inside [a, b).
+inline std::uint32_t most_idle_range(const timeline& tl, const idle_breakdown& idle, timestamp_ns a, timestamp_ns b) {
+  const auto& s = idle.stretches;
+  auto it = std::lower_bound(s.begin(), s.end(), a, [](const idle_stretch& x, timestamp_ns v) {
+    return x.start + x.duration <= v;
+  });
+  range_tally tally(*tl.t);
+  for (; it != s.end() && it->start < b; ++it) {
+    const auto lo = std::max(a, it->start);
+    const auto hi = std::min(b, it->start + it->duration);
+    if (hi > lo) tally.add(it->range, hi - lo);
+  }
+  const auto top = tally.top(1);
+  return top.empty() ? diagnosis_none : top.front().range;
+}
+
+inline void utilization_rule(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o, rule_result& r) {
+  if (tl.ops.empty() || tl.end <= tl.begin) return finish_rule(r, o.rule_rows, false);
+  const chunk_grid g = fill_chunks(tl, o.utilization_chunks);
+  const std::size_t n = g.used.size();
+  auto low = [&](std::size_t i) {
+    const auto len = static_cast<double>(g.chunk_end(i) - g.chunk_begin(i));
+    return 100.0 * static_cast<double>(g.used[i]) < o.utilization_threshold_percent * len;
+  };
+  for (std::size_t i = 0; i < n;) {
+    if (!low(i)) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    std::uint64_t used = 0;
+    while (j < n && low(j)) used += g.used[j++];
+    rule_row row;
+    row.start = g.chunk_begin(i);
+    row.duration = g.chunk_end(j - 1) - row.start;
+    row.in_use_percent = 100.0 * static_cast<double>(used) / static_cast<double>(row.duration);
+    row.range = most_idle_range(tl, idle, row.start, row.start + row.duration);
+    r.rows.push_back(row);
+    i = j;
+  }
+  finish_rule(r, o.rule_rows, false);
+}
+
+} // namespace diag
+} // namespace detail
+} // namespace v1
+} // namespace nvscope

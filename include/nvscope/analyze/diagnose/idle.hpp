@@ -1,0 +1,140 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/diagnose/idle.hpp
+/// Where the GPU sat idle and why. Per stream, Holistic Trace Analysis' breakdown (host wait,
+/// kernel wait, other); over all streams, every idle stretch classified by what the thread
+/// that launched the next operation was doing (`idle_cause`) and charged to the innermost NVTX
+/// range open on that thread when the stretch began. Window: first operation's start to the
+/// last one's end (as nsys's gpu_gaps). n log n in the operations.
+///
+/// \code
+///   nvscope::idle_breakdown b = nvscope::idle_time(t, nvscope::attribute(t));
+///   double idle = double(b.idle_ns) / double(b.window_ns);
+/// \endcode
+
+#include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/diagnose/options.hpp>
+#include <nvscope/analyze/diagnose/results.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+namespace diag {
+
+inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns gap_start, std::uint64_t gap,
+                           const diagnosis_options& o) noexcept {
+  if (next.call_start == 0 || next.thread == diagnosis_none) return idle_cause::other;
+  if (next.call_start <= gap_start) return gap < o.launch_gap_max_ns ? idle_cause::launch : idle_cause::other;
+  if (tl.synced_between(next.thread, gap_start, next.call_start)) return idle_cause::sync;
+  return gap < o.launch_gap_max_ns ? idle_cause::launch : idle_cause::host;
+}
+
+// Union lengths of all operations and of kernels with memsets; the stretches between.
+inline void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
+  timestamp_ns cover = 0, kernel_cover = 0;
+  for (std::size_t i = 0; i < tl.ops.size(); ++i) {
+    const gpu_op& op = tl.ops[i];
+    if (i > 0 && op.start > cover) {
+      idle_stretch s;
+      s.start = cover;
+      s.duration = op.start - cover;
+      s.cause = cause_of(tl, op, cover, s.duration, o);
+      s.thread = op.thread;
+      s.range = op.thread == diagnosis_none ? diagnosis_none : tl.range_at(op.thread, cover);
+      s.next_owner = op.owner;
+      b.stretches.push_back(s);
+    }
+    const timestamp_ns from = std::max(op.start, cover);
+    if (op.end > from) b.busy_ns += op.end - from;
+    cover = std::max(cover, op.end);
+    if (op.kind == op_kind::copy) continue;
+    const timestamp_ns kfrom = std::max(op.start, kernel_cover);
+    if (op.end > kfrom) b.kernel_ns += op.end - kfrom;
+    kernel_cover = std::max(kernel_cover, op.end);
+  }
+}
+
+inline void charge_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
+  std::vector<range_tally> tallies(idle_cause_count, range_tally(*tl.t));
+  for (const auto& s : b.stretches) {
+    const auto c = static_cast<int>(s.cause);
+    b.cause_ns[c] += s.duration;
+    b.cause_count[c] += 1;
+    tallies[static_cast<std::size_t>(c)].add(s.range, s.duration);
+  }
+  for (int c = 0; c < idle_cause_count; ++c) b.cause_ranges[c] = tallies[static_cast<std::size_t>(c)].top(3);
+  b.longest = b.stretches;
+  const auto n = std::min<std::size_t>(o.top_idle, b.longest.size());
+  std::partial_sort(b.longest.begin(), b.longest.begin() + static_cast<std::ptrdiff_t>(n), b.longest.end(),
+                    [](const idle_stretch& x, const idle_stretch& y) {
+                      return x.duration != y.duration ? x.duration > y.duration : x.start < y.start;
+                    });
+  b.longest.resize(n);
+}
+
+// HTA's per-stream rule on consecutive operations of one stream.
+inline void stream_rows(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
+  std::vector<std::uint32_t> order(tl.ops.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const auto& p = tl.ops[x];
+    const auto& q = tl.ops[y];
+    return p.device != q.device ? p.device < q.device : p.stream < q.stream;
+  });
+  stream_idle_row row;
+  timestamp_ns prev_end = 0, first = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const gpu_op& op = tl.ops[order[k]];
+    if (row.operations == 0 || op.device != row.device || op.stream != row.stream) {
+      if (row.operations) b.streams.push_back(row);
+      row = stream_idle_row{};
+      row.device = op.device;
+      row.stream = op.stream;
+      prev_end = first = op.start;
+    } else if (op.start > prev_end) {
+      const auto gap = op.start - prev_end;
+      if (op.has_call || op.call_start) {
+        if (op.call_start > prev_end) row.host_wait_ns += gap;
+        else if (gap < o.kernel_wait_max_ns) row.kernel_wait_ns += gap;
+        else row.other_ns += gap;
+      } else {
+        row.other_ns += gap;
+      }
+    }
+    row.operations += 1;
+    if (op.end > std::max(op.start, prev_end)) row.busy_ns += op.end - std::max(op.start, prev_end);
+    prev_end = std::max(prev_end, op.end);
+    row.idle_ns = (prev_end - first) - row.busy_ns;
+  }
+  if (row.operations) b.streams.push_back(row);
+}
+
+// The idle-time breakdown of `tl` (see the file comment).
+inline idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o) {
+  idle_breakdown b;
+  b.window_begin = tl.begin;
+  b.window_end = tl.end;
+  b.window_ns = tl.end - tl.begin;
+  overall_stretches(tl, o, b);
+  b.copy_only_ns = b.busy_ns - b.kernel_ns;
+  b.idle_ns = b.window_ns > b.busy_ns ? b.window_ns - b.busy_ns : 0;
+  charge_stretches(tl, o, b);
+  stream_rows(tl, o, b);
+  return b;
+}
+
+} // namespace diag
+} // namespace detail
+
+/// The idle-time breakdown of `t` (see the file comment).
+inline idle_breakdown idle_time(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
+  return detail::diag::idle_time_of(detail::diag::build_timeline(t, a), o);
+}
+
+} // namespace v1
+} // namespace nvscope

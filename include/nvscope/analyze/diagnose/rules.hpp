@@ -1,0 +1,120 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/diagnose/rules.hpp
+/// Nsight Systems' expert rules (`nsys analyze`), each a row set naming the call and the
+/// innermost NVTX range on the calling thread, with nsys's defaults (diagnosis_options):
+/// async copies touching pageable memory (cuda_memcpy_async), copies and memsets issued by
+/// synchronous calls (cuda_memcpy_sync, cuda_memset_sync: pinned or managed memory, as the
+/// rule script selects), device and stream synchronisations (cuda_api_sync), GPU gaps of
+/// 500 ms and more (gpu_gaps) and chunks of the window under 50 % use (gpu_time_util, 30
+/// chunks). Rules that need API names (the sync copy and memset rules) are marked not
+/// evaluated when the trace has no API records; the pageable rule then lists every pageable
+/// copy. n log n in the records.
+///
+/// \code
+///   auto a = nvscope::attribute(t);
+///   auto rules = nvscope::expert_rules(t, a, nvscope::idle_time(t, a));
+///   auto& pageable = rules[static_cast<int>(nvscope::rule_id::pageable_async_copy)];
+/// \endcode
+
+#include <nvscope/analyze/diagnose/detail/chunks.hpp>
+#include <nvscope/analyze/diagnose/detail/rule_rows.hpp>
+#include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/diagnose/options.hpp>
+#include <nvscope/analyze/diagnose/results.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+namespace diag {
+
+// The three rules on copies and memsets.
+inline void memop_rules(const timeline& tl, const diagnosis_options& o, std::vector<rule_result>& out) {
+  const trace& t = *tl.t;
+  const bool named = !tl.calls.empty();
+  auto& pageable = out[static_cast<int>(rule_id::pageable_async_copy)];
+  auto& sync_copy = out[static_cast<int>(rule_id::sync_copy)];
+  auto& sync_memset = out[static_cast<int>(rule_id::sync_memset)];
+  sync_copy.evaluated = sync_memset.evaluated = named;
+  for (const gpu_op& op : tl.ops) {
+    const std::string_view call = t.strings[tl.call_name(op.correlation)];
+    const bool known = named && !call.empty();
+    const bool async = has_text(call, "Async");
+    if (op.kind == op_kind::copy) {
+      const auto& c = t.copies[op.index];
+      const bool touches_pageable = c.src == memory_kind::pageable || c.dst == memory_kind::pageable;
+      if (touches_pageable && (!known || async)) pageable.rows.push_back(op_row(tl, op, c.bytes));
+      if (known && !async && has_text(call, "emcpy")) sync_copy.rows.push_back(op_row(tl, op, c.bytes));
+    } else if (op.kind == op_kind::memset) {
+      const auto& m = t.memsets[op.index];
+      const bool host_visible = m.memory == memory_kind::pinned || m.memory == memory_kind::managed;
+      if (known && !async && has_text(call, "emset") && host_visible) sync_memset.rows.push_back(op_row(tl, op, m.bytes));
+    }
+  }
+  for (auto* r : {&pageable, &sync_copy, &sync_memset}) finish_rule(*r, o.rule_rows);
+}
+
+inline void sync_rule(const timeline& tl, const diagnosis_options& o, rule_result& r) {
+  const busy_index busy(tl);
+  const trace& t = *tl.t;
+  for (std::uint32_t i = 0; i < t.syncs.size(); ++i) {
+    const auto& s = t.syncs[i];
+    const bool blocking = s.kind == sync_kind::stream || s.kind == sync_kind::context ||
+                          (o.sync_rule_includes_events && s.kind == sync_kind::event);
+    if (!blocking || s.end == 0 || s.end < s.start) continue;
+    rule_row row;
+    row.start = s.start;
+    row.duration = s.end - s.start;
+    row.record = i;
+    row.call = tl.call_name(s.correlation);
+    row.thread = s.thread;
+    row.range = tl.range_at(s.thread, s.start);
+    row.stream = s.stream;
+    if (row.duration > 0)
+      row.gpu_busy_percent = 100.0 * static_cast<double>(busy.busy(s.start, s.end)) / static_cast<double>(row.duration);
+    r.rows.push_back(row);
+  }
+  finish_rule(r, o.rule_rows);
+}
+
+inline void gap_rule(const idle_breakdown& idle, const diagnosis_options& o, rule_result& r) {
+  for (const auto& s : idle.stretches) {
+    if (s.duration < o.gpu_gap_min_ns) continue;
+    rule_row row;
+    row.start = s.start;
+    row.duration = s.duration;
+    row.range = s.range;
+    row.thread = s.thread;
+    r.rows.push_back(row);
+  }
+  finish_rule(r, o.rule_rows);
+}
+
+inline std::vector<rule_result> expert_rules_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o) {
+  std::vector<rule_result> out(rule_count);
+  for (int i = 0; i < rule_count; ++i) out[static_cast<std::size_t>(i)].rule = static_cast<rule_id>(i);
+  memop_rules(tl, o, out);
+  sync_rule(tl, o, out[static_cast<int>(rule_id::sync_call)]);
+  gap_rule(idle, o, out[static_cast<int>(rule_id::gpu_gap)]);
+  utilization_rule(tl, idle, o, out[static_cast<int>(rule_id::low_utilization)]);
+  return out;
+}
+
+} // namespace diag
+} // namespace detail
+
+/// Every expert rule over `t`, in `rule_id` order; `idle` from `idle_time(t, a, o)` (gaps and
+/// the ranges of low-use chunks come from its stretches).
+inline std::vector<rule_result> expert_rules(const trace& t, const attribution& a, const idle_breakdown& idle,
+                                             const diagnosis_options& o = {}) {
+  return detail::diag::expert_rules_of(detail::diag::build_timeline(t, a), idle, o);
+}
+
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,92 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/diagnose/samples.hpp
+/// The durations a saved summary carries so that `nvscope diff` can compare two runs: every
+/// kernel instance by demangled name, every range instance (host time) by label (`name` in
+/// the default domain, `domain:name` otherwise; marks left out), and every step. Beyond
+/// `max_samples` in a group, evenly spaced order statistics of the sorted durations are kept
+/// (the distribution, hence its median and spread, survives; `count` says how many there were).
+///
+/// \code
+///   nvscope::run_samples s = nvscope::collect_samples(t, nvscope::attribute(t));
+///   // s.kernels[i].name, s.kernels[i].ns (sorted), s.kernels[i].count
+/// \endcode
+
+#include <nvscope/analysis.hpp>
+#include <nvscope/analyze/diagnose/options.hpp>
+#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/trace.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+namespace diag {
+
+inline sample_set thin(std::string name, std::vector<std::uint64_t> ns, std::uint32_t keep) {
+  sample_set s;
+  s.name = std::move(name);
+  s.count = ns.size();
+  std::sort(ns.begin(), ns.end());
+  if (keep == 0 || ns.size() <= keep) {
+    s.ns = std::move(ns);
+    return s;
+  }
+  s.ns.reserve(keep);
+  const double step = static_cast<double>(ns.size()) / static_cast<double>(keep);
+  for (std::uint32_t i = 0; i < keep; ++i) s.ns.push_back(ns[static_cast<std::size_t>((i + 0.5) * step)]);
+  return s;
+}
+
+inline std::vector<sample_set> thin_all(std::map<std::string, std::vector<std::uint64_t>>& groups, std::uint32_t keep) {
+  std::vector<sample_set> out;
+  out.reserve(groups.size());
+  for (auto& [name, ns] : groups) out.push_back(thin(name, std::move(ns), keep));
+  return out;
+}
+
+inline std::string range_label(const trace& t, const range_record& r) {
+  const auto domain = t.strings[r.domain];
+  std::string s(domain);
+  if (!s.empty()) s.push_back(':');
+  s.append(t.strings[r.name].data(), t.strings[r.name].size());
+  return s;
+}
+
+} // namespace diag
+} // namespace detail
+
+/// The samples of `t` (see the file comment).
+inline run_samples collect_samples(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
+  std::map<std::string, std::vector<std::uint64_t>> kernels, ranges, steps;
+  std::vector<std::vector<std::uint64_t>*> by_name(t.strings.size(), nullptr);
+  for (const auto& k : t.kernels) {
+    if (k.end == 0 || k.end < k.start) continue;
+    auto*& slot = by_name[k.name < by_name.size() ? k.name : 0];
+    if (slot == nullptr) slot = &kernels[std::string(t.strings[k.name])];
+    slot->push_back(k.end - k.start);
+  }
+  analysis_options ao;
+  ao.step_range = o.step_range;
+  for (std::size_t i = 0; i < t.ranges.size() && i < a.range_end.size(); ++i) {
+    const auto& r = t.ranges[i];
+    if (r.is_mark || a.range_end[i] < r.start) continue;
+    const std::uint64_t ns = a.range_end[i] - r.start;
+    ranges[detail::diag::range_label(t, r)].push_back(ns);
+    if (is_step_name(t.strings[r.name], ao)) steps["steps"].push_back(ns);
+  }
+  run_samples s;
+  s.kernels = detail::diag::thin_all(kernels, o.max_samples);
+  s.ranges = detail::diag::thin_all(ranges, o.max_samples);
+  s.steps = detail::diag::thin_all(steps, o.max_samples);
+  return s;
+}
+
+} // namespace v1
+} // namespace nvscope

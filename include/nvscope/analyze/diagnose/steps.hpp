@@ -1,0 +1,160 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/diagnose/steps.hpp
+/// Step durations (the host time of each step range: `step`, `step_N`, ... or the configured
+/// name): median, p90 (nearest rank), max; outlier steps above Tukey's upper fence and at
+/// least `step_outlier_min_excess` above the median; for each outlier, what grew against the
+/// median step: GPU time per kernel name launched inside it, copy time, memset time, GPU idle
+/// time that began inside it, and synchronisation time on its thread. Linear in the records
+/// times the nesting depth, plus sorting.
+///
+/// \code
+///   nvscope::step_analysis s = nvscope::step_outliers(t, nvscope::attribute(t));
+///   for (const auto& o : s.outliers) std::printf("step %llu: %llu ns\n",
+///       (unsigned long long)o.ordinal, (unsigned long long)o.duration);
+/// \endcode
+
+#include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/diagnose/idle.hpp>
+#include <nvscope/analyze/diagnose/options.hpp>
+#include <nvscope/analyze/diagnose/results.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+namespace diag {
+
+// Step ranges in time order and, per range, its step ordinal (or none).
+struct step_set {
+  std::vector<std::uint32_t> ranges;
+  std::vector<std::uint32_t> ordinal_of; // per trace range
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> per_key; // component -> ns per step
+
+  void add(component_kind kind, string_id name, std::uint32_t step, std::uint64_t ns) {
+    auto& v = per_key[(static_cast<std::uint64_t>(kind) << 32) | name];
+    if (v.empty()) v.assign(ranges.size(), 0);
+    v[step] += ns;
+  }
+};
+
+inline step_set find_steps(const trace& t, const attribution& a, const diagnosis_options& o) {
+  step_set s;
+  analysis_options ao;
+  ao.step_range = o.step_range;
+  for (std::uint32_t i = 0; i < t.ranges.size(); ++i)
+    if (!t.ranges[i].is_mark && i < a.range_end.size() && is_step_name(t.strings[t.ranges[i].name], ao))
+      s.ranges.push_back(i);
+  std::sort(s.ranges.begin(), s.ranges.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return t.ranges[x].start != t.ranges[y].start ? t.ranges[x].start < t.ranges[y].start : x < y;
+  });
+  s.ordinal_of.assign(t.ranges.size(), diagnosis_none);
+  for (std::uint32_t k = 0; k < s.ranges.size(); ++k) s.ordinal_of[s.ranges[k]] = k;
+  return s;
+}
+
+// The step enclosing range `r` on its thread (r itself included), or none.
+inline std::uint32_t step_of(const step_set& s, const attribution& a, std::uint32_t r) noexcept {
+  for (int depth = 0; r != diagnosis_none && r < s.ordinal_of.size() && depth < 0x10000; ++depth) {
+    if (s.ordinal_of[r] != diagnosis_none) return s.ordinal_of[r];
+    r = r < a.parent.size() ? a.parent[r] : diagnosis_none;
+  }
+  return diagnosis_none;
+}
+
+inline void tally_components(const timeline& tl, const idle_breakdown& idle, step_set& s) {
+  const trace& t = *tl.t;
+  for (const auto& op : tl.ops) {
+    const auto k = step_of(s, *tl.a, op.owner);
+    if (k == diagnosis_none) continue;
+    if (op.kind == op_kind::kernel) s.add(component_kind::kernel, t.kernels[op.index].name, k, op.end - op.start);
+    else s.add(op.kind == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
+  }
+  for (const auto& st : idle.stretches) {
+    const auto k = st.thread == diagnosis_none ? diagnosis_none : step_of(s, *tl.a, tl.range_at(st.thread, st.start));
+    if (k != diagnosis_none) s.add(component_kind::idle, 0, k, st.duration);
+  }
+  for (const auto& sy : t.syncs) {
+    if (sy.end < sy.start || sy.end == 0) continue;
+    const auto k = step_of(s, *tl.a, tl.range_at(sy.thread, sy.start));
+    if (k != diagnosis_none) s.add(component_kind::sync, 0, k, sy.end - sy.start);
+  }
+}
+
+inline std::unordered_map<std::uint64_t, double> medians_of(const step_set& s) {
+  std::unordered_map<std::uint64_t, double> out;
+  std::vector<std::uint64_t> column;
+  for (const auto& [key, per_step] : s.per_key) {
+    column = per_step;
+    std::sort(column.begin(), column.end());
+    out[key] = median(column);
+  }
+  return out;
+}
+
+inline std::vector<step_growth> growth_of(const step_set& s, const std::unordered_map<std::uint64_t, double>& medians,
+                                          std::uint32_t step, std::uint32_t keep) {
+  std::vector<step_growth> out;
+  for (const auto& [key, per_step] : s.per_key) {
+    step_growth g;
+    g.kind = static_cast<component_kind>(key >> 32);
+    g.name = static_cast<string_id>(key & 0xffffffffu);
+    g.median_ns = medians.at(key);
+    g.step_ns = per_step[step];
+    if (static_cast<double>(g.step_ns) > g.median_ns) out.push_back(g);
+  }
+  std::sort(out.begin(), out.end(), [](const step_growth& x, const step_growth& y) {
+    const double dx = static_cast<double>(x.step_ns) - x.median_ns, dy = static_cast<double>(y.step_ns) - y.median_ns;
+    return dx != dy ? dx > dy : (x.kind != y.kind ? x.kind < y.kind : x.name < y.name);
+  });
+  if (out.size() > keep) out.resize(keep);
+  return out;
+}
+
+inline step_analysis step_outliers_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o) {
+  step_analysis out;
+  step_set s = find_steps(*tl.t, *tl.a, o);
+  out.steps = s.ranges.size();
+  if (s.ranges.empty()) return out;
+  std::vector<std::uint64_t> durations;
+  for (auto r : s.ranges) durations.push_back(tl.a->range_end[r] - std::min(tl.a->range_end[r], tl.t->ranges[r].start));
+  std::vector<std::uint64_t> sorted = durations;
+  std::sort(sorted.begin(), sorted.end());
+  out.median_ns = median(sorted);
+  out.p90_ns = quantile(sorted, 0.9);
+  out.max_ns = sorted.back();
+  out.fence_ns = std::max(upper_fence(sorted), out.median_ns * (1.0 + o.step_outlier_min_excess));
+  tally_components(tl, idle, s);
+  for (std::uint32_t k = 0; k < durations.size(); ++k) {
+    if (static_cast<double>(durations[k]) <= out.fence_ns) continue;
+    ++out.outlier_count;
+    outlier_step os;
+    os.range = s.ranges[k];
+    os.ordinal = k;
+    os.duration = durations[k];
+    out.outliers.push_back(os);
+  }
+  std::stable_sort(out.outliers.begin(), out.outliers.end(),
+                   [](const outlier_step& x, const outlier_step& y) { return x.duration > y.duration; });
+  if (out.outliers.size() > 10) out.outliers.resize(10);
+  const auto medians = medians_of(s);
+  for (auto& os : out.outliers) os.grew = growth_of(s, medians, static_cast<std::uint32_t>(os.ordinal), o.step_growth_rows);
+  return out;
+}
+
+} // namespace diag
+} // namespace detail
+
+/// Step durations and outlier steps of `t` (see the file comment).
+inline step_analysis step_outliers(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
+  const auto tl = detail::diag::build_timeline(t, a);
+  return detail::diag::step_outliers_of(tl, detail::diag::idle_time_of(tl, o), o);
+}
+
+} // namespace v1
+} // namespace nvscope

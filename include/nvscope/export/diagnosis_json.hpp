@@ -1,0 +1,299 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file export/diagnosis_json.hpp
+/// The diagnosis and a run comparison as JSON. `diagnosis_json` writes one object: verdict
+/// (class, shares, findings with ranges and kernels by name), idle breakdown, launch
+/// statistics, expert rules, steps and `samples`, the durations `nvscope diff` compares
+/// (`{"format": "nvscope-samples", "version": 1, "kernels": [{"name", "count", "ns": [...]}],
+/// "ranges": [...], "steps": [...]}`). A saved summary carries it as its `"diagnosis"` member
+/// (or carries `samples_json` alone as `"samples"`); `nvscope diff` reads either.
+///
+/// \code
+///   auto a = nvscope::attribute(t);
+///   nvscope::diagnosis d = nvscope::diagnose(t, a);
+///   nvscope::write_output("diagnosis_%p.json", nvscope::diagnosis_json(t, d));
+/// \endcode
+
+#include <nvscope/analyze/diagnose/compare.hpp>
+#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/export/detail/json_text.hpp>
+#include <nvscope/export/diagnosis_text.hpp>
+#include <nvscope/trace.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+namespace diag_json {
+
+// A tiny object writer: key/value pairs separated by commas.
+struct object {
+  std::string& out;
+  bool first = true;
+  explicit object(std::string& o) : out(o) { out += '{'; }
+  ~object() { out += '}'; }
+  object(const object&) = delete;
+  object& operator=(const object&) = delete;
+  std::string& key(std::string_view k) {
+    if (!first) out += ',';
+    first = false;
+    append_json_string(out, k);
+    out += ':';
+    return out;
+  }
+  void u(std::string_view k, std::uint64_t v) { append_u(key(k), v); }
+  void f(std::string_view k, double v) { append_f(key(k), v); }
+  void b(std::string_view k, bool v) { key(k) += v ? "true" : "false"; }
+  void s(std::string_view k, std::string_view v) { append_json_string(key(k), v); }
+};
+
+template <class T, class F>
+void array(std::string& out, const std::vector<T>& items, F&& each) {
+  out += '[';
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    each(items[i]);
+  }
+  out += ']';
+}
+
+inline void ranges(std::string& out, const trace& t, const std::vector<range_time>& rs) {
+  array(out, rs, [&](const range_time& r) {
+    object o(out);
+    o.s("range", diag_text::range_name(t, r.range));
+    o.u("ns", r.ns);
+    o.u("count", r.count);
+  });
+}
+
+inline void findings(std::string& out, const trace& t, const std::vector<finding>& fs) {
+  static constexpr const char* kinds[] = {"gpu_time", "copy_time", "launch_gaps", "sync_gaps", "host_gaps", "other_gaps",
+                                          "short_kernels", "pageable_copies", "sync_calls", "outlier_steps"};
+  static constexpr const char* todo[] = {"none", "optimise_kernels", "fuse_or_graph", "pinned_memory", "overlap_copies",
+                                         "drop_sync", "move_host_work", "check_dependencies", "inspect_outlier_steps"};
+  array(out, fs, [&](const finding& f) {
+    object o(out);
+    o.s("kind", kinds[static_cast<int>(f.kind) % 10]);
+    o.s("advice", todo[static_cast<int>(f.todo) % 9]);
+    o.s("advice_text", advice_text(f.todo));
+    o.u("ns", f.ns);
+    o.f("share", f.share);
+    o.u("count", f.count);
+    ranges(o.key("ranges"), t, f.ranges);
+    array(o.key("kernels"), f.kernels, [&](const name_time& k) {
+      object ko(out);
+      ko.s("name", t.strings[k.name]);
+      ko.u("ns", k.ns);
+      ko.u("count", k.count);
+    });
+  });
+}
+
+inline void verdict(std::string& out, const trace& t, const diagnosis_verdict& v) {
+  static constexpr const char* classes[] = {"none", "gpu-bound", "launch-bound", "host-bound", "sync-bound", "copy-bound", "mixed"};
+  object o(out);
+  o.s("class", classes[static_cast<int>(v.kind) % 7]);
+  o.s("line", verdict_line(v));
+  o.f("busy_share", v.busy_share);
+  o.f("kernel_share", v.kernel_share);
+  o.f("copy_only_share", v.copy_only_share);
+  {
+    object c(o.key("idle_share"));
+    for (int i = 0; i < idle_cause_count; ++i) c.f(idle_cause_name(static_cast<idle_cause>(i)), v.cause_share[i]);
+  }
+  findings(o.key("findings"), t, v.findings);
+}
+
+inline void stretch(std::string& out, const trace& t, const idle_stretch& x) {
+  object o(out);
+  o.u("start_ns", x.start);
+  o.u("duration_ns", x.duration);
+  o.s("cause", idle_cause_name(x.cause));
+  o.s("range", diag_text::range_name(t, x.range));
+  o.s("next_owner", diag_text::range_name(t, x.next_owner));
+}
+
+inline void idle(std::string& out, const trace& t, const idle_breakdown& b) {
+  object o(out);
+  o.u("window_begin_ns", b.window_begin);
+  o.u("window_ns", b.window_ns);
+  o.u("busy_ns", b.busy_ns);
+  o.u("kernel_ns", b.kernel_ns);
+  o.u("copy_only_ns", b.copy_only_ns);
+  o.u("idle_ns", b.idle_ns);
+  {
+    object c(o.key("causes"));
+    for (int i = 0; i < idle_cause_count; ++i) {
+      object ci(c.key(idle_cause_name(static_cast<idle_cause>(i))));
+      ci.u("ns", b.cause_ns[i]);
+      ci.u("count", b.cause_count[i]);
+      ranges(ci.key("ranges"), t, b.cause_ranges[i]);
+    }
+  }
+  array(o.key("streams"), b.streams, [&](const stream_idle_row& r) {
+    object so(out);
+    so.u("device", r.device);
+    so.u("stream", r.stream);
+    so.u("operations", r.operations);
+    so.u("busy_ns", r.busy_ns);
+    so.u("idle_ns", r.idle_ns);
+    so.u("host_wait_ns", r.host_wait_ns);
+    so.u("kernel_wait_ns", r.kernel_wait_ns);
+    so.u("other_ns", r.other_ns);
+  });
+  array(o.key("longest"), b.longest, [&](const idle_stretch& x) { stretch(out, t, x); });
+}
+
+inline void launches(std::string& out, const trace& t, const launch_overview& l) {
+  object o(out);
+  o.b("call_durations_from_api", l.call_durations_from_api);
+  o.u("launches", l.launches);
+  o.u("short_kernels", l.short_kernels);
+  o.f("queue_median", l.queue_median);
+  o.u("queue_max", l.queue_max);
+  array(o.key("kernels"), l.kernels, [&](const launch_stats_row& k) {
+    object ko(out);
+    ko.s("name", t.strings[k.name]);
+    ko.u("launches", k.launches);
+    ko.u("with_call", k.with_call);
+    ko.f("call_median_ns", k.call_median_ns);
+    ko.f("call_p90_ns", k.call_p90_ns);
+    ko.f("delay_median_ns", k.delay_median_ns);
+    ko.f("delay_p90_ns", k.delay_p90_ns);
+    ko.u("delay_max_ns", k.delay_max_ns);
+    ko.f("kernel_median_ns", k.kernel_median_ns);
+    ko.u("kernel_total_ns", k.kernel_total_ns);
+    ko.u("short_kernels", k.short_kernels);
+    ko.u("call_outliers", k.call_outliers);
+    ko.u("delay_outliers", k.delay_outliers);
+    ko.u("duration_outliers", k.duration_outliers);
+    ko.f("queue_median", k.queue_median);
+    ko.u("queue_max", k.queue_max);
+  });
+}
+
+inline void rules(std::string& out, const trace& t, const std::vector<rule_result>& rs) {
+  array(out, rs, [&](const rule_result& r) {
+    object o(out);
+    o.s("rule", rule_name(r.rule));
+    o.b("evaluated", r.evaluated);
+    o.u("matches", r.matches);
+    o.u("total_ns", r.total_ns);
+    array(o.key("rows"), r.rows, [&](const rule_row& row) {
+      object ro(out);
+      ro.u("start_ns", row.start);
+      ro.u("duration_ns", row.duration);
+      ro.u("bytes", row.bytes);
+      ro.s("call", t.strings[row.call]);
+      ro.s("range", diag_text::range_name(t, row.range));
+      ro.u("stream", row.stream);
+      ro.u("device", row.device);
+      if (r.rule == rule_id::low_utilization) ro.f("in_use_percent", row.in_use_percent);
+      if (r.rule == rule_id::sync_call) ro.f("gpu_busy_percent", row.gpu_busy_percent);
+    });
+  });
+}
+
+inline void steps(std::string& out, const trace& t, const step_analysis& st) {
+  object o(out);
+  o.u("steps", st.steps);
+  o.f("median_ns", st.median_ns);
+  o.f("p90_ns", st.p90_ns);
+  o.u("max_ns", st.max_ns);
+  o.f("fence_ns", st.fence_ns);
+  o.u("outlier_count", st.outlier_count);
+  array(o.key("outliers"), st.outliers, [&](const outlier_step& s) {
+    object so(out);
+    so.s("range", diag_text::range_name(t, s.range));
+    so.u("ordinal", s.ordinal);
+    so.u("duration_ns", s.duration);
+    array(so.key("grew"), s.grew, [&](const step_growth& g) {
+      object go(out);
+      go.s("kind", diag_text::component_name(g.kind));
+      go.s("name", g.kind == component_kind::kernel ? t.strings[g.name] : std::string_view());
+      go.f("median_ns", g.median_ns);
+      go.u("step_ns", g.step_ns);
+    });
+  });
+}
+
+inline void sample_sets(std::string& out, const std::vector<sample_set>& sets) {
+  array(out, sets, [&](const sample_set& s) {
+    object o(out);
+    o.s("name", s.name);
+    o.u("count", s.count);
+    array(o.key("ns"), s.ns, [&](std::uint64_t v) { append_u(out, v); });
+  });
+}
+
+} // namespace diag_json
+} // namespace detail
+
+/// The samples alone, as the object `nvscope diff` reads.
+inline std::string samples_json(const run_samples& s) {
+  std::string out;
+  {
+    detail::diag_json::object o(out);
+    o.s("format", "nvscope-samples");
+    o.u("version", 1);
+    detail::diag_json::sample_sets(o.key("kernels"), s.kernels);
+    detail::diag_json::sample_sets(o.key("ranges"), s.ranges);
+    detail::diag_json::sample_sets(o.key("steps"), s.steps);
+  }
+  return out;
+}
+
+/// The whole diagnosis as one JSON object (see the file comment).
+inline std::string diagnosis_json(const trace& t, const diagnosis& d) {
+  std::string out;
+  {
+    detail::diag_json::object o(out);
+    detail::diag_json::verdict(o.key("verdict"), t, d.verdict);
+    detail::diag_json::idle(o.key("idle"), t, d.idle);
+    detail::diag_json::launches(o.key("launches"), t, d.launches);
+    detail::diag_json::rules(o.key("rules"), t, d.rules);
+    detail::diag_json::steps(o.key("steps"), t, d.steps);
+    o.key("samples") += samples_json(d.samples);
+  }
+  return out;
+}
+
+/// A comparison as JSON: options, gate and one object per group, largest change first.
+inline std::string comparison_json(const run_comparison& c, const compare_options& opt) {
+  std::string out;
+  {
+    detail::diag_json::object o(out);
+    o.s("interval", "percentile bootstrap of the ratio of medians");
+    o.f("alpha", opt.alpha);
+    o.f("threshold", opt.threshold);
+    o.u("resamples", opt.resamples);
+    o.s("gate", c.gate_failed ? "fail" : "pass");
+    o.u("tested", c.tested);
+    o.u("significant", c.significant);
+    o.u("regressions", c.regressions);
+    detail::diag_json::array(o.key("rows"), c.rows, [&](const comparison_row& r) {
+      detail::diag_json::object ro(out);
+      ro.s("group", sample_group_name(r.group));
+      ro.s("name", r.name);
+      ro.u("base_count", r.base_count);
+      ro.u("new_count", r.new_count);
+      ro.f("base_median_ns", r.base_median);
+      ro.f("new_median_ns", r.new_median);
+      ro.f("change", r.change);
+      ro.f("ci_low", r.ci_low);
+      ro.f("ci_high", r.ci_high);
+      ro.b("tested", r.tested);
+      ro.b("significant", r.significant);
+      ro.b("regression", r.regression);
+    });
+  }
+  return out;
+}
+
+} // namespace v1
+} // namespace nvscope
