@@ -137,7 +137,8 @@ struct recorded_payload {
   } value{};
 };
 
-/// One NVTX range (push/pop or start/end) or mark (start == end, `is_mark`).
+/// One NVTX range (push/pop or start/end) or mark (start == end, `is_mark`). Nesting is
+/// not recorded here: analysis computes it (`link_ranges`), with one rule for every reader.
 struct range_record {
   timestamp_ns start = 0;
   timestamp_ns end = 0;     ///< 0 while the range was never closed
@@ -146,13 +147,9 @@ struct range_record {
   std::uint32_t color = 0;  ///< ARGB, 0 when none was given
   std::uint32_t category = 0;
   std::uint32_t thread = 0; ///< index into `trace::threads` of the thread that opened it
-  std::uint32_t parent = no_parent; ///< index into `trace::ranges`, or `no_parent`
-  std::uint16_t depth = 0;  ///< 0 for an outermost range
   bool is_mark = false;
   bool is_push_pop = true;  ///< false for start/end ranges, which may cross threads
   recorded_payload payload;
-
-  static constexpr std::uint32_t no_parent = 0xffffffffu;
 };
 
 /// The host side of a launch (kernel, copy, memset, graph): which thread, when. Its
