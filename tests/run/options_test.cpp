@@ -1,0 +1,150 @@
+// nvscope run's options: command line, NVSCOPE_RUN_* variables, the combination rules and
+// the one-line errors.
+#include "run_options.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace nvscope::tool;
+
+namespace {
+
+// argv for parse_run: "nvscope run ARGS..."
+struct args {
+  std::vector<std::string> text;
+  std::vector<char*> ptrs;
+  explicit args(std::vector<std::string> a) : text(std::move(a)) {
+    text.insert(text.begin(), {"nvscope", "run"});
+    for (auto& s : text) ptrs.push_back(s.data());
+  }
+  run_parse parse() { return parse_run(static_cast<int>(ptrs.size()), ptrs.data(), 2); }
+};
+
+// Sets a variable for one scope.
+struct scoped_env {
+  std::string name;
+  scoped_env(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }
+  ~scoped_env() { ::unsetenv(name.c_str()); }
+};
+
+std::string value_of(const run_parse& r, const std::string& name) {
+  for (const auto& g : r.given)
+    if (g.name == name) return g.value;
+  return "<none>";
+}
+
+} // namespace
+
+TEST_CASE("defaults: the whole run, summary, JSON and Chrome trace, 8 buffers of 8 MiB") {
+  auto r = args({"--", "prog", "a"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.program == 3);
+  CHECK(r.options.range == capture_range::whole);
+  CHECK(r.options.outputs.summary);
+  CHECK(r.options.outputs.json);
+  CHECK(r.options.outputs.trace);
+  CHECK_FALSE(r.options.outputs.csv);
+  CHECK(r.options.buffer_size == (std::size_t{8} << 20));
+  CHECK(r.options.buffer_count == 8);
+  CHECK(r.given.empty());
+}
+
+TEST_CASE("options: --name=value and --name value; the program starts at the first non-option") {
+  auto r = args({"--output-dir", "out", "--outputs=csv,folded", "--buffer-size=4M", "prog", "--not-ours"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.output_dir == "out");
+  CHECK(r.options.outputs.csv);
+  CHECK(r.options.outputs.folded);
+  CHECK_FALSE(r.options.outputs.json);
+  CHECK(r.options.buffer_size == (std::size_t{4} << 20));
+  CHECK(r.program == 6);
+}
+
+TEST_CASE("environment: NVSCOPE_RUN_* read, the command line wins, both handed to the child") {
+  scoped_env a("NVSCOPE_RUN_OUTPUT_DIR", "from_env");
+  scoped_env b("NVSCOPE_RUN_BUFFER_COUNT", "3");
+  auto r = args({"--output-dir=from_args", "--", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.output_dir == "from_args");
+  CHECK(r.options.buffer_count == 3);
+  const auto env = child_environment(r.given);
+  bool dir = false, count = false;
+  for (const auto& kv : env) {
+    dir = dir || (kv.first == "NVSCOPE_RUN_OUTPUT_DIR" && kv.second == "from_args");
+    count = count || (kv.first == "NVSCOPE_RUN_BUFFER_COUNT" && kv.second == "3");
+  }
+  CHECK(dir);
+  CHECK(count);
+  const auto only_env = parse_run_env();
+  CHECK(only_env.error.empty());
+  CHECK(only_env.options.output_dir == "from_env");
+}
+
+TEST_CASE("bad options: one line naming the option and the value") {
+  auto r = args({"--skip=x", "--", "prog"}).parse();
+  CHECK(r.error == "nvscope: run: bad --skip='x': want a whole number");
+  r = args({"--bogus", "--", "prog"}).parse();
+  CHECK(r.error == "nvscope: run: unknown option '--bogus' (see nvscope run --help)");
+  r = args({"-x", "prog"}).parse();
+  CHECK(r.error.find("unknown option '-x'") != std::string::npos);
+  r = args({"--kinds=kernels,gpu", "prog"}).parse();
+  CHECK(r.error.find("unknown kind 'gpu'") != std::string::npos);
+  r = args({"--buffer-count=0", "prog"}).parse();
+  CHECK(r.error.find("--buffer-count='0'") != std::string::npos);
+  r = args({"--delay=-1", "prog"}).parse();
+  CHECK(r.error.find("want seconds") != std::string::npos);
+  r = args({"--name=a/b", "prog"}).parse();
+  CHECK(r.error.find("without '/'") != std::string::npos);
+  r = args({"--output-dir"}).parse();
+  CHECK(r.error == "nvscope: run: option --output-dir needs a value");
+  r = args({"--outputs=json"}).parse();
+  CHECK(r.error.find("no program given") != std::string::npos);
+  r = args({"--skip=1\n2", "prog"}).parse();
+  CHECK(r.error.find('\n') == std::string::npos);
+  CHECK(r.error.find("\\x0a") != std::string::npos);
+}
+
+TEST_CASE("bad environment: the variable is named") {
+  scoped_env a("NVSCOPE_RUN_CAPTURE_RANGE", "sometimes");
+  auto r = args({"prog"}).parse();
+  CHECK(r.error == "nvscope: run: bad NVSCOPE_RUN_CAPTURE_RANGE='sometimes': want none, cudaProfilerApi, nvtx or steps");
+}
+
+TEST_CASE("windows: implied capture ranges, and what each needs") {
+  auto r = args({"--nvtx-capture=train@mylib", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.range == capture_range::nvtx);
+  CHECK(value_of(r, "capture-range") == "nvtx");
+  r = args({"--skip=2", "--active=3", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.range == capture_range::steps);
+  CHECK(r.options.skip == 2);
+  CHECK(r.options.active == 3);
+  CHECK(value_of(r, "capture-range") == "steps");
+  r = args({"--capture=skip=5,warmup=1,active=10,repeat=2", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.skip == 5);
+  CHECK(r.options.warmup == 1);
+  CHECK(r.options.active == 10);
+  CHECK(r.options.repeat == 2);
+  r = args({"--capture-range=CUDAPROFILERAPI", "prog"}).parse();
+  CHECK(r.options.range == capture_range::cuda_profiler_api);
+  r = args({"--capture-range=nvtx", "prog"}).parse();
+  CHECK(r.error == "nvscope: run: --capture-range=nvtx needs --nvtx-capture=NAME");
+  r = args({"--capture-range=steps", "prog"}).parse();
+  CHECK(r.error.find("needs --active=N") != std::string::npos);
+  r = args({"--capture-range=cudaProfilerApi", "--skip=1", "prog"}).parse();
+  CHECK(r.error.find("need --capture-range=steps") != std::string::npos);
+  r = args({"--capture=nonsense", "prog"}).parse();
+  CHECK(r.error.find("bad --capture='nonsense'") != std::string::npos);
+}
+
+TEST_CASE("help") {
+  auto r = args({"--help"}).parse();
+  CHECK(r.help);
+  CHECK(std::string(run_usage()).find("--capture-range") != std::string::npos);
+  CHECK(env_name("buffer-size") == "NVSCOPE_RUN_BUFFER_SIZE");
+}

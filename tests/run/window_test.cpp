@@ -1,0 +1,224 @@
+// The analysis window of nvscope run on synthetic traces, and the session's end-of-run lines.
+#include "session.hpp"
+#include "window.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace nvscope;
+using namespace nvscope::tool;
+
+namespace {
+
+// Six step ranges of 100 ns from t=1000, each with one kernel launched 10 ns in and running
+// 50 ns later; a "compute" range nested in each step.
+trace six_steps(const char* step_name = "step") {
+  trace t;
+  t.begin = 900;
+  t.finish = 2000;
+  const auto name = t.strings.intern(step_name);
+  const auto inner = t.strings.intern("compute");
+  const auto kernel = t.strings.intern("k");
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    const timestamp_ns s = 1000 + 100 * i;
+    range_record step;
+    step.start = s;
+    step.end = s + 100;
+    step.name = name;
+    t.ranges.push_back(step);
+    range_record c;
+    c.start = s + 5;
+    c.end = s + 60;
+    c.name = inner;
+    c.parent = static_cast<std::uint32_t>(t.ranges.size() - 1);
+    c.depth = 1;
+    t.ranges.push_back(c);
+    kernel_record k;
+    k.start = s + 60;
+    k.end = s + 110; // runs past the step's end
+    k.name = kernel;
+    k.correlation = i + 1;
+    t.kernels.push_back(k);
+    t.launches.push_back(launch_record{s + 10, i + 1, 0});
+  }
+  return t;
+}
+
+run_options steps(std::uint64_t skip, std::uint64_t warmup, std::uint64_t active, std::uint64_t repeat) {
+  run_options o;
+  o.range = capture_range::steps;
+  o.skip = skip;
+  o.warmup = warmup;
+  o.active = active;
+  o.repeat = repeat;
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("glob_match") {
+  CHECK(glob_match("step*", "step_12"));
+  CHECK(glob_match("*train*", "my_train_step"));
+  CHECK(glob_match("st?p", "stop"));
+  CHECK_FALSE(glob_match("step", "step_1"));
+  CHECK_FALSE(glob_match("step?", "step"));
+  CHECK(glob_match("*", ""));
+}
+
+TEST_CASE("whole run: one window, the collection's span") {
+  const auto c = choose_windows(six_steps(), run_options{});
+  CHECK(c.whole);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 900);
+  CHECK(c.windows[0].end == 2000);
+}
+
+TEST_CASE("steps: skip 1, warm up 1, record 2: steps 2 and 3 as one window") {
+  const auto t = six_steps();
+  const auto c = choose_windows(t, steps(1, 1, 2, 1));
+  CHECK_FALSE(c.whole);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 1200);
+  CHECK(c.windows[0].end == 1400);
+  const trace r = restrict_to(t, c.windows);
+  CHECK(r.kernels.size() == 2); // by launch time, though each runs past its step
+  CHECK(r.ranges.size() == 4);
+  CHECK(r.begin == 1200);
+  CHECK(r.finish == 1400);
+}
+
+TEST_CASE("steps: active 1 repeat 3 gives three windows; a pattern picks the names") {
+  const auto t = six_steps("train_step");
+  auto o = steps(0, 1, 1, 3);
+  o.steps = "train_*";
+  const auto c = choose_windows(t, o);
+  REQUIRE(c.windows.size() == 3);
+  CHECK(c.windows[0].begin == 1100);
+  CHECK(c.windows[1].begin == 1300);
+  CHECK(c.windows[2].begin == 1500);
+  o.steps = "step";
+  const auto none = choose_windows(t, o);
+  CHECK(none.windows.empty());
+  CHECK(none.note.find("0 step ranges") != std::string::npos);
+}
+
+TEST_CASE("steps: a match nested in another match is not a step of its own") {
+  auto t = six_steps();
+  range_record nested = t.ranges[0];
+  nested.start += 1;
+  nested.end -= 1;
+  t.ranges.push_back(nested);
+  const auto c = choose_windows(t, steps(1, 0, 1, 1));
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 1100);
+}
+
+TEST_CASE("nvtx: the first range of the name, optionally in a domain") {
+  auto t = six_steps();
+  range_record late;
+  late.start = 1450;
+  late.end = 1460;
+  late.name = t.strings.intern("phase");
+  late.domain = t.strings.intern("lib");
+  t.ranges.push_back(late);
+  range_record early = late;
+  early.start = 1050;
+  early.end = 1250;
+  early.domain = 0;
+  t.ranges.push_back(early);
+  run_options o;
+  o.range = capture_range::nvtx;
+  o.nvtx_capture = "phase";
+  auto c = choose_windows(t, o);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 1050);
+  o.nvtx_capture = "phase@lib";
+  c = choose_windows(t, o);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 1450);
+  o.nvtx_capture = "absent";
+  c = choose_windows(t, o);
+  CHECK(c.windows.empty());
+  CHECK(c.note == "no NVTX range 'absent' was opened");
+}
+
+TEST_CASE("cudaProfilerApi: the trace's capture windows; none said in the note") {
+  auto t = six_steps();
+  run_options o;
+  o.range = capture_range::cuda_profiler_api;
+  auto c = choose_windows(t, o);
+  CHECK(c.windows.empty());
+  CHECK(c.note.find("cudaProfilerStart") != std::string::npos);
+  t.capture_windows.push_back(time_window{1300, 1500});
+  c = choose_windows(t, o);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(restrict_to(t, c.windows).kernels.size() == 2);
+}
+
+TEST_CASE("delay and duration clip the chosen range") {
+  const auto t = six_steps();
+  run_options o;
+  o.delay_s = 300e-9;   // from begin (900) + 300 = 1200
+  o.duration_s = 150e-9; // to 1350
+  const auto c = choose_windows(t, o);
+  CHECK_FALSE(c.whole);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 1200);
+  CHECK(c.windows[0].end == 1350);
+  CHECK(restrict_to(t, c.windows).kernels.size() == 2); // launched at 1210 and 1310
+}
+
+TEST_CASE("restrict_to re-links parents to the nearest kept ancestor") {
+  trace t;
+  t.begin = 0;
+  t.finish = 1000;
+  range_record outer;
+  outer.start = 10;
+  outer.end = 900;
+  range_record mid = outer;
+  mid.start = 100;
+  mid.end = 800;
+  mid.parent = 0;
+  mid.depth = 1;
+  range_record leaf = outer;
+  leaf.start = 200;
+  leaf.end = 300;
+  leaf.parent = 1;
+  leaf.depth = 2;
+  t.ranges = {outer, mid, leaf};
+  const trace r = restrict_to(t, {time_window{150, 500}});
+  REQUIRE(r.ranges.size() == 1);
+  CHECK(r.ranges[0].parent == range_record::no_parent);
+  CHECK(r.ranges[0].depth == 0);
+  const trace both = restrict_to(t, {time_window{50, 500}});
+  REQUIRE(both.ranges.size() == 2);
+  CHECK(both.ranges[1].parent == 0);
+  CHECK(both.ranges[1].depth == 1);
+}
+
+TEST_CASE("session lines: nothing used CUDA; a process ended before writing; all written") {
+  std::vector<process_notes> none;
+  auto lines = session_summary(none);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "nvscope: run: no process of the program used CUDA; no profile written");
+  process_notes lost;
+  lost.pid = 42;
+  lost.kinds = {"started"};
+  lost.details = {""};
+  process_notes ok;
+  ok.pid = 43;
+  ok.kinds = {"started", "written"};
+  ok.details = {"", "a.json"};
+  lines = session_summary({lost, ok});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("process 42 ended without writing its profile") != std::string::npos);
+  CHECK(session_summary({ok}).empty());
+  process_notes refused;
+  refused.pid = 44;
+  refused.kinds = {"unprofiled"};
+  refused.details = {"no CUDA device"};
+  lines = session_summary({refused});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "nvscope: run: no process was profiled; no profile written");
+}

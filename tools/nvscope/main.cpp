@@ -1,0 +1,54 @@
+// The nvscope command: `nvscope run` (profile an unmodified program) and `nvscope diff`
+// (compare two saved reports).
+
+#include "run_command.hpp"
+
+#include <nvscope/detail/quote.hpp>
+#include <nvscope/version.hpp>
+
+#include <cstdio>
+#include <cstring>
+
+#if NVSCOPE_HAVE_DIFF
+#include "diff_command.hpp"
+#endif
+
+namespace {
+
+void usage(std::FILE* to) {
+  std::fputs("usage: nvscope run [options] -- program [args...]   profile a program, no rebuild\n"
+             "       nvscope diff ...                             compare two saved reports\n"
+             "       nvscope --version\n"
+             "nvscope run --help lists the options; docs/run.md explains them.\n",
+             to);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char* command = argv[1];
+  if (std::strcmp(command, "run") == 0) return nvscope::tool::run_main(argc, argv);
+  if (std::strcmp(command, "diff") == 0) {
+#if NVSCOPE_HAVE_DIFF
+    return nvscope::tool::diff_main(argc, argv);
+#else
+    std::fputs("nvscope: diff is not built\n", stderr);
+    return 2;
+#endif
+  }
+  if (std::strcmp(command, "--help") == 0 || std::strcmp(command, "-h") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (std::strcmp(command, "--version") == 0) {
+    std::printf("nvscope %d.%d.%d\n", NVSCOPE_VERSION_MAJOR, NVSCOPE_VERSION_MINOR, NVSCOPE_VERSION_PATCH);
+    return 0;
+  }
+  std::fprintf(stderr, "nvscope: unknown command '%s' (want run or diff; see nvscope --help)\n",
+               nvscope::detail::escape_input(command, 64).c_str());
+  return 2;
+}

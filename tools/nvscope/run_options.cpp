@@ -1,0 +1,364 @@
+#include "run_options.hpp"
+
+#include <nvscope/capture/env.hpp>
+#include <nvscope/detail/quote.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace nvscope {
+inline namespace v1 {
+namespace tool {
+
+namespace {
+
+using setter = std::string (*)(run_options&, std::string_view);
+
+struct option_entry {
+  const char* name;
+  setter set;
+};
+
+std::string quoted(std::string_view s) { return "'" + detail::escape_input(s, 64) + "'"; }
+
+bool equal_nocase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string parse_count(std::string_view v, std::uint64_t& out) {
+  if (v.empty() || v.size() > 18) return "want a whole number";
+  std::uint64_t n = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return "want a whole number";
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  out = n;
+  return {};
+}
+
+// Bytes, with an optional K, M or G suffix (powers of 1024).
+std::string parse_bytes(std::string_view v, std::size_t& out) {
+  std::uint64_t scale = 1;
+  if (!v.empty()) {
+    const char s = v.back();
+    if (s == 'K' || s == 'k') scale = std::uint64_t{1} << 10;
+    if (s == 'M' || s == 'm') scale = std::uint64_t{1} << 20;
+    if (s == 'G' || s == 'g') scale = std::uint64_t{1} << 30;
+    if (scale != 1) v.remove_suffix(1);
+  }
+  std::uint64_t n = 0;
+  if (!parse_count(v, n).empty() || n == 0) return "want a positive size in bytes (suffix K, M or G allowed)";
+  if (n > (std::uint64_t{1} << 40) / scale) return "too large (at most 1T)";
+  out = static_cast<std::size_t>(n * scale);
+  return {};
+}
+
+std::string parse_seconds(std::string_view v, double& out) {
+  const std::string s(v);
+  char* end = nullptr;
+  errno = 0;
+  const double d = s.empty() ? -1.0 : std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno != 0 || !std::isfinite(d) || d < 0.0)
+    return "want seconds (a number >= 0)";
+  out = d;
+  return {};
+}
+
+std::string set_outputs(run_options& o, std::string_view v) {
+  run_outputs r{false, false, false, false, false};
+  std::size_t pos = 0;
+  while (pos <= v.size()) {
+    const std::size_t comma = v.find(',', pos);
+    const std::string_view item = v.substr(pos, comma == v.npos ? v.npos : comma - pos);
+    if (item == "summary") r.summary = true;
+    else if (item == "csv") r.csv = true;
+    else if (item == "json") r.json = true;
+    else if (item == "trace") r.trace = true;
+    else if (item == "folded") r.folded = true;
+    else if (item == "all") r = run_outputs{true, true, true, true, true};
+    else if (item == "none") r = run_outputs{false, false, false, false, false};
+    else return "unknown output " + quoted(item) + " (want summary, csv, json, trace, folded, all or none)";
+    if (comma == v.npos) break;
+    pos = comma + 1;
+  }
+  o.outputs = r;
+  return {};
+}
+
+std::string set_kinds(run_options& o, std::string_view v) {
+  struct named {
+    const char* name;
+    std::uint32_t bits;
+  };
+  static constexpr named names[] = {
+      {"kernels", kind_bits::kernels},   {"copies", kind_bits::copies},       {"memsets", kind_bits::memsets},
+      {"syncs", kind_bits::syncs},       {"nvtx", kind_bits::nvtx},           {"runtime", kind_bits::runtime_api},
+      {"driver", kind_bits::driver_api}, {"overhead", kind_bits::overhead},   {"standard", kind_bits::standard}};
+  std::uint32_t bits = 0;
+  std::size_t pos = 0;
+  while (pos <= v.size()) {
+    const std::size_t comma = v.find(',', pos);
+    const std::string_view item = v.substr(pos, comma == v.npos ? v.npos : comma - pos);
+    bool found = false;
+    for (const auto& n : names)
+      if (item == n.name) {
+        bits |= n.bits;
+        found = true;
+      }
+    if (!found)
+      return "unknown kind " + quoted(item) +
+             " (want kernels, copies, memsets, syncs, nvtx, runtime, driver, overhead or standard)";
+    if (comma == v.npos) break;
+    pos = comma + 1;
+  }
+  o.kinds = bits;
+  return {};
+}
+
+std::string set_capture_range(run_options& o, std::string_view v) {
+  if (equal_nocase(v, "none")) o.range = capture_range::whole;
+  else if (equal_nocase(v, "cudaProfilerApi")) o.range = capture_range::cuda_profiler_api;
+  else if (equal_nocase(v, "nvtx")) o.range = capture_range::nvtx;
+  else if (equal_nocase(v, "steps")) o.range = capture_range::steps;
+  else return "want none, cudaProfilerApi, nvtx or steps";
+  return {};
+}
+
+std::string set_summary(run_options& o, std::string_view v) {
+  if (v == "stderr") o.summary_to_file = false;
+  else if (v == "file") o.summary_to_file = true;
+  else return "want stderr or file";
+  return {};
+}
+
+std::string set_capture_spec(run_options& o, std::string_view v) {
+  const capture_spec spec = parse_capture_spec(v);
+  if (!spec.ok) return spec.error;
+  const schedule_options& s = spec.options;
+  if (s.recorded_step_count() == 0 && s.repeat() != 0) return "this schedule records no step";
+  o.skip = s.skip_first();
+  o.wait = s.wait();
+  o.warmup = s.warmup();
+  o.active = s.active();
+  o.repeat = s.repeat();
+  return {};
+}
+
+constexpr option_entry option_table[] = {
+    {"output-dir", [](run_options& o, std::string_view v) -> std::string {
+       if (v.empty()) return "want a folder";
+       o.output_dir = std::string(v);
+       return {};
+     }},
+    {"name", [](run_options& o, std::string_view v) -> std::string {
+       if (v.empty() || v.find('/') != v.npos) return "want a file name stem without '/'";
+       o.name = std::string(v);
+       return {};
+     }},
+    {"outputs", set_outputs},
+    {"summary", set_summary},
+    {"capture-range", set_capture_range},
+    {"nvtx-capture", [](run_options& o, std::string_view v) -> std::string {
+       if (v.empty() || v.front() == '@') return "want NAME or NAME@DOMAIN";
+       o.nvtx_capture = std::string(v);
+       return {};
+     }},
+    {"steps", [](run_options& o, std::string_view v) -> std::string {
+       o.steps = std::string(v);
+       return {};
+     }},
+    {"capture", set_capture_spec},
+    {"skip", [](run_options& o, std::string_view v) { return parse_count(v, o.skip); }},
+    {"wait", [](run_options& o, std::string_view v) { return parse_count(v, o.wait); }},
+    {"warmup", [](run_options& o, std::string_view v) { return parse_count(v, o.warmup); }},
+    {"active", [](run_options& o, std::string_view v) { return parse_count(v, o.active); }},
+    {"repeat", [](run_options& o, std::string_view v) { return parse_count(v, o.repeat); }},
+    {"delay", [](run_options& o, std::string_view v) { return parse_seconds(v, o.delay_s); }},
+    {"duration", [](run_options& o, std::string_view v) { return parse_seconds(v, o.duration_s); }},
+    {"kinds", set_kinds},
+    {"buffer-size", [](run_options& o, std::string_view v) { return parse_bytes(v, o.buffer_size); }},
+    {"buffer-count", [](run_options& o, std::string_view v) -> std::string {
+       std::uint64_t n = 0;
+       if (!parse_count(v, n).empty() || n == 0 || n > 4096) return "want a count from 1 to 4096";
+       o.buffer_count = static_cast<std::size_t>(n);
+       return {};
+     }},
+};
+
+const option_entry* find_option(std::string_view name) {
+  for (const auto& e : option_table)
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+bool is_schedule_option(std::string_view n) {
+  return n == "skip" || n == "wait" || n == "warmup" || n == "active" || n == "repeat" || n == "capture" ||
+         n == "steps";
+}
+
+// Applies one option; the error names where the value came from.
+bool apply(run_parse& r, const option_entry& e, std::string_view value, const std::string& source) {
+  const std::string why = e.set(r.options, value);
+  if (!why.empty()) {
+    r.error = "nvscope: run: bad " + source + "=" + quoted(value) + ": " + why;
+    return false;
+  }
+  for (auto& g : r.given)
+    if (g.name == e.name) {
+      g.value = std::string(value);
+      return true;
+    }
+  r.given.push_back(given_option{e.name, std::string(value)});
+  return true;
+}
+
+bool given(const run_parse& r, std::string_view name) {
+  for (const auto& g : r.given)
+    if (g.name == name) return true;
+  return false;
+}
+
+// The combination: implied capture ranges and what each range needs.
+void check_combination(run_parse& r) {
+  auto& o = r.options;
+  bool schedule = false;
+  for (const auto& g : r.given) schedule = schedule || is_schedule_option(g.name);
+  const bool range_given = given(r, "capture-range");
+  if (!o.nvtx_capture.empty() && !range_given) o.range = capture_range::nvtx;
+  if (schedule && !range_given && o.nvtx_capture.empty()) o.range = capture_range::steps;
+  if (o.range == capture_range::nvtx && o.nvtx_capture.empty())
+    r.error = "nvscope: run: --capture-range=nvtx needs --nvtx-capture=NAME";
+  else if (!o.nvtx_capture.empty() && o.range != capture_range::nvtx)
+    r.error = "nvscope: run: --nvtx-capture needs --capture-range=nvtx (or no --capture-range)";
+  else if (schedule && o.range != capture_range::steps)
+    r.error = "nvscope: run: step options (--steps, --skip, --wait, --warmup, --active, --repeat, --capture) need "
+              "--capture-range=steps (or no --capture-range)";
+  else if (o.range == capture_range::steps && o.active == 0)
+    r.error = "nvscope: run: a step schedule needs --active=N (N >= 1)";
+  if (!r.error.empty()) return;
+  // Record the implied range, so that every process of the tree sees the same one.
+  const char* implied = o.range == capture_range::nvtx ? "nvtx" : o.range == capture_range::steps ? "steps" : nullptr;
+  if (implied != nullptr && !range_given) r.given.push_back(given_option{"capture-range", implied});
+}
+
+bool read_environment(run_parse& r) {
+  for (const auto& e : option_table) {
+    const std::string var = env_name(e.name);
+    const char* v = std::getenv(var.c_str());
+    if (v != nullptr && !apply(r, e, v, var)) return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::string env_name(std::string_view option) {
+  std::string out = "NVSCOPE_RUN_";
+  for (char c : option) out += c == '-' ? '_' : static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return out;
+}
+
+run_parse parse_run_env() {
+  run_parse r;
+  if (read_environment(r)) check_combination(r);
+  return r;
+}
+
+run_parse parse_run(int argc, char** argv, int first) {
+  run_parse r;
+  if (!read_environment(r)) return r;
+  int i = first;
+  for (; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "-h" || a == "--help") {
+      r.help = true;
+      return r;
+    }
+    if (a.size() < 3 || a.substr(0, 2) != "--") {
+      if (!a.empty() && a.front() == '-') {
+        r.error = "nvscope: run: unknown option " + quoted(a) + " (see nvscope run --help)";
+        return r;
+      }
+      break; // the program
+    }
+    const std::string_view body = a.substr(2);
+    const std::size_t eq = body.find('=');
+    const std::string_view name = body.substr(0, eq);
+    const option_entry* e = find_option(name);
+    if (e == nullptr) {
+      r.error = "nvscope: run: unknown option " + quoted(std::string("--") + std::string(name)) +
+                " (see nvscope run --help)";
+      return r;
+    }
+    std::string_view value;
+    if (eq != body.npos) {
+      value = body.substr(eq + 1);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      r.error = "nvscope: run: option --" + std::string(name) + " needs a value";
+      return r;
+    }
+    if (!apply(r, *e, value, "--" + std::string(name))) return r;
+  }
+  if (i >= argc) {
+    r.error = "nvscope: run: no program given (nvscope run [options] -- program args...)";
+    return r;
+  }
+  r.program = i;
+  check_combination(r);
+  return r;
+}
+
+std::vector<std::pair<std::string, std::string>> child_environment(const std::vector<given_option>& given) {
+  std::vector<std::pair<std::string, std::string>> env;
+  env.reserve(given.size());
+  for (const auto& g : given) env.emplace_back(env_name(g.name), g.value);
+  return env;
+}
+
+const char* run_usage() {
+  return R"(usage: nvscope run [options] -- program [args...]
+
+Runs the program with nvscope's collector injected into every process of the tree that uses
+CUDA; at the end of each such process writes the summary and the files. Each option may also
+be given as an environment variable NVSCOPE_RUN_<NAME> (--output-dir: NVSCOPE_RUN_OUTPUT_DIR);
+the command line wins. Full guide: docs/run.md.
+
+Output
+  --output-dir=DIR        folder of the files (default .); created if missing
+  --name=PATTERN          file name stem (default nvscope_%p): %p pid, %h host, %r rank
+                          (RANK, LOCAL_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK),
+                          %q{VAR} a variable, %% a percent sign
+  --outputs=LIST          summary,csv,json,trace,folded, all or none (default summary,json,trace)
+  --summary=stderr|file   where the text summary goes (file: STEM.txt)
+Window (what is analysed and written)
+  --capture-range=none|cudaProfilerApi|nvtx|steps   (default none: the whole run)
+  --nvtx-capture=NAME[@DOMAIN]   the first NVTX range of that name
+  --steps=PATTERN         step range names, * and ? allowed (default step, step_N, step N)
+  --skip=N --wait=N --warmup=N --active=N --repeat=N   schedule over the step ranges
+  --capture=SPEC          the same schedule as NVSCOPE_CAPTURE (skip=5,active=10 / 10-20 / 7)
+  --delay=SECONDS --duration=SECONDS   a time window from the start of collection
+Collection
+  --kinds=LIST            kernels,copies,memsets,syncs,nvtx,runtime,driver,overhead,standard
+  --buffer-size=BYTES     CUPTI buffer size (default 8M; K, M, G suffixes)
+  --buffer-count=N        number of buffers (default 8); memory is bounded by their product
+)";
+}
+
+} // namespace tool
+} // namespace v1
+} // namespace nvscope

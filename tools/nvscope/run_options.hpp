@@ -1,0 +1,91 @@
+#pragma once
+// The options of `nvscope run`: one table, read from the command line and from
+// NVSCOPE_RUN_* environment variables (the command line wins). The tool validates them,
+// then hands them to every process of the tree as NVSCOPE_RUN_* variables, which the
+// injection library parses again with the same table.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace tool {
+
+/// Which part of the run is analysed and written.
+enum class capture_range : std::uint8_t {
+  whole,              ///< everything from CUDA's start to the process's end
+  cuda_profiler_api,  ///< between the program's cudaProfilerStart and cudaProfilerStop
+  nvtx,               ///< the first NVTX range named by --nvtx-capture
+  steps,              ///< the active steps of a schedule over NVTX step ranges
+};
+
+/// Which files and texts are written at the end of each process.
+struct run_outputs {
+  bool summary = true; ///< the text summary (stderr, or a file with --summary=file)
+  bool csv = false;    ///< the six nsys-named CSV reports
+  bool json = true;    ///< the JSON summary
+  bool trace = true;   ///< the Chrome trace (chrome://tracing, Perfetto UI)
+  bool folded = false; ///< folded stacks (flamegraph.pl, speedscope)
+};
+
+/// Activity kinds, with the bit values of nvscope::activity (checked where both are seen).
+namespace kind_bits {
+inline constexpr std::uint32_t kernels = 1u << 0, copies = 1u << 1, memsets = 1u << 2, syncs = 1u << 3,
+                               nvtx = 1u << 4, runtime_api = 1u << 5, driver_api = 1u << 6, overhead = 1u << 7;
+inline constexpr std::uint32_t standard = kernels | copies | memsets | syncs | nvtx;
+} // namespace kind_bits
+
+struct run_options {
+  std::string output_dir = ".";
+  std::string name = "nvscope_%p"; ///< file name stem: %p pid, %h host, %r rank, %q{VAR}, %%
+  run_outputs outputs;
+  bool summary_to_file = false;
+  capture_range range = capture_range::whole;
+  std::string nvtx_capture;        ///< NAME or NAME@DOMAIN
+  std::string steps;               ///< step range names (glob with * and ?); empty: step, step_N, ...
+  std::uint64_t skip = 0, wait = 0, warmup = 0, active = 0, repeat = 1;
+  double delay_s = 0.0;
+  double duration_s = 0.0;         ///< 0: to the end
+  std::uint32_t kinds = kind_bits::standard;
+  std::size_t buffer_size = std::size_t{8} << 20;
+  std::size_t buffer_count = 8;
+};
+
+/// One option as a user gave it: its long name and the raw value.
+struct given_option {
+  std::string name;  ///< e.g. "output-dir"
+  std::string value;
+};
+
+/// The outcome of reading options: the options, what was given (for the child's
+/// environment), where the program starts in argv, or a one-line error.
+struct run_parse {
+  run_options options;
+  std::vector<given_option> given;
+  int program = -1;  ///< index into argv of the program; -1 when none
+  bool help = false;
+  std::string error; ///< "nvscope: run: ..." when the options are bad
+};
+
+/// The environment variable of an option: "output-dir" -> "NVSCOPE_RUN_OUTPUT_DIR".
+std::string env_name(std::string_view option);
+
+/// Reads NVSCOPE_RUN_* from the environment, then argv[first..] up to "--" or the first
+/// argument that is not an option, and checks the combination.
+run_parse parse_run(int argc, char** argv, int first);
+
+/// Reads only the environment (what the injection library does).
+run_parse parse_run_env();
+
+/// The variables to hand to the program: NVSCOPE_RUN_<NAME>=value for each given option.
+std::vector<std::pair<std::string, std::string>> child_environment(const std::vector<given_option>& given);
+
+/// The help text of `nvscope run`.
+const char* run_usage();
+
+} // namespace tool
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,216 @@
+#include "window.hpp"
+
+#include <nvscope/analysis.hpp>
+#include <nvscope/capture/schedule.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <unordered_map>
+
+namespace nvscope {
+inline namespace v1 {
+namespace tool {
+
+namespace {
+
+constexpr timestamp_ns open_end = ~timestamp_ns{0};
+
+timestamp_ns end_of(const trace& t, const range_record& r) { return r.end != 0 ? r.end : (t.finish ? t.finish : open_end); }
+
+// Ranges named by the user, outermost first: a match nested in another match is not a
+// separate step.
+std::vector<const range_record*> matching_ranges(const trace& t, const run_options& o) {
+  analysis_options defaults;
+  std::vector<const range_record*> out;
+  for (const auto& r : t.ranges) {
+    if (r.is_mark) continue;
+    const std::string_view name = t.strings[r.name];
+    const bool hit = o.steps.empty() ? is_step_name(name, defaults) : glob_match(o.steps, name);
+    if (hit) out.push_back(&r);
+  }
+  std::sort(out.begin(), out.end(), [](const range_record* a, const range_record* b) { return a->start < b->start; });
+  std::vector<const range_record*> outer;
+  timestamp_ns covered = 0;
+  for (const auto* r : out) {
+    if (!outer.empty() && r->start < covered) continue;
+    outer.push_back(r);
+    covered = end_of(t, *r);
+  }
+  return outer;
+}
+
+window_choice step_windows(const trace& t, const run_options& o) {
+  window_choice c;
+  c.whole = false;
+  const auto schedule = schedule_options{}.skip_first(o.skip).wait(o.wait).warmup(o.warmup).active(o.active).repeat(o.repeat);
+  const auto steps = matching_ranges(t, o);
+  bool previous_recorded = false;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const bool recorded = schedule.phase_of(i) == capture_phase::recording;
+    if (recorded) {
+      const bool extend = previous_recorded && !schedule.starts_cycle(i);
+      if (extend) c.windows.back().end = end_of(t, *steps[i]);
+      else c.windows.push_back(time_window{steps[i]->start, end_of(t, *steps[i])});
+    }
+    previous_recorded = recorded;
+  }
+  if (c.windows.empty())
+    c.note = std::to_string(steps.size()) + " step ranges" +
+             (o.steps.empty() ? std::string(" (step, step_N, step N)") : " named '" + o.steps + "'") +
+             " seen; the schedule selects none of them";
+  return c;
+}
+
+window_choice nvtx_window(const trace& t, const run_options& o) {
+  window_choice c;
+  c.whole = false;
+  const std::size_t at = o.nvtx_capture.rfind('@');
+  const std::string name = o.nvtx_capture.substr(0, at);
+  const bool with_domain = at != std::string::npos;
+  const std::string domain = with_domain ? o.nvtx_capture.substr(at + 1) : std::string();
+  const range_record* first = nullptr;
+  for (const auto& r : t.ranges) {
+    if (r.is_mark || t.strings[r.name] != name) continue;
+    if (with_domain && t.strings[r.domain] != domain) continue;
+    if (first == nullptr || r.start < first->start) first = &r;
+  }
+  if (first != nullptr) c.windows.push_back(time_window{first->start, end_of(t, *first)});
+  else c.note = "no NVTX range '" + o.nvtx_capture + "' was opened";
+  return c;
+}
+
+window_choice profiler_api_windows(const trace& t) {
+  window_choice c;
+  c.whole = false;
+  for (const auto& w : t.capture_windows) c.windows.push_back(time_window{w.begin, w.end != 0 && w.end != open_end ? w.end : end_of(t, range_record{})});
+  if (c.windows.empty()) c.note = "the program never called cudaProfilerStart";
+  return c;
+}
+
+// Intersects every window with [from, to].
+void clip(window_choice& c, timestamp_ns from, timestamp_ns to) {
+  std::vector<time_window> out;
+  for (const auto& w : c.windows) {
+    const timestamp_ns b = std::max(w.begin, from), e = std::min(w.end, to);
+    if (b < e) out.push_back(time_window{b, e});
+  }
+  c.windows.swap(out);
+}
+
+void sort_and_merge(std::vector<time_window>& w) {
+  std::sort(w.begin(), w.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
+  std::vector<time_window> out;
+  for (const auto& x : w) {
+    if (!out.empty() && x.begin <= out.back().end) out.back().end = std::max(out.back().end, x.end);
+    else out.push_back(x);
+  }
+  w.swap(out);
+}
+
+bool inside(const std::vector<time_window>& w, timestamp_ns t) {
+  auto it = std::upper_bound(w.begin(), w.end(), t, [](timestamp_ns x, const time_window& y) { return x < y.begin; });
+  if (it == w.begin()) return false;
+  --it;
+  return t >= it->begin && t < it->end;
+}
+
+template <class Record, class When>
+void keep_if(std::vector<Record>& out, const std::vector<Record>& in, const std::vector<time_window>& w, When when) {
+  for (const auto& r : in)
+    if (inside(w, when(r))) out.push_back(r);
+}
+
+void restrict_ranges(trace& out, const trace& t, const std::vector<time_window>& w) {
+  std::vector<std::uint32_t> new_index(t.ranges.size(), range_record::no_parent);
+  for (std::size_t i = 0; i < t.ranges.size(); ++i)
+    if (inside(w, t.ranges[i].start)) {
+      new_index[i] = static_cast<std::uint32_t>(out.ranges.size());
+      out.ranges.push_back(t.ranges[i]);
+    }
+  // Parents: the nearest kept ancestor; depth: how many kept ancestors.
+  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
+    if (new_index[i] == range_record::no_parent) continue;
+    auto& r = out.ranges[new_index[i]];
+    std::uint32_t p = t.ranges[i].parent;
+    while (p != range_record::no_parent && p < t.ranges.size() && new_index[p] == range_record::no_parent) p = t.ranges[p].parent;
+    r.parent = p != range_record::no_parent && p < t.ranges.size() ? new_index[p] : range_record::no_parent;
+    std::uint16_t depth = 0;
+    for (std::uint32_t q = r.parent; q != range_record::no_parent; q = out.ranges[q].parent) ++depth;
+    r.depth = depth;
+  }
+}
+
+} // namespace
+
+bool glob_match(std::string_view pattern, std::string_view name) noexcept {
+  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+window_choice choose_windows(const trace& t, const run_options& o) {
+  window_choice c;
+  switch (o.range) {
+    case capture_range::whole: c.windows.push_back(time_window{t.begin, t.finish ? t.finish : open_end}); break;
+    case capture_range::cuda_profiler_api: c = profiler_api_windows(t); break;
+    case capture_range::nvtx: c = nvtx_window(t, o); break;
+    case capture_range::steps: c = step_windows(t, o); break;
+  }
+  const bool timed = o.delay_s > 0.0 || o.duration_s > 0.0;
+  if (timed) {
+    c.whole = false;
+    const timestamp_ns from = t.begin + static_cast<timestamp_ns>(o.delay_s * 1e9);
+    const timestamp_ns to = o.duration_s > 0.0 ? from + static_cast<timestamp_ns>(o.duration_s * 1e9) : open_end;
+    const bool had = !c.windows.empty();
+    clip(c, from, to);
+    if (had && c.windows.empty()) c.note = "nothing of the chosen range falls between --delay and --duration";
+  }
+  sort_and_merge(c.windows);
+  return c;
+}
+
+trace restrict_to(const trace& t, const std::vector<time_window>& w) {
+  trace out;
+  out.strings = t.strings;
+  out.threads = t.threads;
+  out.devices = t.devices;
+  out.kernel_names = t.kernel_names;
+  out.capture_windows = t.capture_windows;
+  out.lost = t.lost;
+  out.process_id = t.process_id;
+  std::unordered_map<std::uint32_t, timestamp_ns> launched;
+  launched.reserve(t.launches.size());
+  for (const auto& l : t.launches) launched.emplace(l.correlation, l.time);
+  auto launch_time = [&](const auto& r) {
+    const auto it = launched.find(r.correlation);
+    return it != launched.end() ? it->second : r.start;
+  };
+  keep_if(out.kernels, t.kernels, w, launch_time);
+  keep_if(out.copies, t.copies, w, launch_time);
+  keep_if(out.memsets, t.memsets, w, launch_time);
+  keep_if(out.syncs, t.syncs, w, [](const sync_record& r) { return r.start; });
+  keep_if(out.launches, t.launches, w, [](const launch_record& r) { return r.time; });
+  keep_if(out.api_calls, t.api_calls, w, [](const api_record& r) { return r.start; });
+  restrict_ranges(out, t, w);
+  out.begin = w.empty() ? t.begin : std::max(t.begin, w.front().begin);
+  out.finish = w.empty() ? t.begin : std::min(t.finish ? t.finish : open_end, w.back().end);
+  return out;
+}
+
+} // namespace tool
+} // namespace v1
+} // namespace nvscope

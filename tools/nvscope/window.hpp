@@ -1,0 +1,39 @@
+#pragma once
+// The analysis window of `nvscope run`: which part of a recorded trace is analysed and
+// written. Computed from the trace itself (its capture windows, its NVTX ranges) and the
+// options, then applied by keeping the records that belong to it. Plain C++ over the trace:
+// tested on the CPU with synthetic traces.
+
+#include "run_options.hpp"
+
+#include <nvscope/trace.hpp>
+
+#include <string>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace tool {
+
+/// The windows a run's options select in `t`, sorted and disjoint. `whole` is true when the
+/// whole trace is selected (no restriction). `note` is a one-line explanation when the
+/// selection is empty (the program never opened the range, ran too few steps, ...).
+struct window_choice {
+  bool whole = true;
+  std::vector<time_window> windows;
+  std::string note;
+};
+
+/// True when `name` matches `pattern` (`*` any run of characters, `?` one character).
+bool glob_match(std::string_view pattern, std::string_view name) noexcept;
+
+window_choice choose_windows(const trace& t, const run_options& o);
+
+/// The records of `t` inside `w`: GPU work by its launch time (its start when the launch is
+/// unknown), ranges, marks, syncs and API calls by their start. Range parents are re-linked
+/// to the nearest kept ancestor. `begin` and `finish` become the windows' bounds.
+trace restrict_to(const trace& t, const std::vector<time_window>& w);
+
+} // namespace tool
+} // namespace v1
+} // namespace nvscope
