@@ -187,6 +187,11 @@ struct device_info {
 /// (the default), `base` (the function's name alone), or `mangled` (as the compiler wrote it).
 enum class name_form : std::uint8_t { demangled, base, mangled };
 
+/// Which demangler spelled `kernel_record::name`: NVIDIA's (`__cu_demangle`, as nsys spells
+/// names), the C++ runtime's (`abi::__cxa_demangle`: some names spelled differently from
+/// nsys, e.g. `int const*` for `const int *`), or none (names kept mangled).
+enum class name_spelling : std::uint8_t { nvidia, itanium, mangled };
+
 /// The other spellings of one kernel name; `kernel_record::name` is the demangled one.
 struct kernel_name_forms {
   string_id base = 0;    ///< 0: same as the demangled name
@@ -226,6 +231,8 @@ struct trace {
   /// Per demangled kernel name (`kernel_record::name`): its base and mangled spellings.
   /// A name that is not here has one spelling for all three forms.
   std::unordered_map<string_id, kernel_name_forms> kernel_names;
+  /// Which demangler spelled the kernel names (a summary warns when it is not NVIDIA's).
+  name_spelling kernel_name_spelling = name_spelling::nvidia;
   /// When the program's profiler was on (`cudaProfilerStart`/`Stop` by anyone, nvscope's
   /// capture guards), in time order; empty when no capture was seen. An unclosed window
   /// ends at `finish`.

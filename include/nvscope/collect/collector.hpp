@@ -149,6 +149,8 @@ class collector final : public capture_listener {
     flush();
     std::lock_guard<std::mutex> lock(detail::collector_state().decode);
     out.strings = trace_.strings;
+    out.kernel_names = trace_.kernel_names;
+    out.kernel_name_spelling = trace_.kernel_name_spelling;
     out.kernels.swap(trace_.kernels);
     out.copies.swap(trace_.copies);
     out.memsets.swap(trace_.memsets);

@@ -5,11 +5,10 @@
 // struct; everything past it sees the plain records of trace.hpp. It needs CUPTI's headers but
 // not its library, so the host tests feed it hand-made records.
 
+#include <nvscope/collect/detail/demangle.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cupti.h>
-
-#include <cxxabi.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -31,16 +30,6 @@ struct decode_counts {
   std::uint64_t unknown_kinds = 0;     // kinds this decoder does not turn into records
   std::uint64_t overhead_ns = 0;       // CUPTI's own overhead records, summed
 };
-
-inline std::string demangle(const char* name) {
-  if (name == nullptr) return {};
-  int status = 0;
-  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || out == nullptr) return name;
-  std::string s(out);
-  std::free(out);
-  return s;
-}
 
 inline memory_kind to_memory_kind(std::uint32_t k) noexcept {
   switch (k) {
@@ -93,7 +82,9 @@ struct api_host_call {
 class activity_decoder {
  public:
   activity_decoder(trace& out, bool demangle_names, api_name_fn api_name = nullptr)
-      : out_(&out), demangle_(demangle_names), api_name_(api_name) {}
+      : out_(&out), demangle_(demangle_names), api_name_(api_name) {
+    out.kernel_name_spelling = demangle_names ? kernel_name_spelling() : name_spelling::mangled;
+  }
 
   const decode_counts& counts() const noexcept { return counts_; }
   const trace& output() const noexcept { return *out_; }
@@ -165,13 +156,26 @@ class activity_decoder {
     return true;
   }
 
+  // The kernel's name (demangled unless told otherwise), its other forms noted in
+  // `trace::kernel_names`; cached by CUPTI's name pointer, checked by content.
   string_id kernel_name(const char* name) {
     if (name == nullptr) return out_->strings.intern("<unnamed kernel>");
     auto it = names_.find(name);
     if (it != names_.end() && it->second.mangled == name) return it->second.id;
-    string_id id = out_->strings.intern(demangle_ ? demangle(name) : std::string(name));
+    const std::string demangled = demangle_kernel_name(name);
+    const string_id id = out_->strings.intern(demangle_ ? demangled : std::string(name));
+    note_name_forms(id, name, kernel_base_name(demangled));
     names_[name] = cached_name{std::string(name), id};
     return id;
+  }
+
+  void note_name_forms(string_id id, std::string_view mangled, std::string_view base) {
+    const std::string_view shown = out_->strings[id];
+    const bool base_differs = base != shown, mangled_differs = mangled != shown; // before interning moves `shown`
+    kernel_name_forms forms;
+    if (base_differs) forms.base = out_->strings.intern(base);
+    if (mangled_differs) forms.mangled = out_->strings.intern(mangled);
+    if (forms.base != 0 || forms.mangled != 0) out_->kernel_names[id] = forms;
   }
 
   void kernel(const CUpti_ActivityKernel10& k) {
