@@ -1,0 +1,76 @@
+// Writes the synthetic trace the browser check opens: two steps of known GPU work under
+// known NVTX ranges, as a Chrome trace and as folded stacks.
+//   browser_synthetic <folder>   ->  <folder>/synthetic.json, <folder>/synthetic.folded
+// Each step: forward launches gemm (4000 ns) and softmax (2000 ns), backward launches gemm
+// (1000 ns) and gemm_grad (2000 ns); the browser check reads the totals over both steps
+// (step_N 18000 ns, forward 12000, backward 6000, gemm 10000 in two places) from the page.
+#include <nvscope/export.hpp>
+#include <nvscope/trace.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct builder {
+  nvscope::trace t;
+  std::uint32_t correlation = 1;
+
+  void range(const char* name, std::uint64_t start, std::uint64_t end) {
+    nvscope::range_record r;
+    r.name = t.strings.intern(name);
+    r.start = start;
+    r.end = end;
+    t.ranges.push_back(r);
+  }
+  void kernel(const char* name, std::uint64_t launch, std::uint64_t start, std::uint64_t end) {
+    t.launches.push_back({launch, correlation, 0});
+    nvscope::kernel_record k;
+    k.name = t.strings.intern(name);
+    k.start = start;
+    k.end = end;
+    k.correlation = correlation++;
+    k.stream = 7;
+    t.kernels.push_back(k);
+  }
+  void step(const char* name, std::uint64_t at) {
+    range(name, at, at + 20000);
+    range("forward", at + 100, at + 5000);
+    kernel("gemm", at + 200, at + 1000, at + 5000);
+    kernel("softmax", at + 300, at + 5000, at + 7000);
+    range("backward", at + 5000, at + 9000);
+    kernel("gemm", at + 5100, at + 8000, at + 9000);
+    kernel("gemm_grad", at + 5200, at + 9000, at + 11000);
+  }
+};
+
+bool save(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  return static_cast<bool>(f);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: browser_synthetic <folder>\n");
+    return 2;
+  }
+  builder b;
+  b.t.process_id = 4242;
+  b.t.threads.push_back({4242, b.t.strings.intern("main")});
+  b.t.begin = 0;
+  b.step("step_1", 1000);
+  b.step("step_2", 30000);
+  b.t.finish = 60000;
+  const std::string dir = argv[1];
+  if (!save(dir + "/synthetic.json", nvscope::to_chrome_trace(b.t)) ||
+      !save(dir + "/synthetic.folded", nvscope::to_folded(b.t))) {
+    std::fprintf(stderr, "browser_synthetic: cannot write into %s\n", dir.c_str());
+    return 1;
+  }
+  std::printf("wrote %s/synthetic.json and %s/synthetic.folded\n", dir.c_str(), dir.c_str());
+  return 0;
+}
