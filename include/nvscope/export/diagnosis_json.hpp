@@ -84,6 +84,7 @@ inline void findings(std::string& out, const trace& t, const std::vector<finding
     o.u("ns", f.ns);
     o.f("share", f.share);
     o.u("count", f.count);
+    if (f.kind == finding_kind::sync_calls) o.f("gpu_busy_share", f.gpu_busy_share);
     ranges(o.key("ranges"), t, f.ranges);
     array(o.key("kernels"), f.kernels, [&](const name_time& k) {
       object ko(out);

@@ -132,9 +132,24 @@ inline std::string kernel_list(const trace& t, const std::vector<name_time>& ker
   return s;
 }
 
+inline const char* finding_unit(finding_kind k) noexcept {
+  switch (k) {
+    case finding_kind::gpu_time:
+    case finding_kind::short_kernels: return "kernels";
+    case finding_kind::copy_time:
+    case finding_kind::pageable_copies: return "copies";
+    case finding_kind::sync_calls: return "calls";
+    case finding_kind::outlier_steps: return "steps";
+    default: return "stretches";
+  }
+}
+
 inline std::string finding_line(const trace& t, const finding& f, std::size_t number) {
-  std::string s = printf_string("  %zu. %s: %s (%s of the window), %" PRIu64 "\n", number, finding_text(f.kind),
-                                duration(static_cast<double>(f.ns)).c_str(), percent(f.share).c_str(), f.count);
+  std::string s = printf_string("  %zu. %s: %s (%s of the window), %" PRIu64 " %s", number, finding_text(f.kind),
+                                duration(static_cast<double>(f.ns)).c_str(), percent(f.share).c_str(), f.count,
+                                finding_unit(f.kind));
+  if (f.kind == finding_kind::sync_calls) s += ", GPU busy " + percent(f.gpu_busy_share) + " of the wait";
+  s += "\n";
   if (!f.kernels.empty()) s += "     kernels: " + kernel_list(t, f.kernels) + "\n";
   s += "     ranges: " + range_list(t, f.ranges) + "\n";
   if (f.todo != advice::none) s += std::string("     try: ") + advice_text(f.todo) + "\n";

@@ -208,6 +208,7 @@ struct finding {
   std::uint64_t ns = 0;
   double share = 0.0;          ///< of the window
   std::uint64_t count = 0;     ///< stretches, records or steps behind `ns`
+  double gpu_busy_share = 0.0; ///< sync_calls: GPU busy during the waits (near 1: waiting on the GPU's work)
   std::vector<range_time> ranges;
   std::vector<name_time> kernels;
 };

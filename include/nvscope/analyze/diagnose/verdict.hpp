@@ -9,7 +9,9 @@
 /// names the class when it holds at least `dominant_share` of the time not spent computing
 /// (copy-bound, launch-bound, sync-bound, host-bound; "other" idle gives `mixed`), else
 /// `mixed`. Then two or three findings, each with its figure, the ranges responsible and what
-/// to try: the class's own, the next largest share of the window (at least 1 %), and outlier
+/// to try: the class's own, its companion (short kernels for launch-bound; the sync calls
+/// for sync-bound and GPU-bound, with the GPU's busy share during the waits), the largest
+/// remaining shares of the window (at least 1 %, at least two findings in all), and outlier
 /// steps when there are any.
 ///
 /// \code
@@ -59,21 +61,23 @@ inline void add_unique(std::vector<finding>& out, finding f) {
   if (out.size() < 3 && f.ns > 0) out.push_back(std::move(f));
 }
 
-// The class's own finding, its companion, then the largest remaining shares, then steps.
+// The class's own finding and its companion, the largest remaining shares of the window (at
+// least 1 %, and at least one), then outlier steps.
 inline std::vector<finding> findings_of(const verdict_inputs& in, bottleneck kind, int largest) {
   std::vector<finding> out;
   const std::uint64_t window = in.idle->window_ns;
   if (kind == bottleneck::gpu_bound) add_unique(out, gpu_finding(in));
   else add_unique(out, candidate_finding(in, largest));
   if (kind == bottleneck::launch_bound) add_unique(out, short_kernel_finding(in));
-  if (kind == bottleneck::sync_bound) add_unique(out, sync_call_finding(in));
+  if (kind == bottleneck::sync_bound || kind == bottleneck::gpu_bound) add_unique(out, sync_call_finding(in));
   std::vector<int> order;
   for (int i = 0; i <= idle_cause_count; ++i) order.push_back(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](int x, int y) { return candidate_ns(*in.idle, x) > candidate_ns(*in.idle, y); });
   const std::size_t room = in.steps->outlier_count ? 2 : 3;
   for (int i : order)
-    if (out.size() < room && share_of(candidate_ns(*in.idle, i), window) >= 0.01) add_unique(out, candidate_finding(in, i));
+    if (out.size() < room && (out.size() < 2 || share_of(candidate_ns(*in.idle, i), window) >= 0.01))
+      add_unique(out, candidate_finding(in, i));
   if (in.steps->outlier_count) add_unique(out, step_finding(in));
   for (auto& f : out) f.share = share_of(f.ns, window);
   return out;

@@ -115,10 +115,13 @@ inline finding sync_call_finding(const verdict_inputs& in) {
   const auto& r = (*in.rules)[static_cast<int>(rule_id::sync_call)];
   finding f;
   f.kind = finding_kind::sync_calls;
-  f.todo = advice::drop_sync;
   f.ns = r.total_ns;
   f.count = r.matches;
   f.ranges = row_ranges(*in.tl, r);
+  double busy = 0.0;
+  for (const auto& row : r.rows) busy += row.gpu_busy_percent / 100.0 * static_cast<double>(row.duration);
+  f.gpu_busy_share = share_of(static_cast<std::uint64_t>(busy), f.ns);
+  f.todo = f.gpu_busy_share >= 0.8 ? advice::none : advice::drop_sync; // waiting on a busy GPU is fine
   return f;
 }
 

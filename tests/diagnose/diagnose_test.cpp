@@ -1,0 +1,277 @@
+// The diagnosis on synthetic traces whose answer is known: class, findings, ranges named;
+// the passes alone (HTA per-stream rule, launch statistics, rules, chunks, steps).
+
+#include "scenarios.hpp"
+
+#include <nvscope/analyze/diagnose/diagnose.hpp>
+#include <nvscope/export/diagnosis_json.hpp>
+#include <nvscope/export/diagnosis_text.hpp>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
+
+namespace {
+
+using namespace nvscope;
+using scenario::us;
+
+std::string range_of(const trace& t, std::uint32_t r) { return r < t.ranges.size() ? std::string(t.strings[t.ranges[r].name]) : ""; }
+
+bool names_range(const trace& t, const std::vector<range_time>& ranges, const std::string& name) {
+  return std::any_of(ranges.begin(), ranges.end(), [&](const range_time& r) { return std::string(t.strings[r.name]) == name; });
+}
+
+const finding* find_kind(const diagnosis& d, finding_kind k) {
+  for (const auto& f : d.verdict.findings)
+    if (f.kind == k) return &f;
+  return nullptr;
+}
+
+diagnosis run(const trace& t) { return diagnose(t, attribute(t)); }
+
+} // namespace
+
+TEST_CASE("launch-bound: many 2 us kernels, gaps between launches, named in their range") {
+  const auto t = scenario::launch_bound();
+  const auto d = run(t);
+  CHECK(d.verdict.kind == bottleneck::launch_bound);
+  REQUIRE(d.verdict.findings.size() >= 2);
+  const auto& first = d.verdict.findings[0];
+  CHECK(first.kind == finding_kind::launch_gaps);
+  CHECK(first.todo == advice::fuse_or_graph);
+  CHECK(first.share > 0.5);
+  CHECK(names_range(t, first.ranges, "forward"));
+  const auto* shorts = find_kind(d, finding_kind::short_kernels);
+  REQUIRE(shorts != nullptr);
+  CHECK(shorts->count == 600); // every 2 us kernel is shorter than its 5 us launch call
+  CHECK(d.launches.call_durations_from_api);
+  CHECK(d.launches.short_kernels == 600);
+  CHECK(d.verdict.kernel_share == doctest::Approx(0.4).epsilon(0.05));
+}
+
+TEST_CASE("GPU-bound with the host waiting on the busy GPU: not sync-bound") {
+  const auto t = scenario::gpu_bound();
+  const auto d = run(t);
+  CHECK(d.verdict.kind == bottleneck::gpu_bound);
+  REQUIRE(!d.verdict.findings.empty());
+  const auto& first = d.verdict.findings[0];
+  CHECK(first.kind == finding_kind::gpu_time);
+  REQUIRE(first.kernels.size() == 2);
+  CHECK(std::string(t.strings[first.kernels[0].name]) == "gemm_kernel");
+  CHECK(names_range(t, first.ranges, "model"));
+  const auto& syncs = d.rules[static_cast<int>(rule_id::sync_call)];
+  REQUIRE(syncs.matches == 10);
+  for (const auto& row : syncs.rows) CHECK(row.gpu_busy_percent > 95.0); // the host waited on a busy GPU
+  CHECK(range_of(t, syncs.rows[0].range) == "wait_results");
+  const auto* waits = find_kind(d, finding_kind::sync_calls);
+  REQUIRE(waits != nullptr);
+  CHECK(waits->gpu_busy_share > 0.95);
+  CHECK(waits->todo == advice::none); // waiting on the GPU's work is no sync problem
+  CHECK(d.verdict.findings.size() >= 2);
+}
+
+TEST_CASE("sync-bound: the GPU idles while the host sits in stream syncs") {
+  const auto t = scenario::sync_bound();
+  const auto d = run(t);
+  CHECK(d.verdict.kind == bottleneck::sync_bound);
+  REQUIRE(d.verdict.findings.size() >= 2);
+  CHECK(d.verdict.findings[0].kind == finding_kind::sync_gaps);
+  CHECK(d.verdict.findings[0].todo == advice::drop_sync);
+  CHECK(names_range(t, d.verdict.findings[0].ranges, "check_loss"));
+  const auto* calls = find_kind(d, finding_kind::sync_calls);
+  REQUIRE(calls != nullptr);
+  CHECK(calls->count == 80);
+  CHECK(names_range(t, calls->ranges, "check_loss"));
+}
+
+TEST_CASE("copy-bound from pageable memory: the rule names the call and the range") {
+  const auto t = scenario::copy_bound();
+  const auto d = run(t);
+  CHECK(d.verdict.kind == bottleneck::copy_bound);
+  REQUIRE(!d.verdict.findings.empty());
+  const auto& first = d.verdict.findings[0];
+  CHECK(first.kind == finding_kind::pageable_copies);
+  CHECK(first.todo == advice::pinned_memory);
+  CHECK(first.count == 10);
+  CHECK(names_range(t, first.ranges, "load_batch"));
+  const auto& rule = d.rules[static_cast<int>(rule_id::pageable_async_copy)];
+  REQUIRE(rule.rows.size() == 10);
+  CHECK(t.strings[rule.rows[0].call] == "cudaMemcpyAsync");
+  CHECK(rule.rows[0].bytes == (64u << 20));
+  CHECK(d.rules[static_cast<int>(rule_id::sync_copy)].matches == 0);
+}
+
+TEST_CASE("host-bound: host work between launches, charged to the range doing it") {
+  const auto t = scenario::host_bound();
+  const auto d = run(t);
+  CHECK(d.verdict.kind == bottleneck::host_bound);
+  REQUIRE(!d.verdict.findings.empty());
+  CHECK(d.verdict.findings[0].kind == finding_kind::host_gaps);
+  CHECK(d.verdict.findings[0].todo == advice::move_host_work);
+  REQUIRE(!d.verdict.findings[0].ranges.empty());
+  CHECK(std::string(t.strings[d.verdict.findings[0].ranges[0].name]) == "preprocess");
+  CHECK(d.idle.cause_count[static_cast<int>(idle_cause::host)] == 49);
+}
+
+TEST_CASE("an outlier step: found, and what grew is its gemm") {
+  const auto t = scenario::outlier_step();
+  const auto d = run(t);
+  CHECK(d.verdict.kind == bottleneck::gpu_bound);
+  CHECK(d.steps.steps == 20);
+  CHECK(d.steps.median_ns == doctest::Approx(3'000'000).epsilon(0.02));
+  REQUIRE(d.steps.outlier_count == 1);
+  REQUIRE(d.steps.outliers.size() == 1);
+  const auto& o = d.steps.outliers[0];
+  CHECK(o.ordinal == 13);
+  CHECK(range_of(t, o.range) == "step_13");
+  REQUIRE(!o.grew.empty());
+  CHECK(o.grew[0].kind == component_kind::kernel);
+  CHECK(t.strings[o.grew[0].name] == "gemm");
+  CHECK(o.grew[0].median_ns == doctest::Approx(500'000));
+  CHECK(o.grew[0].step_ns == 2'500'000);
+  const auto* f = find_kind(d, finding_kind::outlier_steps);
+  REQUIRE(f != nullptr);
+  CHECK(names_range(t, f->ranges, "step_13"));
+}
+
+TEST_CASE("the empty trace: no class, no findings, words and JSON still well formed") {
+  trace t;
+  const auto d = run(t);
+  CHECK(d.verdict.kind == bottleneck::none);
+  CHECK(d.verdict.findings.empty());
+  CHECK(diagnosis_text(t, d).find("no GPU activity recorded") != std::string::npos);
+  const auto j = nlohmann::json::parse(diagnosis_json(t, d));
+  CHECK(j["verdict"]["class"] == "none");
+}
+
+TEST_CASE("HTA per-stream rule: host wait, kernel wait below 30 ns, other") {
+  scenario::builder b;
+  b.kernel("a", 10 * us);     // starts 1 us after its call
+  b.kernel("b", 10 * us);     // queued behind a: call ended before a's end
+  b.host_work(50 * us);
+  b.kernel("c", 10 * us);     // called after b ended: host wait
+  auto t = b.finish();
+  t.kernels[1].start = t.kernels[0].end + 20; // 20 ns gap, queued: kernel wait
+  t.kernels[1].end = t.kernels[1].start + 10 * us;
+  const auto d = run(t);
+  REQUIRE(d.idle.streams.size() == 1);
+  const auto& s = d.idle.streams[0];
+  CHECK(s.operations == 3);
+  CHECK(s.kernel_wait_ns == 20);
+  CHECK(s.host_wait_ns == t.kernels[2].start - t.kernels[1].end);
+  CHECK(s.other_ns == 0);
+  CHECK(s.idle_ns == s.host_wait_ns + s.kernel_wait_ns);
+}
+
+TEST_CASE("launch statistics: call duration, delay, queue depth") {
+  scenario::builder b;
+  for (int i = 0; i < 5; ++i) b.kernel("k", 100 * us, 4 * us, 2 * us);
+  const auto t = b.finish();
+  const auto l = launch_statistics(t, attribute(t));
+  REQUIRE(l.kernels.size() == 1);
+  const auto& k = l.kernels[0];
+  CHECK(k.launches == 5);
+  CHECK(k.with_call == 5);
+  CHECK(k.call_median_ns == 4 * us);
+  CHECK(k.short_kernels == 0);
+  CHECK(k.delay_max_ns > 300 * us); // the fifth waits for four 100 us kernels
+  CHECK(k.queue_max == 4);
+  CHECK(l.queue_max == 4);
+}
+
+TEST_CASE("rules: gpu_gaps threshold, low-utilisation chunks with the idle range, sync rule needs blocking kinds") {
+  scenario::builder b;
+  b.kernel("a", 1000 * us);
+  b.push("io_wait");
+  b.host_work(3000 * us);
+  b.pop();
+  b.kernel("b", 1000 * us);
+  const auto t = b.finish();
+  diagnosis_options o;
+  o.gpu_gap_min_ns = 2000 * us;
+  o.utilization_chunks = 10;
+  const auto a = attribute(t);
+  const auto idle = idle_time(t, a, o);
+  const auto rules = expert_rules(t, a, idle, o);
+  const auto& gaps = rules[static_cast<int>(rule_id::gpu_gap)];
+  REQUIRE(gaps.matches == 1);
+  CHECK(gaps.rows[0].duration > 2000 * us);
+  CHECK(range_of(t, gaps.rows[0].range) == "io_wait");
+  const auto& chunks = rules[static_cast<int>(rule_id::low_utilization)];
+  REQUIRE(chunks.matches == 1); // consecutive low chunks coalesced into one row
+  CHECK(chunks.rows[0].in_use_percent < 50.0);
+  CHECK(range_of(t, chunks.rows[0].range) == "io_wait");
+  CHECK(rules[static_cast<int>(rule_id::sync_call)].matches == 0);
+  CHECK(rules[static_cast<int>(rule_id::sync_copy)].evaluated);
+}
+
+TEST_CASE("without API records: sync copy and memset rules not evaluated, pageable rule lists every pageable copy") {
+  auto t = scenario::copy_bound(3);
+  t.api_calls.clear();
+  const auto d = run(t);
+  CHECK_FALSE(d.rules[static_cast<int>(rule_id::sync_copy)].evaluated);
+  CHECK_FALSE(d.rules[static_cast<int>(rule_id::sync_memset)].evaluated);
+  CHECK(d.rules[static_cast<int>(rule_id::pageable_async_copy)].matches == 3);
+  CHECK_FALSE(d.launches.call_durations_from_api);
+  CHECK(d.verdict.kind == bottleneck::copy_bound);
+  CHECK(diagnosis_text(t, d).find("not evaluated") != std::string::npos);
+}
+
+TEST_CASE("synchronous memcpy and memset rules read the API name") {
+  scenario::builder b;
+  b.copy(4096, 10 * us, nvscope::memory_kind::pinned, "cudaMemcpy");
+  timestamp_ns end = 0;
+  const auto c = b.call("cudaMemset", 2 * us, end);
+  nvscope::memset_record m;
+  m.start = end + 1000;
+  m.end = m.start + 5000;
+  m.bytes = 512;
+  m.correlation = c;
+  m.stream = 7;
+  m.memory = nvscope::memory_kind::managed;
+  b.t.memsets.push_back(m);
+  const auto t = b.finish();
+  const auto d = run(t);
+  CHECK(d.rules[static_cast<int>(rule_id::sync_copy)].matches == 1);
+  CHECK(d.rules[static_cast<int>(rule_id::sync_memset)].matches == 1);
+  CHECK(d.rules[static_cast<int>(rule_id::pageable_async_copy)].matches == 0);
+}
+
+TEST_CASE("text and JSON carry the verdict, findings, rules, steps and samples") {
+  const auto t = scenario::sync_bound(5);
+  const auto d = run(t);
+  const auto text = diagnosis_text(t, d);
+  CHECK(text.find("sync-bound") != std::string::npos);
+  CHECK(text.find("check_loss") != std::string::npos);
+  CHECK(text.find("cuda_api_sync") != std::string::npos);
+  const auto j = nlohmann::json::parse(diagnosis_json(t, d));
+  CHECK(j["verdict"]["class"] == "sync-bound");
+  CHECK(j["verdict"]["findings"][0]["kind"] == "sync_gaps");
+  CHECK(j["verdict"]["findings"][0]["ranges"][0]["range"] == "check_loss");
+  CHECK(j["rules"].size() == 6);
+  CHECK(j["samples"]["format"] == "nvscope-samples");
+  CHECK(j["samples"]["kernels"][0]["name"] == "reduce_kernel");
+  CHECK(j["samples"]["kernels"][0]["ns"].size() == 20);
+  CHECK(j["samples"]["steps"][0]["count"] == 5);
+}
+
+TEST_CASE("samples: thinned to evenly spaced order statistics beyond max_samples") {
+  scenario::builder b;
+  for (int i = 0; i < 1000; ++i) {
+    b.kernel("k", (1 + i % 100) * us);
+  }
+  const auto t = b.finish();
+  diagnosis_options o;
+  o.max_samples = 100;
+  const auto s = collect_samples(t, attribute(t), o);
+  REQUIRE(s.kernels.size() == 1);
+  CHECK(s.kernels[0].count == 1000);
+  REQUIRE(s.kernels[0].ns.size() == 100);
+  CHECK(std::is_sorted(s.kernels[0].ns.begin(), s.kernels[0].ns.end()));
+  CHECK(s.kernels[0].ns.front() == 1 * us);
+  CHECK(s.kernels[0].ns.back() == 100 * us);
+  CHECK(s.kernels[0].ns[50] == 51 * us); // the median survives
+}

@@ -1,0 +1,225 @@
+// `nvscope diff`: see diff_command.hpp and docs/diagnosis.md.
+
+#include "diff_command.hpp"
+
+#include <nvscope/analyze/diagnose/compare.hpp>
+#include <nvscope/detail/quote.hpp>
+#include <nvscope/export/diagnosis_json.hpp>
+#include <nvscope/export/diagnosis_text.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace tool {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* usage_text =
+    "usage: nvscope diff [options] BASE NEW\n"
+    "  BASE, NEW           summaries nvscope wrote (JSON with \"samples\" or \"diagnosis\".\"samples\")\n"
+    "  --threshold P       fail on a regression whose interval lies wholly above P percent (default 5)\n"
+    "  --alpha A           1 - confidence of the intervals (default 0.05)\n"
+    "  --resamples N       bootstrap resamples (default 2000)\n"
+    "  --min-samples N     fewer samples on a side: listed, not tested (default 5)\n"
+    "  --format F          text (default), csv or json\n"
+    "exit status: 0 no regression, 1 a regression above the threshold, 2 unreadable or mismatched input\n";
+
+struct diff_args {
+  compare_options compare;
+  std::string format = "text";
+  std::vector<std::string> files;
+  bool help = false;
+};
+
+std::string in_quotes(std::string_view s) { return "'" + detail::escape_input(s, 200) + "'"; }
+
+bool parse_number(const std::string& text, double lo, double hi, double& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end == text.c_str() || *end != '\0' || !(v >= lo && v <= hi)) return false;
+  out = v;
+  return true;
+}
+
+// One option with its value; returns an error line or "".
+std::string take_option(const std::string& name, const std::string& value, diff_args& a) {
+  double v = 0;
+  if (name == "--threshold") {
+    std::string t = value;
+    if (!t.empty() && t.back() == '%') t.pop_back();
+    if (!parse_number(t, 0.0, 1e6, v)) return "--threshold wants a percentage such as 5 or 5%, not " + in_quotes(value);
+    a.compare.threshold = v / 100.0;
+  } else if (name == "--alpha") {
+    if (!parse_number(value, 1e-6, 0.5, v)) return "--alpha wants a number in (0, 0.5], not " + in_quotes(value);
+    a.compare.alpha = v;
+  } else if (name == "--resamples" || name == "--min-samples") {
+    if (!parse_number(value, name == "--resamples" ? 100 : 2, 1e6, v) || v != static_cast<std::uint32_t>(v))
+      return name + " wants a whole number" + (name == "--resamples" ? " from 100" : " from 2") + ", not " + in_quotes(value);
+    (name == "--resamples" ? a.compare.resamples : a.compare.min_samples) = static_cast<std::uint32_t>(v);
+  } else if (name == "--format") {
+    if (value != "text" && value != "csv" && value != "json") return "--format wants text, csv or json, not " + in_quotes(value);
+    a.format = value;
+  } else {
+    return "unknown option " + in_quotes(name) + " (see nvscope diff --help)";
+  }
+  return "";
+}
+
+std::string parse_args(int argc, const char* const* argv, diff_args& a) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i] ? argv[i] : "";
+    if (arg == "-h" || arg == "--help") {
+      a.help = true;
+      return "";
+    }
+    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+      const auto eq = arg.find('=');
+      std::string name = arg.substr(0, eq), value;
+      if (eq != std::string::npos) value = arg.substr(eq + 1);
+      else if (i + 1 < argc) value = argv[++i] ? argv[i] : "";
+      else return name + " wants a value";
+      const auto error = take_option(name, value, a);
+      if (!error.empty()) return error;
+      continue;
+    }
+    a.files.push_back(arg);
+  }
+  if (a.files.size() != 2) return "want two summaries, BASE and NEW (got " + std::to_string(a.files.size()) + ")";
+  return "";
+}
+
+bool read_file(const std::string& path, std::string& text, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot read " + in_quotes(path) + ": " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  text = s.str();
+  return true;
+}
+
+bool read_set(const json& j, const std::string& where, sample_set& set, std::string& error) {
+  if (!j.is_object()) return error = where + " is not an object", false;
+  const auto name = j.find("name");
+  if (name == j.end() || !name->is_string()) return error = where + ".name is missing or not a string", false;
+  set.name = name->get<std::string>();
+  const auto ns = j.find("ns");
+  if (ns == j.end() || !ns->is_array()) return error = where + ".ns is missing or not an array", false;
+  set.ns.reserve(ns->size());
+  for (std::size_t i = 0; i < ns->size(); ++i) {
+    const auto& v = (*ns)[i];
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+      return error = where + ".ns[" + std::to_string(i) + "] is not a non-negative integer", false;
+    set.ns.push_back(v.get<std::uint64_t>());
+  }
+  std::sort(set.ns.begin(), set.ns.end());
+  const auto count = j.find("count");
+  set.count = set.ns.size();
+  if (count != j.end()) {
+    if (!count->is_number_unsigned()) return error = where + ".count is not a non-negative integer", false;
+    set.count = std::max<std::uint64_t>(count->get<std::uint64_t>(), set.ns.size());
+  }
+  return true;
+}
+
+bool read_sets(const json& samples, const char* key, std::vector<sample_set>& out, std::string& error) {
+  const auto it = samples.find(key);
+  if (it == samples.end()) return true;
+  if (!it->is_array()) return error = std::string("samples.") + key + " is not an array", false;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    sample_set set;
+    if (!read_set((*it)[i], std::string("samples.") + key + "[" + std::to_string(i) + "]", set, error)) return false;
+    if (!seen.insert(set.name).second)
+      return error = std::string("samples.") + key + " names " + in_quotes(set.name) + " twice", false;
+    out.push_back(std::move(set));
+  }
+  return true;
+}
+
+// Mismatch: nothing in common, so not two runs of one program.
+bool shares_a_group(const run_samples& a, const run_samples& b) {
+  auto any = [](const std::vector<sample_set>& x, const std::vector<sample_set>& y) {
+    std::set<std::string> names;
+    for (const auto& s : x) names.insert(s.name);
+    for (const auto& s : y)
+      if (names.count(s.name)) return true;
+    return false;
+  };
+  return any(a.kernels, b.kernels) || any(a.ranges, b.ranges) || any(a.steps, b.steps);
+}
+
+int fail(std::string& err, const std::string& line) {
+  err += "nvscope: diff: " + line + "\n";
+  return 2;
+}
+
+} // namespace
+
+bool read_samples(std::string_view text, run_samples& out, std::string& error) {
+  const json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded()) return error = "not JSON", false;
+  if (!j.is_object()) return error = "not a JSON object", false;
+  const json* samples = nullptr;
+  if (const auto s = j.find("samples"); s != j.end()) samples = &*s;
+  else if (const auto d = j.find("diagnosis"); d != j.end() && d->is_object() && d->contains("samples")) samples = &(*d)["samples"];
+  if (samples == nullptr) return error = "no samples (want \"samples\" or \"diagnosis\".\"samples\"; write it with diagnosis_json)", false;
+  if (!samples->is_object()) return error = "samples is not an object", false;
+  const auto format = samples->find("format");
+  if (format == samples->end() || *format != "nvscope-samples") return error = "samples.format is not \"nvscope-samples\"", false;
+  const auto version = samples->find("version");
+  if (version == samples->end() || !version->is_number_unsigned()) return error = "samples.version is missing", false;
+  if (version->get<std::uint64_t>() != 1)
+    return error = "samples.version " + std::to_string(version->get<std::uint64_t>()) + " is not 1 (written by another nvscope)", false;
+  return read_sets(*samples, "kernels", out.kernels, error) && read_sets(*samples, "ranges", out.ranges, error) &&
+         read_sets(*samples, "steps", out.steps, error);
+}
+
+int diff_run(int argc, const char* const* argv, std::string& out, std::string& err) {
+  diff_args a;
+  const auto bad = parse_args(argc, argv, a);
+  if (a.help) return out += usage_text, 0;
+  if (!bad.empty()) return fail(err, bad);
+  run_samples runs[2];
+  for (int k = 0; k < 2; ++k) {
+    std::string text, error;
+    if (!read_file(a.files[k], text, error)) return fail(err, error);
+    if (!read_samples(text, runs[k], error)) return fail(err, in_quotes(a.files[k]) + ": " + error);
+  }
+  if (!shares_a_group(runs[0], runs[1]))
+    return fail(err, in_quotes(a.files[0]) + " and " + in_quotes(a.files[1]) +
+                         " share no kernel, range or step name: not two runs of one program");
+  const run_comparison c = compare_runs(runs[0], runs[1], a.compare);
+  if (a.format == "csv") out += comparison_csv(c);
+  else if (a.format == "json") out += comparison_json(c, a.compare) + "\n";
+  else out += comparison_text(c, a.compare);
+  return c.gate_failed ? 1 : 0;
+}
+
+int diff_main(int argc, char** argv) {
+  std::string out, err;
+  const int status = diff_run(argc, argv, out, err);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fwrite(err.data(), 1, err.size(), stderr);
+  return status;
+}
+
+} // namespace tool
+} // namespace v1
+} // namespace nvscope
