@@ -108,25 +108,21 @@ inline std::size_t sanitize_name(name_ref name, char* out) noexcept {
   return o;
 }
 
-/// A readable name from __PRETTY_FUNCTION__ (GCC/Clang) or __FUNCSIG__: return type,
-/// `static`/`virtual` and template argument lists (`[with T = ...]`) dropped, qualified
-/// name and parameter list kept (so overloads differ); lambdas get ` [line N]` so two
-/// lambdas of one function differ. Writes at most max_name_length bytes plus a NUL.
-inline std::size_t function_name(const char* pretty, int line, char* out) noexcept {
-  std::string_view s = pretty ? std::string_view(pretty) : std::string_view("(unknown function)");
-  // GCC: "... [with T = int; U = float]"; Clang: "... [T = int]".
-  if (!s.empty() && s.back() == ']') {
-    std::size_t depth = 0;
-    for (std::size_t i = s.size(); i-- > 0;) {
-      if (s[i] == ']') ++depth;
-      else if (s[i] == '[' && --depth == 0) {
-        if (i > 0 && s[i - 1] == ' ') s = s.substr(0, i - 1);
-        break;
-      }
-    }
+// GCC: "... [with T = int; U = float]"; Clang: "... [T = int]": the template arguments
+// dropped.
+inline std::string_view without_template_arguments(std::string_view s) noexcept {
+  if (s.empty() || s.back() != ']') return s;
+  std::size_t depth = 0;
+  for (std::size_t i = s.size(); i-- > 0;) {
+    if (s[i] == ']') ++depth;
+    else if (s[i] == '[' && --depth == 0) return i > 0 && s[i - 1] == ' ' ? s.substr(0, i - 1) : s;
   }
-  // The name starts after the last space at depth 0 that comes before the parameter list
-  // at depth 0. "operator" spellings (operator<, operator(), operator new) are skipped whole.
+  return s;
+}
+
+// Where the name starts: after the last space at depth 0 that comes before the parameter
+// list at depth 0. "operator" spellings (operator<, operator(), operator new) are skipped whole.
+inline std::size_t function_name_start(std::string_view s) noexcept {
   std::size_t start = 0;
   int depth = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -147,29 +143,43 @@ inline std::size_t function_name(const char* pretty, int line, char* out) noexce
       start = i + 1;
     }
   }
-  // A lambda (GCC "<lambda(...)>", Clang "(lambda at ...)" / "(anonymous class)"):
-  // the rest of the string is kept; the line tells two lambdas of a function apart.
-  std::string_view name = s.substr(start);
-  const bool lambda = name.find("<lambda") != std::string_view::npos ||
-                      name.find("lambda at ") != std::string_view::npos ||
-                      name.find("(anonymous class)") != std::string_view::npos;
-  char tmp[max_name_length * 2 + 32];
+  return start;
+}
+
+// Copies `name` to `out` (at most `cap` bytes) with nvcc's spelling of an anonymous
+// namespace, "_GLOBAL__N__<hash>_<file>_<n>_main::", shown as GCC shows it, "{anonymous}::".
+inline std::size_t copy_with_anonymous_namespaces(std::string_view name, char* out, std::size_t cap) noexcept {
   std::size_t n = 0;
-  const std::size_t cap = max_name_length * 2;
-  // nvcc spells an anonymous namespace "_GLOBAL__N__<hash>_<file>_<n>_main::"; show
-  // "{anonymous}::" as GCC does.
   for (std::size_t i = 0; i < name.size() && n < cap;) {
     if (name.compare(i, 12, "_GLOBAL__N__") == 0) {
       const std::size_t colons = name.find("::", i);
       if (colons != std::string_view::npos && n + 13 <= cap) {
-        std::memcpy(tmp + n, "{anonymous}::", 13);
+        std::memcpy(out + n, "{anonymous}::", 13);
         n += 13;
         i = colons + 2;
         continue;
       }
     }
-    tmp[n++] = name[i++];
+    out[n++] = name[i++];
   }
+  return n;
+}
+
+/// A readable name from __PRETTY_FUNCTION__ (GCC/Clang) or __FUNCSIG__: return type,
+/// `static`/`virtual` and template argument lists (`[with T = ...]`) dropped, qualified
+/// name and parameter list kept (so overloads differ); lambdas get ` [line N]` so two
+/// lambdas of one function differ. Writes at most max_name_length bytes plus a NUL.
+inline std::size_t function_name(const char* pretty, int line, char* out) noexcept {
+  std::string_view s = pretty ? std::string_view(pretty) : std::string_view("(unknown function)");
+  s = without_template_arguments(s);
+  const std::string_view name = s.substr(function_name_start(s));
+  // A lambda (GCC "<lambda(...)>", Clang "(lambda at ...)" / "(anonymous class)"):
+  // the rest of the string is kept; the line tells two lambdas of a function apart.
+  const bool lambda = name.find("<lambda") != std::string_view::npos ||
+                      name.find("lambda at ") != std::string_view::npos ||
+                      name.find("(anonymous class)") != std::string_view::npos;
+  char tmp[max_name_length * 2 + 32];
+  std::size_t n = copy_with_anonymous_namespaces(name, tmp, max_name_length * 2);
   if (lambda) {
     const int w = std::snprintf(tmp + n, 32, " [line %d]", line);
     if (w > 0) n += static_cast<std::size_t>(w);

@@ -11,13 +11,14 @@
 ///   nvscope::write_output("trace_%p.json", nvscope::to_chrome_trace(t));   // ui.perfetto.dev
 /// \endcode
 
-#include <nvscope/export/detail/json_text.hpp>
 #include <nvscope/analysis.hpp>
+#include <nvscope/export/detail/chrome_events.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
-#include <limits>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -30,329 +31,248 @@ struct chrome_trace_options {
 };
 
 namespace detail {
-inline std::uint64_t gpu_pid(std::uint64_t host_pid, std::uint16_t device) noexcept {
-  return host_pid + 1000000000ull + device; // a process of its own per device, never the host's
-}
-} // namespace detail
 
-/// `t` as a Chrome trace (JSON object format, microsecond timestamps from the trace start).
-/// \code
-///   nvscope::write_output("trace_%p.json", nvscope::to_chrome_trace(t));
-/// \endcode
-inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options = {}) {
-  using namespace detail;
-  attribution a = attribute(t);
-  const std::uint64_t pid = t.process_id ? t.process_id : 1;
-  // Origin: the earliest timestamp, so that microsecond values stay small and exact.
-  timestamp_ns origin = std::numeric_limits<timestamp_ns>::max();
-  auto lower = [&](timestamp_ns v) { if (v && v < origin) origin = v; };
-  lower(t.begin);
-  for (const auto& r : t.ranges) lower(r.start);
-  for (const auto& k : t.kernels) lower(k.start);
-  for (const auto& c : t.copies) lower(c.start);
-  for (const auto& s : t.memsets) lower(s.start);
-  for (const auto& s : t.syncs) lower(s.start);
-  for (const auto& l : t.launches) lower(l.time);
-  for (const auto& c : t.api_calls) lower(c.start);
-  if (origin == std::numeric_limits<timestamp_ns>::max()) origin = 0;
-  const auto rel = [&](timestamp_ns v) { return v > origin ? v - origin : 0; };
+// One Chrome trace being written: the trace, what analysis attributed, and the events.
+struct chrome_trace_job {
+  const trace& t;
+  const attribution& a;
+  const chrome_trace_options& options;
+  chrome_frame frame;
+  chrome_events events;
+  std::uint64_t flow_id = 0;
 
-  const auto thread_count = std::max<std::size_t>(t.threads.size(), 1);
-  auto host_tid = [&](std::uint32_t thread) -> std::uint64_t {
-    if (thread < t.threads.size() && t.threads[thread].os_id) return t.threads[thread].os_id;
-    return static_cast<std::uint64_t>(thread) + 1;
-  };
-  // Start/end ranges may cross each other: a track of their own per thread, so they never
-  // break the nesting of the push/pop track.
-  auto startend_tid = [&](std::uint32_t thread) { return 3000000000ull + thread; };
-  auto sync_tid = [&](std::uint32_t thread) { return 3500000000ull + thread; };
+  chrome_trace_job(const trace& tr, const attribution& at, const chrome_trace_options& o)
+      : t(tr), a(at), options(o), frame(tr), events(tr, frame, expected_bytes(tr)) {}
 
-  std::string out;
-  // About what each record takes (a kernel: its slice and the two ends of its arrow), so that
-  // the text is not copied as it grows: for a million kernels that copying was most of the time.
-  out.reserve(4096 + 420 * t.kernels.size() + 320 * (t.copies.size() + t.memsets.size()) +
-              160 * (t.ranges.size() + t.syncs.size() + t.api_calls.size()) + 120 * t.launches.size());
-  out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"nvscope\"},\"traceEvents\":[\n";
-  bool first = true;
-  auto begin_event = [&]() { out += first ? "" : ",\n"; first = false; };
-  auto meta = [&](const char* what, std::uint64_t p, std::uint64_t tid, std::string_view name, bool thread) {
-    begin_event();
-    out += "{\"ph\":\"M\",\"name\":\"";
-    out += what;
-    out += "\",\"pid\":";
-    append_u(out, p);
-    if (thread) { out += ",\"tid\":"; append_u(out, tid); }
-    out += ",\"args\":{\"name\":";
-    append_json_string(out, name);
-    out += "}}";
-  };
-  auto sort_index = [&](std::uint64_t p, std::uint64_t tid, std::uint64_t index) {
-    begin_event();
-    out += "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":";
-    append_u(out, p);
-    out += ",\"tid\":";
-    append_u(out, tid);
-    out += ",\"args\":{\"sort_index\":";
-    append_u(out, index);
-    out += "}}";
-  };
-  // Each string of the table escaped once, on first use: kernel names repeat millions of times.
-  std::vector<std::string> escaped(t.strings.size());
-  std::vector<char> escaped_done(t.strings.size(), 0);
-  auto escaped_name = [&](string_id id) -> const std::string& {
-    if (id >= escaped.size()) {
-      static const std::string unknown = "\"<unknown>\"";
-      return unknown;
-    }
-    if (!escaped_done[id]) {
-      detail::append_json_string(escaped[id], t.strings[id]);
-      escaped_done[id] = 1;
-    }
-    return escaped[id];
-  };
-  auto slice_head = [&](std::uint64_t p, std::uint64_t tid, timestamp_ns start, timestamp_ns end) {
-    begin_event();
-    out += "{\"ph\":\"X\",\"pid\":";
-    append_u(out, p);
-    out += ",\"tid\":";
-    append_u(out, tid);
-    out += ",\"ts\":";
-    append_us(out, rel(start));
-    out += ",\"dur\":";
-    append_us(out, end > start ? end - start : 0);
-    out += ",\"name\":";
-  };
-  auto slice_cat = [&](const char* cat) {
-    out += ",\"cat\":\"";
-    out += cat;
-    out += "\"";
-  };
-  // A slice named by a string of the table (escaped once).
-  auto slice_named = [&](std::uint64_t p, std::uint64_t tid, timestamp_ns start, timestamp_ns end, string_id name, const char* cat) {
-    slice_head(p, tid, start, end);
-    out += escaped_name(name);
-    slice_cat(cat);
-  };
-  auto slice = [&](std::uint64_t p, std::uint64_t tid, timestamp_ns start, timestamp_ns end, std::string_view name, const char* cat) {
-    slice_head(p, tid, start, end);
-    append_json_string(out, name);
-    slice_cat(cat);
-  };
-
-  meta("process_name", pid, 0, "Host (pid " + std::to_string(t.process_id) + ")", false);
-  for (std::uint32_t i = 0; i < thread_count; ++i) {
-    std::string name = i < t.threads.size() && t.threads[i].name ? std::string(t.strings[t.threads[i].name])
-                                                                   : "thread " + std::to_string(host_tid(i));
-    meta("thread_name", pid, host_tid(i), name, true);
-    sort_index(pid, host_tid(i), i * 3);
+  // About what each record takes (a kernel: its slice and the two ends of its arrow), so
+  // that the text is not copied as it grows: for a million kernels that was most of the time.
+  static std::size_t expected_bytes(const trace& t) noexcept {
+    return 4096 + 420 * t.kernels.size() + 320 * (t.copies.size() + t.memsets.size()) +
+           160 * (t.ranges.size() + t.syncs.size() + t.api_calls.size()) + 120 * t.launches.size();
   }
-  // Devices and streams actually used.
+};
+
+// The host process and one track per thread, named and in order.
+inline void name_host_threads(chrome_trace_job& job) {
+  const auto& f = job.frame;
+  job.events.metadata("process_name", {f.host_pid(), 0}, false, "Host (pid " + std::to_string(job.t.process_id) + ")");
+  for (std::uint32_t i = 0; i < f.thread_count(); ++i) {
+    const bool named = i < job.t.threads.size() && job.t.threads[i].name;
+    const std::string name = named ? std::string(job.t.strings[job.t.threads[i].name]) : "thread " + std::to_string(f.os_id(i));
+    job.events.metadata("thread_name", f.host(i), true, name);
+    job.events.sort_index(f.host(i), f.sort_index(i, host_track::calls));
+  }
+}
+
+// One process per device and one track per stream, for those the GPU work used.
+inline void name_gpu_streams(chrome_trace_job& job) {
+  const trace& t = job.t;
   std::vector<std::pair<std::uint16_t, std::uint32_t>> streams;
   for (const auto& k : t.kernels) streams.emplace_back(k.device, k.stream);
   for (const auto& c : t.copies) streams.emplace_back(c.device, c.stream);
   for (const auto& s : t.memsets) streams.emplace_back(s.device, s.stream);
   std::sort(streams.begin(), streams.end());
   streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
-  std::uint16_t last_device = 0xffff;
-  for (const auto& [device, stream] : streams) {
-    if (device != last_device) {
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    const auto [device, stream] = streams[i];
+    const auto track = job.frame.stream(device, stream);
+    if (i == 0 || streams[i - 1].first != device) {
       std::string name = "GPU " + std::to_string(device);
       for (const auto& d : t.devices)
         if (d.id == device && d.name) name += " (" + std::string(t.strings[d.name]) + ")";
-      meta("process_name", gpu_pid(pid, device), 0, name, false);
-      last_device = device;
+      job.events.metadata("process_name", {track.pid, 0}, false, name);
     }
-    meta("thread_name", gpu_pid(pid, device), stream, "Stream " + std::to_string(stream), true);
+    job.events.metadata("thread_name", track, true, "Stream " + std::to_string(stream));
   }
+}
 
-  // Tracks of start/end ranges and of synchronisations, named before their first event.
-  std::vector<char> startend_used(thread_count, 0), sync_used(thread_count, 0);
-  for (const auto& r : t.ranges)
-    if (!r.is_mark && !r.is_push_pop) startend_used[r.thread < thread_count ? r.thread : 0] = 1;
-  for (const auto& s : t.syncs)
-    if (valid_interval(s.start, s.end)) sync_used[s.thread < thread_count ? s.thread : 0] = 1;
-  for (std::uint32_t th = 0; th < thread_count; ++th)
-    if (startend_used[th]) {
-      meta("thread_name", pid, startend_tid(th), "start/end ranges of thread " + std::to_string(host_tid(th)), true);
-      sort_index(pid, startend_tid(th), th * 3 + 1);
+// The start/end and synchronisation tracks of the threads that have any, named before their
+// first event.
+inline void name_extra_host_tracks(chrome_trace_job& job) {
+  const auto& f = job.frame;
+  std::vector<char> start_end(f.thread_count(), 0), sync(f.thread_count(), 0);
+  for (const auto& r : job.t.ranges)
+    if (!r.is_mark && !r.is_push_pop) start_end[f.thread(r.thread)] = 1;
+  for (const auto& s : job.t.syncs)
+    if (valid_interval(s.start, s.end)) sync[f.thread(s.thread)] = 1;
+  const auto name = [&](const std::vector<char>& used, host_track kind, const char* words) {
+    for (std::uint32_t th = 0; th < f.thread_count(); ++th) {
+      if (!used[th]) continue;
+      job.events.metadata("thread_name", f.host(th, kind), true, words + std::to_string(f.os_id(th)));
+      job.events.sort_index(f.host(th, kind), f.sort_index(th, kind));
     }
-  for (std::uint32_t th = 0; th < thread_count; ++th)
-    if (sync_used[th]) {
-      meta("thread_name", pid, sync_tid(th), "synchronisation of thread " + std::to_string(host_tid(th)), true);
-      sort_index(pid, sync_tid(th), th * 3 + 2);
-    }
+  };
+  name(start_end, host_track::start_end_ranges, "start/end ranges of thread ");
+  name(sync, host_track::synchronisation, "synchronisation of thread ");
+}
 
-  // Ranges and marks.
-  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
-    const auto& r = t.ranges[i];
-    const auto th = r.thread < thread_count ? r.thread : 0;
-    // "domain:name" outside the default domain; the plain name (escaped once) inside it.
-    auto put_name = [&]() {
-      if (r.domain == 0) {
-        out += escaped_name(r.name);
-        return;
-      }
-      std::string name(t.strings[r.domain]);
-      name += ':';
-      name += t.strings[r.name];
-      append_json_string(out, name);
-    };
+// "domain:name" outside the default domain; the plain name (escaped once) inside it.
+inline void write_range_name(chrome_trace_job& job, const range_record& r) {
+  if (r.domain == 0) {
+    job.events.json().literal(job.events.name(r.name));
+    return;
+  }
+  std::string name(job.t.strings[r.domain]);
+  name += ':';
+  name += job.t.strings[r.name];
+  job.events.json().string(name);
+}
+
+inline void write_payload(json_writer& w, const recorded_payload& p) {
+  switch (p.kind) {
+    case payload_kind::none: break;
+    case payload_kind::int32:
+    case payload_kind::int64: w.key("payload").value(p.value.i); break;
+    case payload_kind::uint32:
+    case payload_kind::uint64: w.key("payload").value(p.value.u); break;
+    case payload_kind::float32:
+    case payload_kind::float64: w.key("payload").value(p.value.d); break;
+  }
+}
+
+// Ranges as slices (push/pop on the thread's track, start/end on their own), marks as
+// instants; args: nesting depth, unclosed, colour, payload.
+inline void write_ranges(chrome_trace_job& job) {
+  auto& w = job.events.json();
+  for (std::size_t i = 0; i < job.t.ranges.size(); ++i) {
+    const auto& r = job.t.ranges[i];
     if (r.is_mark) {
-      begin_event();
-      out += "{\"ph\":\"i\",\"s\":\"t\",\"pid\":";
-      append_u(out, pid);
-      out += ",\"tid\":";
-      append_u(out, host_tid(th));
-      out += ",\"ts\":";
-      append_us(out, rel(r.start));
-      out += ",\"name\":";
-      put_name();
-      out += ",\"cat\":\"nvtx\"}";
+      job.events.instant(job.frame.host(r.thread), r.start);
+      write_range_name(job, r);
+      w.key("cat").literal("\"nvtx\"").end_object();
       continue;
     }
-    const std::uint64_t tid = r.is_push_pop ? host_tid(th) : startend_tid(th);
-    slice_head(pid, tid, r.start, a.range_end[i]);
-    put_name();
-    slice_cat("nvtx");
-    out += ",\"args\":{\"depth\":";
-    append_u(out, a.depth[i]);
-    if (r.end == 0) out += ",\"unclosed\":true";
-    if (r.color) { out += ",\"color\":\""; char buf[16]; std::snprintf(buf, sizeof buf, "#%06x", r.color & 0xffffffu); out += buf; out += "\""; }
-    switch (r.payload.kind) {
-      case payload_kind::none: break;
-      case payload_kind::int32:
-      case payload_kind::int64: out += ",\"payload\":"; detail::append_i(out, r.payload.value.i); break;
-      case payload_kind::uint32:
-      case payload_kind::uint64: out += ",\"payload\":"; append_u(out, r.payload.value.u); break;
-      case payload_kind::float32:
-      case payload_kind::float64: out += ",\"payload\":"; append_f(out, r.payload.value.d); break;
-    }
-    out += "}}";
+    const auto kind = r.is_push_pop ? host_track::calls : host_track::start_end_ranges;
+    job.events.slice(job.frame.host(r.thread, kind), r.start, job.a.range_end[i]);
+    write_range_name(job, r);
+    w.key("cat").literal("\"nvtx\"").key("args").begin_object().key("depth").value(job.a.depth[i]);
+    if (r.end == 0) w.key("unclosed").value(true);
+    if (r.color) w.key("color").string(chrome_events::color(r.color));
+    write_payload(w, r.payload);
+    w.end_object().end_object();
   }
-  for (const auto& s : t.syncs) {
+}
+
+inline void write_syncs(chrome_trace_job& job) {
+  static constexpr const char* kinds[] = {"sync", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaStreamSynchronize",
+                                          "cudaDeviceSynchronize"};
+  for (const auto& s : job.t.syncs) {
     if (!valid_interval(s.start, s.end)) continue;
-    const auto th = s.thread < thread_count ? s.thread : 0;
-    static constexpr const char* kinds[] = {"sync", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaStreamSynchronize", "cudaDeviceSynchronize"};
-    slice(pid, sync_tid(th), s.start, s.end, kinds[std::min<std::size_t>(static_cast<std::size_t>(s.kind), 4)], "sync");
-    out += ",\"args\":{\"stream\":";
-    append_u(out, s.stream);
-    out += "}}";
+    const char* name = kinds[std::min<std::size_t>(static_cast<std::size_t>(s.kind), 4)];
+    job.events.slice(job.frame.host(s.thread, host_track::synchronisation), s.start, s.end).string(name);
+    job.events.json().key("cat").literal("\"sync\"").key("args").begin_object().key("stream").value(s.stream);
+    job.events.json().end_object().end_object();
   }
+}
 
-  // Host side of launches: API calls when recorded, else a 1 ns "launch" slice the arrow starts from.
-  std::vector<char> has_api(t.launches.size(), 0);
-  if (options.api_calls && !t.api_calls.empty()) {
-    const detail::launch_lookup lookup(t.launches);
-    for (const auto& c : t.api_calls) {
-      if (!valid_interval(c.start, c.end)) continue;
-      const auto th = c.thread < thread_count ? c.thread : 0;
-      slice(pid, host_tid(th), c.start, c.end, t.strings[c.name], "cuda_api");
-      out += ",\"args\":{\"correlation\":";
-      append_u(out, c.correlation);
-      out += "}}";
-      const auto l = lookup.find(c.correlation);
-      if (l != attribution::none && c.start <= t.launches[l].time && t.launches[l].time <= c.end) has_api[l] = 1;
-    }
-  }
-  std::vector<char> launch_used(t.launches.size(), 0);
-  for (auto l : a.kernel_launch) if (l != attribution::none) launch_used[l] = 1;
-  for (auto l : a.copy_launch) if (l != attribution::none) launch_used[l] = 1;
-  for (auto l : a.memset_launch) if (l != attribution::none) launch_used[l] = 1;
-  for (std::size_t l = 0; l < t.launches.size(); ++l) {
-    if (!launch_used[l] || has_api[l]) continue;
-    const auto& lr = t.launches[l];
-    slice(pid, host_tid(lr.thread < thread_count ? lr.thread : 0), lr.time, lr.time + 1, "launch", "launch");
-    out += ",\"args\":{\"correlation\":";
-    append_u(out, lr.correlation);
-    out += "}}";
-  }
-
-  // GPU work and the arrows to it.
-  std::uint64_t flow_id = 0;
-  auto flow = [&](std::uint32_t launch, std::uint64_t gpid, std::uint32_t stream, timestamp_ns start) {
-    if (!options.flows || launch == attribution::none) return;
-    const auto& lr = t.launches[launch];
-    ++flow_id;
-    begin_event();
-    out += "{\"ph\":\"s\",\"id\":";
-    append_u(out, flow_id);
-    out += ",\"pid\":";
-    append_u(out, pid);
-    out += ",\"tid\":";
-    append_u(out, host_tid(lr.thread < thread_count ? lr.thread : 0));
-    out += ",\"ts\":";
-    append_us(out, rel(lr.time));
-    out += ",\"name\":\"launch\",\"cat\":\"launch\"}";
-    begin_event();
-    out += "{\"ph\":\"f\",\"bp\":\"e\",\"id\":";
-    append_u(out, flow_id);
-    out += ",\"pid\":";
-    append_u(out, gpid);
-    out += ",\"tid\":";
-    append_u(out, stream);
-    out += ",\"ts\":";
-    append_us(out, rel(start));
-    out += ",\"name\":\"launch\",\"cat\":\"launch\"}";
-  };
-  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
-    const auto& k = t.kernels[i];
-    if (!valid_interval(k.start, k.end)) continue;
-    const auto gp = gpu_pid(pid, k.device);
-    slice_named(gp, k.stream, k.start, k.end, k.name, "kernel");
-    out += ",\"args\":{\"correlation\":";
-    append_u(out, k.correlation);
-    auto triple = [&](const char* key, std::uint64_t x, std::uint64_t y, std::uint64_t z) {
-      out += key;
-      append_u(out, x);
-      out += ',';
-      append_u(out, y);
-      out += ',';
-      append_u(out, z);
-      out += ']';
-    };
-    triple(",\"grid\":[", k.grid[0], k.grid[1], k.grid[2]);
-    triple(",\"block\":[", k.block[0], k.block[1], k.block[2]);
-    out += ",\"registers\":";
-    append_u(out, k.registers);
-    out += ",\"shared_bytes\":";
-    append_u(out, k.shared_bytes);
-    if (k.graph) {
-      out += ",\"graph\":";
-      append_u(out, k.graph);
-    }
-    if (a.kernel_owner[i] != attribution::none) {
-      out += ",\"range\":";
-      out += escaped_name(t.ranges[a.kernel_owner[i]].name);
-    }
-    out += "}}";
-    flow(a.kernel_launch[i], gp, k.stream, k.start);
-  }
-  for (std::size_t i = 0; i < t.copies.size(); ++i) {
-    const auto& c = t.copies[i];
+// CUDA API calls when recorded; returns, per launch, whether a call covers it.
+inline std::vector<char> write_api_calls(chrome_trace_job& job) {
+  const trace& t = job.t;
+  std::vector<char> covered(t.launches.size(), 0);
+  if (!job.options.api_calls || t.api_calls.empty()) return covered;
+  const launch_lookup lookup(t.launches);
+  auto& w = job.events.json();
+  for (const auto& c : t.api_calls) {
     if (!valid_interval(c.start, c.end)) continue;
-    const auto gp = gpu_pid(pid, c.device);
-    slice(gp, c.stream, c.start, c.end, copy_operation_name(c.kind), "memcpy");
-    out += ",\"args\":{\"correlation\":";
-    append_u(out, c.correlation);
-    out += ",\"bytes\":";
-    append_u(out, c.bytes);
-    out += "}}";
-    flow(a.copy_launch[i], gp, c.stream, c.start);
+    job.events.slice(job.frame.host(c.thread), c.start, c.end).string(t.strings[c.name]);
+    w.key("cat").literal("\"cuda_api\"").key("args").begin_object().key("correlation").value(c.correlation);
+    w.end_object().end_object();
+    const auto l = lookup.find(c.correlation);
+    if (l != attribution::none && c.start <= t.launches[l].time && t.launches[l].time <= c.end) covered[l] = 1;
   }
-  for (std::size_t i = 0; i < t.memsets.size(); ++i) {
-    const auto& s = t.memsets[i];
-    if (!valid_interval(s.start, s.end)) continue;
-    const auto gp = gpu_pid(pid, s.device);
-    slice(gp, s.stream, s.start, s.end, "[CUDA memset]", "memset");
-    out += ",\"args\":{\"correlation\":";
-    append_u(out, s.correlation);
-    out += ",\"bytes\":";
-    append_u(out, s.bytes);
-    out += "}}";
-    flow(a.memset_launch[i], gp, s.stream, s.start);
+  return covered;
+}
+
+// A 1 ns "launch" slice for each launch that caused GPU work and no API call covers: the
+// arrows start there.
+inline void write_launch_slices(chrome_trace_job& job, const std::vector<char>& covered) {
+  const trace& t = job.t;
+  std::vector<char> used(t.launches.size(), 0);
+  for (const auto* links : {&job.a.kernel_launch, &job.a.copy_launch, &job.a.memset_launch})
+    for (auto l : *links)
+      if (l != attribution::none) used[l] = 1;
+  auto& w = job.events.json();
+  for (std::size_t l = 0; l < t.launches.size(); ++l) {
+    if (!used[l] || covered[l]) continue;
+    const auto& lr = t.launches[l];
+    job.events.slice(job.frame.host(lr.thread), lr.time, lr.time + 1).literal("\"launch\"");
+    w.key("cat").literal("\"launch\"").key("args").begin_object().key("correlation").value(lr.correlation);
+    w.end_object().end_object();
   }
-  out += "\n]}\n";
-  return out;
+}
+
+// The arrow from `launch` (an index into trace::launches, or none) to GPU work at `to`.
+inline void write_flow(chrome_trace_job& job, std::uint32_t launch, chrome_track to, timestamp_ns start) {
+  if (!job.options.flows || launch == attribution::none) return;
+  const auto& lr = job.t.launches[launch];
+  job.events.flow(++job.flow_id, job.frame.host(lr.thread), lr.time, to, start);
+}
+
+inline void write_kernels(chrome_trace_job& job) {
+  auto& w = job.events.json();
+  const auto triple = [&](const auto& key, std::uint64_t x, std::uint64_t y, std::uint64_t z) {
+    w.key(key).begin_array().value(x).value(y).value(z).end_array();
+  };
+  for (std::size_t i = 0; i < job.t.kernels.size(); ++i) {
+    const auto& k = job.t.kernels[i];
+    if (!valid_interval(k.start, k.end)) continue;
+    const auto track = job.frame.stream(k.device, k.stream);
+    job.events.slice(track, k.start, k.end).literal(job.events.name(k.name));
+    w.key("cat").literal("\"kernel\"").key("args").begin_object().key("correlation").value(k.correlation);
+    triple("grid", k.grid[0], k.grid[1], k.grid[2]);
+    triple("block", k.block[0], k.block[1], k.block[2]);
+    w.key("registers").value(k.registers).key("shared_bytes").value(k.shared_bytes);
+    if (k.graph) w.key("graph").value(k.graph);
+    if (job.a.kernel_owner[i] != attribution::none) w.key("range").literal(job.events.name(job.t.ranges[job.a.kernel_owner[i]].name));
+    w.end_object().end_object();
+    write_flow(job, job.a.kernel_launch[i], track, k.start);
+  }
+}
+
+// Copies and memsets: a slice on their stream with the bytes moved or set, and the arrow.
+template <class Record, class Name>
+void write_memory_operations(chrome_trace_job& job, const std::vector<Record>& records, const std::vector<std::uint32_t>& launches,
+                             const char* category, Name name_of) {
+  auto& w = job.events.json();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    if (!valid_interval(r.start, r.end)) continue;
+    const auto track = job.frame.stream(r.device, r.stream);
+    job.events.slice(track, r.start, r.end).string(name_of(r));
+    w.key("cat").string(category).key("args").begin_object().key("correlation").value(r.correlation);
+    w.key("bytes").value(r.bytes).end_object().end_object();
+    write_flow(job, launches[i], track, r.start);
+  }
+}
+
+} // namespace detail
+
+/// `t` as a Chrome trace (JSON object format, microsecond timestamps from the trace start):
+/// the host process with a track per thread (NVTX ranges and marks, API calls, launches)
+/// plus tracks for start/end ranges and synchronisations, a process per device with a
+/// track per stream, and an arrow from each launch to the GPU work it caused.
+/// \code
+///   nvscope::write_output("trace_%p.json", nvscope::to_chrome_trace(t));
+/// \endcode
+inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options = {}) {
+  using namespace detail;
+  const attribution a = attribute(t);
+  chrome_trace_job job(t, a, options);
+  json_writer& w = job.events.json();
+  w.begin_object().key("displayTimeUnit").literal("\"ns\"");
+  w.key("otherData").begin_object().key("producer").literal("\"nvscope\"").end_object();
+  w.key("traceEvents").begin_array(true);
+  name_host_threads(job);
+  name_gpu_streams(job);
+  name_extra_host_tracks(job);
+  write_ranges(job);
+  write_syncs(job);
+  write_launch_slices(job, write_api_calls(job));
+  write_kernels(job);
+  write_memory_operations(job, t.copies, a.copy_launch, "memcpy", [](const copy_record& c) { return copy_operation_name(c.kind); });
+  write_memory_operations(job, t.memsets, a.memset_launch, "memset", [](const memset_record&) { return "[CUDA memset]"; });
+  w.end_array().end_object().raw("\n");
+  return job.events.take();
 }
 
 } // namespace v1

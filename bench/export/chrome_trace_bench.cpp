@@ -1,0 +1,215 @@
+// The Chrome trace writer, before and after issue 8 (structured writer), in one binary.
+//
+//   chrome_trace_bench check           both write the same bytes, on the synthetic trace and
+//                                      on traces with every kind of record (exit 1 if not)
+//   chrome_trace_bench before|after N  N timed calls on the synthetic trace in this process;
+//                                      prints one JSON line (records, bytes, seconds of each)
+//   chrome_trace_bench after_small_pages N
+//                                      "after" with transparent huge pages off for this
+//                                      process: the writer's own share of the gain
+//
+// bench/export/run.sh runs before and after in fresh processes, interleaved over several
+// rounds, and writes bench/results/export.json. The synthetic trace is analyze_bench's:
+// 100 steps x 12 layers x (attention, ffn) ranges, ~1M kernels, a copy per layer, a graph
+// launch per step. "Records" counts what analysis.json's chrome_trace_records_per_s counted
+// (kernels, copies, memsets, ranges, launches, syncs), so the figures compare.
+#include "chrome_trace_before.hpp"
+
+#include <nvscope/export/chrome_trace.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+namespace {
+
+nvscope::trace synthetic() {
+  nvscope::trace t;
+  t.process_id = 1;
+  t.threads.push_back({100, 0});
+  std::uint64_t now = 1000, gpu = 2000;
+  std::uint32_t corr = 1;
+  const nvscope::string_id kernels[] = {t.strings.intern("gemm_kernel<128, 64>"), t.strings.intern("softmax_kernel"),
+                                        t.strings.intern("layernorm_kernel"), t.strings.intern("gelu_kernel"),
+                                        t.strings.intern("add_bias_kernel")};
+  auto range = [&](const std::string& name, std::uint64_t start) {
+    nvscope::range_record r;
+    r.name = t.strings.intern(name);
+    r.start = start;
+    t.ranges.push_back(r);
+    return t.ranges.size() - 1;
+  };
+  auto kernel = [&](nvscope::string_id name, std::uint32_t stream, std::uint64_t length) {
+    nvscope::kernel_record k;
+    k.name = name;
+    k.start = gpu;
+    k.end = gpu + length;
+    k.correlation = corr;
+    k.stream = stream;
+    gpu = k.end + 500;
+    t.kernels.push_back(k);
+  };
+  for (int step = 0; step < 100; ++step) {
+    const auto s = range("step_" + std::to_string(step), now++);
+    for (int layer = 0; layer < 12; ++layer) {
+      const auto l = range("layer_" + std::to_string(layer), now++);
+      t.launches.push_back({now, corr, 0});
+      nvscope::copy_record c;
+      c.kind = nvscope::copy_kind::host_to_device;
+      c.bytes = 1 << 20;
+      c.start = gpu;
+      c.end = gpu + 4000;
+      c.correlation = corr++;
+      c.stream = 8;
+      t.copies.push_back(c);
+      now += 1000;
+      for (const char* part : {"attention", "ffn"}) {
+        const auto p = range(part, now++);
+        for (int k = 0; k < 416; ++k) {
+          t.launches.push_back({now, corr, 0});
+          kernel(kernels[k % 5], 7, 2000 + (corr % 7) * 300);
+          ++corr;
+          now += 3000;
+        }
+        t.ranges[p].end = now++;
+      }
+      t.ranges[l].end = now++;
+    }
+    t.launches.push_back({now, corr, 0}); // a graph launch of 8 kernels sharing one correlation
+    for (int k = 0; k < 8; ++k) kernel(kernels[k % 5], 9, 1000);
+    ++corr;
+    t.ranges[s].end = now++;
+  }
+  t.begin = 0;
+  t.finish = std::max(now, gpu) + 1;
+  return t;
+}
+
+// Every kind of record and field, hostile names included, on several threads and devices.
+nvscope::trace varied(unsigned seed) {
+  std::mt19937 rng(seed);
+  nvscope::trace t;
+  t.process_id = 4242;
+  t.threads.push_back({501, t.strings.intern("main \"loop\"")});
+  t.threads.push_back({502, 0});
+  t.threads.push_back({0, 0});
+  t.devices.push_back({1, t.strings.intern("NVIDIA H200")});
+  const nvscope::string_id names[] = {t.strings.intern("k<\"x\">\n"), t.strings.intern(std::string("nul\0in", 6)),
+                                      t.strings.intern("bad\xff\xfe utf8"), t.strings.intern("caf\xc3\xa9"),
+                                      t.strings.intern("cudaLaunchKernel"), t.strings.intern("dom")};
+  const auto pick = [&](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
+  std::uint64_t now = 10000;
+  for (std::uint32_t corr = 1; corr < 400; ++corr) {
+    now += 50 + pick(500);
+    const std::uint32_t thread = pick(5); // 3 and 4 do not exist: clamped to the first
+    t.launches.push_back({now, corr, thread});
+    if (pick(2)) t.api_calls.push_back({now - pick(40), now + pick(40), names[4], corr, thread, false});
+    const std::uint64_t start = now + pick(3000), end = pick(20) ? start + pick(900) : 0;
+    const std::uint16_t device = static_cast<std::uint16_t>(pick(2));
+    switch (pick(3)) {
+      case 0: {
+        nvscope::kernel_record k;
+        k.name = names[pick(4)];
+        k.start = start, k.end = end, k.correlation = corr, k.stream = pick(4), k.device = device;
+        k.grid[0] = pick(1000), k.block[1] = static_cast<std::uint16_t>(pick(1024)), k.registers = 32, k.graph = pick(3);
+        t.kernels.push_back(k);
+        break;
+      }
+      case 1: {
+        nvscope::copy_record c;
+        c.kind = static_cast<nvscope::copy_kind>(pick(11));
+        c.start = start, c.end = end, c.bytes = pick(1u << 30), c.correlation = corr, c.stream = pick(4), c.device = device;
+        t.copies.push_back(c);
+        break;
+      }
+      default: {
+        nvscope::memset_record m;
+        m.start = start, m.end = end, m.bytes = pick(4096), m.correlation = pick(2) ? corr : 99999, m.stream = 3;
+        t.memsets.push_back(m);
+      }
+    }
+    if (pick(3) == 0) {
+      nvscope::range_record r;
+      r.name = names[pick(4)];
+      r.domain = pick(3) == 0 ? names[5] : 0;
+      r.start = now - pick(2000), r.end = pick(6) ? r.start + pick(5000) : 0, r.thread = pick(5);
+      r.is_push_pop = pick(4) != 0, r.is_mark = pick(8) == 0, r.color = pick(2) ? 0xff00ff00u + corr : 0;
+      r.payload.kind = static_cast<nvscope::payload_kind>(pick(7));
+      if (r.payload.kind == nvscope::payload_kind::float64) r.payload.value.d = 1.5 * corr;
+      else r.payload.value.i = -static_cast<std::int64_t>(corr);
+      t.ranges.push_back(r);
+    }
+    if (pick(5) == 0)
+      t.syncs.push_back({now, now + pick(800), corr, pick(4), 0, pick(5), static_cast<nvscope::sync_kind>(pick(6))});
+  }
+  t.begin = 9000;
+  t.finish = now + 10000;
+  return t;
+}
+
+std::uint64_t records(const nvscope::trace& t) {
+  return t.kernels.size() + t.copies.size() + t.memsets.size() + t.ranges.size() + t.launches.size() + t.syncs.size();
+}
+
+int check() {
+  int bad = 0;
+  const auto same = [&](const char* what, const nvscope::trace& t, const nvscope::chrome_trace_options& o) {
+    const std::string before = nvscope_bench::to_chrome_trace_before(t, o), after = nvscope::to_chrome_trace(t, o);
+    if (before == after) return;
+    std::size_t at = 0;
+    while (at < before.size() && at < after.size() && before[at] == after[at]) ++at;
+    std::fprintf(stderr, "chrome_trace_bench: %s: outputs differ at byte %zu (before %zu bytes, after %zu)\n", what, at,
+                 before.size(), after.size());
+    ++bad;
+  };
+  same("synthetic", synthetic(), {});
+  same("empty", nvscope::trace{}, {});
+  for (unsigned seed = 1; seed <= 100; ++seed) {
+    const auto t = varied(seed);
+    same("varied", t, {});
+    same("varied, no flows", t, {false, true});
+    same("varied, no API calls", t, {true, false});
+  }
+  std::printf("chrome_trace_bench check: %s\n", bad ? "outputs differ" : "before and after write the same bytes (301 traces)");
+  return bad ? 1 : 0;
+}
+
+int timed(const char* impl, int runs) {
+  const bool after = std::strcmp(impl, "before") != 0;
+  if (std::strcmp(impl, "after_small_pages") == 0) {
+#if defined(__linux__) && defined(PR_SET_THP_DISABLE)
+    if (::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) std::perror("prctl(PR_SET_THP_DISABLE)");
+#endif
+  }
+  const nvscope::trace t = synthetic();
+  std::vector<double> seconds;
+  std::size_t bytes = 0;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string out = after ? nvscope::to_chrome_trace(t) : nvscope_bench::to_chrome_trace_before(t);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    bytes = out.size();
+  }
+  std::printf("{\"impl\":\"%s\",\"records\":%llu,\"bytes\":%zu,\"seconds\":[", impl,
+              static_cast<unsigned long long>(records(t)), bytes);
+  for (std::size_t i = 0; i < seconds.size(); ++i) std::printf("%s%.6f", i ? "," : "", seconds[i]);
+  std::printf("]}\n");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "check") == 0) return check();
+  for (const char* impl : {"before", "after", "after_small_pages"})
+    if (argc >= 3 && std::strcmp(argv[1], impl) == 0 && std::atoi(argv[2]) > 0) return timed(impl, std::atoi(argv[2]));
+  std::fprintf(stderr, "usage: chrome_trace_bench check | before N | after N | after_small_pages N\n");
+  return 2;
+}
