@@ -77,11 +77,6 @@ template <class Run> void warm_up(Run&& run) {
 }
 
 // "domain:name" (":name" in the default domain) -> "name".
-std::string bare(const std::string& label) {
-  const auto colon = label.find(':');
-  return colon == std::string::npos ? label : label.substr(colon + 1);
-}
-
 // --- The collector path --------------------------------------------------------------------
 
 // Records `iters` forward passes of one configuration (already warmed up and the collector
@@ -106,20 +101,20 @@ void collect_config(nvscope::collector& c, int layers, int iters, Run&& run, con
   }
   c.stop(); // flush, join launches to kernels, nest the ranges
   nvscope::trace t = c.take();
-  t.begin = measured_begin;
   nvscope::analysis_options ao;
-  ao.step_range = "forward"; // a step is one forward pass
+  ao.step_range = "forward";               // a step is one forward pass
+  ao.window = {measured_begin, t.finish};  // the measured passes, not the warm-up
   const nvscope::analysis_report rep = nvscope::analyze(t, ao);
 
   r.collected = true;
   std::uint64_t passes = 0;
   for (double& p : r.phase_ms) p = -1;
   for (const nvscope::gpu_projection_row& row : rep.projections)
-    if (bare(row.range) == "forward") passes = row.projected.count, r.forward_ms = row.projected.median / 1e6;
+    if (row.name == "forward") passes = row.projected.count, r.forward_ms = row.projected.median / 1e6;
   bool any_phase = false;
   for (const nvscope::gpu_projection_row& row : rep.projections)
     for (int p = 0; p < nk::block_phase_count; ++p)
-      if (bare(row.range) == nk::block_phases()[p] && passes > 0)
+      if (row.name == nk::block_phases()[p] && passes > 0)
         r.phase_ms[p] = double(row.projected.total) / 1e6 / double(passes), any_phase = true;
   r.phases_recorded = any_phase;
   r.kernels_per_layer = rep.kernels_per_step / layers;
@@ -130,8 +125,8 @@ void collect_config(nvscope::collector& c, int layers, int iters, Run&& run, con
   r.gaps_per_pass = passes ? double(o.gap_count) / double(passes) : 0;
   r.gap_median_us = o.gap_median_ns / 1e3;
   r.gap_p90_us = o.gap_p90_ns / 1e3;
-  r.verdict = rep.verdict;
-  r.warnings.insert(r.warnings.end(), rep.warnings.begin(), rep.warnings.end());
+  r.verdict = nvscope::verdict_text(rep.verdict);
+  for (const std::string& w : nvscope::warning_lines(rep)) r.warnings.push_back(w);
 
   const std::string stem = std::string("transformer_") + r.name;
   nvscope::folded_options fo;

@@ -169,9 +169,9 @@ TEST_CASE("attribution: innermost push/pop range at launch owns the kernel; nest
   CHECK(a.parent[attn] == fwd);
   CHECK(a.parent[fwd] == step);
   CHECK(a.depth[attn] == 2);
-  nvscope::link_ranges(b.t);
-  CHECK(b.t.ranges[attn].parent == fwd);
-  CHECK(b.t.ranges[bwd].depth == 1);
+  const auto nesting = nvscope::link_ranges(b.t);
+  CHECK(nesting.parent[attn] == fwd);
+  CHECK(nesting.depth[bwd] == 1);
 
   auto r = nvscope::analyze(b.t);
   // nvtx_gpu_proj_sum: step spans 2000..3010, forward 2000..2400, attention 2000..2100
@@ -291,21 +291,21 @@ TEST_CASE("verdicts") {
     }
     auto r = nvscope::analyze(b.t);
     CHECK(r.kernels_per_step == 10.0);
-    CHECK(r.verdict.rfind("launch-bound: 10 kernels a step, median 2.0 us, GPU idle", 0) == 0);
+    CHECK(nvscope::verdict_text(r.verdict).rfind("launch-bound: 10 kernels a step, median 2.0 us, GPU idle", 0) == 0);
   }
   SUBCASE("compute-bound") {
     builder b;
     b.kernel("big", 0, 990000, b.launch(0));
     b.kernel("big", 990000, 1000000, b.launch(1));
     auto r = nvscope::analyze(b.t);
-    CHECK(r.verdict == "compute-bound (GPU busy 100%)");
+    CHECK(nvscope::verdict_text(r.verdict) == "compute-bound (GPU busy 100%)");
   }
   SUBCASE("copy-bound") {
     builder b;
     b.copy(nvscope::copy_kind::host_to_device, 1 << 20, 0, 800, b.launch(0));
     b.kernel("k", 800, 1000, b.launch(1));
     auto r = nvscope::analyze(b.t);
-    CHECK(r.verdict.rfind("copy-bound", 0) == 0);
+    CHECK(nvscope::verdict_text(r.verdict).rfind("copy-bound", 0) == 0);
   }
   SUBCASE("sync-bound") {
     builder b;
@@ -316,15 +316,15 @@ TEST_CASE("verdicts") {
     s.start = 300001; s.end = 900001;
     b.t.syncs.push_back(s);
     auto r = nvscope::analyze(b.t);
-    CHECK(r.verdict.rfind("sync-bound: host waits on the GPU 60% of the time, GPU idle 70%", 0) == 0);
+    CHECK(nvscope::verdict_text(r.verdict).rfind("sync-bound: host waits on the GPU 60% of the time, GPU idle 70%", 0) == 0);
   }
   SUBCASE("empty trace") {
     nvscope::trace t;
     auto r = nvscope::analyze(t);
     CHECK(r.kernels.empty());
     CHECK(r.projections.empty());
-    CHECK(r.verdict == "no GPU activity recorded");
-    CHECK(r.warnings.empty());
+    CHECK(nvscope::verdict_text(r.verdict) == "no GPU activity recorded");
+    CHECK(nvscope::warning_lines(r).empty());
     CHECK(nvscope::to_text(r).find("SKIPPED") != std::string::npos);
   }
 }
@@ -343,8 +343,9 @@ TEST_CASE("losses: incomplete records, unclosed ranges, dropped records are repo
   CHECK(r.unattributed == 1);
   CHECK(find_kernel(r, "never_ended") == nullptr);
   REQUIRE(find_kernel(r, "orphan"));
-  REQUIRE(r.warnings.size() == 4);
-  CHECK(r.warnings[0].rfind("17 records dropped", 0) == 0);
+  const auto warnings = nvscope::warning_lines(r);
+  REQUIRE(warnings.size() == 4);
+  CHECK(warnings[0].rfind("17 records dropped", 0) == 0);
   // unclosed range closed at the trace end (700): duration 600, and it owns k
   REQUIRE(r.ranges.size() == 1);
   CHECK(r.ranges[0].time.total == 600);

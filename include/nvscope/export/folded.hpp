@@ -14,7 +14,9 @@
 ///   // perl flamegraph.pl stacks.folded > gpu.svg
 /// \endcode
 
-#include <nvscope/analyze/analyze.hpp>
+#include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/names.hpp>
+#include <nvscope/analyze/step_names.hpp>
 
 #include <map>
 #include <string>
@@ -34,6 +36,14 @@ struct folded_options {
 };
 
 namespace detail {
+struct folded_key_hash {
+  std::size_t operator()(std::uint64_t v) const noexcept {
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdull;
+    v ^= v >> 33;
+    return static_cast<std::size_t>(v);
+  }
+};
 inline std::string strip_numbers(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -63,7 +73,7 @@ inline std::string to_folded(const trace& t, const folded_options& options = {})
   analysis_options ao;
   ao.step_range = options.step_range;
   // Accumulate per (owner range, frame name) first: strings are built once per distinct pair.
-  std::unordered_map<std::uint64_t, std::uint64_t, detail::pair_hash> by_owner;
+  std::unordered_map<std::uint64_t, std::uint64_t, detail::folded_key_hash> by_owner;
   auto add = [&](std::uint32_t owner, std::uint32_t frame, std::uint64_t ns) {
     by_owner[(static_cast<std::uint64_t>(owner) << 32) | frame] += ns;
   };
@@ -100,7 +110,7 @@ inline std::string to_folded(const trace& t, const folded_options& options = {})
       line.push_back(';');
     }
     if (frame >= copy_frame_base)
-      line += frame == copy_frame_base + 0xff ? "[CUDA memset]" : detail::copy_operation_name(static_cast<copy_kind>(frame - copy_frame_base));
+      line += frame == copy_frame_base + 0xff ? detail::memset_operation_name : detail::copy_operation_name(static_cast<copy_kind>(frame - copy_frame_base));
     else
       detail::append_frame(line, t.strings[frame]);
     stacks[line] += ns;

@@ -21,16 +21,11 @@
 namespace nvscope {
 inline namespace v1 {
 
-/// The analysis as one JSON object:
-/// `{"reports": {"cuda_gpu_kern_sum": [{"Time (%)": 80.0, ..., "Name": "gemm"}], ...},
-///   "metrics": {...}, "steps": n, "kernels_per_step": x, "verdict": "...",
-///   "losses": {...}, "warnings": ["..."]}`.
-/// \code
-///   std::string j = nvscope::to_json(nvscope::analyze(t));
-/// \endcode
-inline std::string to_json(const analysis_report& r) {
-  using namespace detail;
-  std::string out = "{\n \"reports\": {";
+namespace detail {
+
+// "name": [rows as objects keyed by nsys's column names], for every report.
+inline void json_reports(std::string& out, const analysis_report& r) {
+  out += "{";
   bool first_report = true;
   for (auto which : all_reports) {
     const auto tab = table_of(r, which);
@@ -51,67 +46,97 @@ inline std::string to_json(const analysis_report& r) {
     }
     out += tab.rows.empty() ? "]" : "\n  ]";
   }
-  out += "\n },\n \"metrics\": ";
-  auto metrics = [&](const activity_metrics& m) {
-    out += "{\"window_ns\": ";
-    append_u(out, m.window_ns);
-    out += ", \"busy_ns\": ";
-    append_u(out, m.busy_ns);
-    out += ", \"gpu_busy_percent\": ";
-    append_f(out, m.gpu_busy_percent);
-    out += ", \"copy_compute_overlap_percent\": ";
-    append_f(out, m.copy_compute_overlap_percent);
-    out += ", \"sync_percent\": ";
-    append_f(out, m.sync_percent);
-    out += ", \"launch_gap_count\": ";
-    append_u(out, m.gap_count);
-    out += ", \"launch_gap_median_ns\": ";
-    append_f(out, m.gap_median_ns);
-    out += ", \"launch_gap_p90_ns\": ";
-    append_f(out, m.gap_p90_ns);
-    out += ", \"kernels\": ";
-    append_u(out, m.kernels);
-    out += ", \"copies\": ";
-    append_u(out, m.copies);
-    out += ", \"memsets\": ";
-    append_u(out, m.memsets);
-    out += ", \"kernel_median_ns\": ";
-    append_f(out, m.kernel_median_ns);
-    out += "}";
-  };
-  metrics(r.overall);
-  out += ",\n \"per_range\": [";
+  out += "\n }";
+}
+
+inline void json_field(std::string& out, const char* key, std::uint64_t v, bool first = false) {
+  out += first ? "\"" : ", \"";
+  out += key;
+  out += "\": ";
+  append_u(out, v);
+}
+
+inline void json_field(std::string& out, const char* key, double v) {
+  out += ", \"";
+  out += key;
+  out += "\": ";
+  append_f(out, v);
+}
+
+inline void json_metrics(std::string& out, const activity_metrics& m) {
+  out += "{";
+  json_field(out, "window_ns", m.window_ns, true);
+  json_field(out, "busy_ns", m.busy_ns);
+  json_field(out, "gpu_busy_percent", m.gpu_busy_percent);
+  json_field(out, "copy_compute_overlap_percent", m.copy_compute_overlap_percent);
+  json_field(out, "sync_percent", m.sync_percent);
+  json_field(out, "launch_gap_count", m.gap_count);
+  json_field(out, "launch_gap_median_ns", m.gap_median_ns);
+  json_field(out, "launch_gap_p90_ns", m.gap_p90_ns);
+  json_field(out, "kernels", m.kernels);
+  json_field(out, "copies", m.copies);
+  json_field(out, "memsets", m.memsets);
+  json_field(out, "kernel_median_ns", m.kernel_median_ns);
+  out += "}";
+}
+
+inline void json_per_range(std::string& out, const analysis_report& r) {
+  out += "[";
   for (std::size_t i = 0; i < r.per_range.size(); ++i) {
     out += i ? ",\n  {\"range\": " : "\n  {\"range\": ";
     append_json_string(out, r.per_range[i].range);
-    out += ", \"instances\": ";
-    append_u(out, r.per_range[i].instances);
-    out += ", \"kernels_per_instance\": ";
-    append_f(out, r.per_range[i].kernels_per_instance);
+    json_field(out, "instances", r.per_range[i].instances);
+    json_field(out, "kernels_per_instance", r.per_range[i].kernels_per_instance);
     out += ", \"metrics\": ";
-    metrics(r.per_range[i].activity);
+    json_metrics(out, r.per_range[i].activity);
     out += "}";
   }
-  out += "],\n \"steps\": ";
+  out += "]";
+}
+
+inline void json_losses(std::string& out, const analysis_report& r) {
+  out += "{";
+  json_field(out, "dropped_records", r.lost.dropped_records, true);
+  json_field(out, "incomplete_records", r.lost.incomplete_records + r.incomplete_found);
+  json_field(out, "unclosed_ranges", std::max(r.lost.unclosed_ranges, r.unclosed_found));
+  json_field(out, "unattributed_gpu_records", r.unattributed);
+  out += "},\n \"warnings\": [";
+  const auto warnings = warning_lines(r);
+  for (std::size_t i = 0; i < warnings.size(); ++i) {
+    if (i) out += ", ";
+    append_json_string(out, warnings[i]);
+  }
+  out += "]";
+}
+
+} // namespace detail
+
+/// The analysis as one JSON object:
+/// `{"reports": {"cuda_gpu_kern_sum": [{"Time (%)": 80.0, ..., "Name": "gemm"}], ...},
+///   "metrics": {...}, "per_range": [...], "steps": n, "kernels_per_step": x,
+///   "verdict": "...", "verdict_kind": "launch_bound", "losses": {...}, "warnings": ["..."]}`.
+/// \code
+///   std::string j = nvscope::to_json(nvscope::analyze(t));
+/// \endcode
+inline std::string to_json(const analysis_report& r) {
+  using namespace detail;
+  std::string out = "{\n \"reports\": ";
+  json_reports(out, r);
+  out += ",\n \"metrics\": ";
+  json_metrics(out, r.overall);
+  out += ",\n \"per_range\": ";
+  json_per_range(out, r);
+  out += ",\n \"steps\": ";
   append_u(out, r.steps);
   out += ",\n \"kernels_per_step\": ";
   append_f(out, r.kernels_per_step);
   out += ",\n \"verdict\": ";
-  append_json_string(out, r.verdict);
-  out += ",\n \"losses\": {\"dropped_records\": ";
-  append_u(out, r.lost.dropped_records);
-  out += ", \"incomplete_records\": ";
-  append_u(out, r.lost.incomplete_records + r.incomplete_found);
-  out += ", \"unclosed_ranges\": ";
-  append_u(out, std::max(r.lost.unclosed_ranges, r.unclosed_found));
-  out += ", \"unattributed_gpu_records\": ";
-  append_u(out, r.unattributed);
-  out += "},\n \"warnings\": [";
-  for (std::size_t i = 0; i < r.warnings.size(); ++i) {
-    if (i) out += ", ";
-    append_json_string(out, r.warnings[i]);
-  }
-  out += "]\n}\n";
+  append_json_string(out, verdict_text(r.verdict));
+  out += ",\n \"verdict_kind\": ";
+  append_json_string(out, verdict_name(r.verdict.kind));
+  out += ",\n \"losses\": ";
+  json_losses(out, r);
+  out += "\n}\n";
   return out;
 }
 

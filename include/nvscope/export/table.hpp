@@ -12,7 +12,7 @@
 ///   std::string csv = nvscope::to_csv(r, nvscope::report::cuda_gpu_kern_sum);
 /// \endcode
 
-#include <nvscope/analyze/analyze.hpp>
+#include <nvscope/analyze/report.hpp>
 
 #include <cstdio>
 #include <string>
@@ -99,85 +99,101 @@ inline void csv_cell(std::string& out, std::string_view cell) {
 
 } // namespace detail
 
+namespace detail {
+
+inline void set_columns(table& t, std::initializer_list<const char*> names, std::initializer_list<bool> numeric) {
+  for (auto n : names) t.header.emplace_back(n);
+  t.numeric.assign(numeric.begin(), numeric.end());
+}
+
+inline void kernel_table(const analysis_report& r, table& t) {
+  set_columns(t, {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"},
+              {true, true, true, true, true, true, true, true, false});
+  for (const auto& k : r.kernels) {
+    std::vector<std::string> row{fmt_f(k.time_percent, 1), fmt_u(k.time.total), fmt_u(k.time.count)};
+    add_time_stats(row, k.time);
+    row.push_back(k.name);
+    t.rows.push_back(std::move(row));
+  }
+}
+
+inline void memop_time_table(const analysis_report& r, table& t) {
+  set_columns(t, {"Time (%)", "Total Time (ns)", "Count", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Operation"},
+              {true, true, true, true, true, true, true, true, false});
+  for (const auto& m : r.memops_by_time) {
+    std::vector<std::string> row{fmt_f(m.time_percent, 1), fmt_u(m.time.total), fmt_u(m.time.count)};
+    add_time_stats(row, m.time);
+    row.push_back(m.operation);
+    t.rows.push_back(std::move(row));
+  }
+}
+
+inline void memop_size_table(const analysis_report& r, table& t) {
+  set_columns(t, {"Total (MB)", "Count", "Avg (MB)", "Med (MB)", "Min (MB)", "Max (MB)", "StdDev (MB)", "Operation"},
+              {true, true, true, true, true, true, true, false});
+  for (const auto& m : r.memops_by_size) {
+    const auto& b = m.bytes;
+    t.rows.push_back({fmt_mb(static_cast<double>(b.total)), fmt_u(b.count), fmt_mb(b.average), fmt_mb(b.median),
+                      fmt_mb(static_cast<double>(b.min)), fmt_mb(static_cast<double>(b.max)), fmt_mb(b.stddev), m.operation});
+  }
+}
+
+inline void range_table(const analysis_report& r, table& t) {
+  set_columns(t, {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Style", "Range"},
+              {true, true, true, true, true, true, true, true, false, false});
+  for (const auto& x : r.ranges) {
+    std::vector<std::string> row{fmt_f(x.time_percent, 1), fmt_u(x.time.total), fmt_u(x.time.count)};
+    add_time_stats(row, x.time);
+    row.push_back(x.style);
+    row.push_back(x.range);
+    t.rows.push_back(std::move(row));
+  }
+}
+
+inline void range_kernel_table(const analysis_report& r, table& t) {
+  set_columns(t, {"NVTX Range", "Style", "PID", "TID", "NVTX Inst", "Kern Inst", "Total Time (ns)", "Avg (ns)", "Med (ns)", "Min (ns)",
+                  "Max (ns)", "StdDev (ns)", "Kernel Name"},
+              {false, false, true, true, true, true, true, true, true, true, true, true, false});
+  for (const auto& x : r.range_kernels) {
+    std::vector<std::string> row{x.range, x.style, fmt_u(x.pid), fmt_u(x.tid), fmt_u(x.range_instances), fmt_u(x.time.count),
+                                 fmt_u(x.time.total)};
+    add_time_stats(row, x.time);
+    row.push_back(x.kernel);
+    t.rows.push_back(std::move(row));
+  }
+}
+
+inline void projection_table(const analysis_report& r, table& t) {
+  set_columns(t, {"Range", "Style", "Total Proj Time (ns)", "Total Range Time (ns)", "Range Instances", "Proj Avg (ns)", "Proj Med (ns)",
+                  "Proj Min (ns)", "Proj Max (ns)", "Proj StdDev (ns)", "Total GPU Ops", "Avg GPU Ops", "Avg Range Lvl", "Avg Num Child"},
+              {false, false, true, true, true, true, true, true, true, true, true, true, true, true});
+  for (const auto& x : r.projections) {
+    std::vector<std::string> row{x.range, x.style, fmt_u(x.projected.total), fmt_u(x.total_range_time), fmt_u(x.projected.count)};
+    add_time_stats(row, x.projected);
+    row.push_back(fmt_u(x.total_gpu_ops));
+    row.push_back(fmt_f(x.avg_gpu_ops, 1));
+    row.push_back(fmt_f(x.avg_range_level, 1));
+    row.push_back(fmt_f(x.avg_children, 1));
+    t.rows.push_back(std::move(row));
+  }
+}
+
+} // namespace detail
+
 /// The report `which` of `r` as a table with nsys's column names, in nsys's order.
 /// \code
 ///   auto tab = nvscope::table_of(r, nvscope::report::nvtx_gpu_proj_sum);
 ///   assert(tab.header[2] == "Total Proj Time (ns)");
 /// \endcode
 inline table table_of(const analysis_report& r, report which) {
-  using namespace detail;
   table t;
-  auto cols = [&](std::initializer_list<const char*> names, std::initializer_list<bool> numeric) {
-    for (auto n : names) t.header.emplace_back(n);
-    t.numeric.assign(numeric.begin(), numeric.end());
-  };
   switch (which) {
-    case report::cuda_gpu_kern_sum:
-      cols({"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"},
-           {true, true, true, true, true, true, true, true, false});
-      for (const auto& k : r.kernels) {
-        std::vector<std::string> row{fmt_f(k.time_percent, 1), fmt_u(k.time.total), fmt_u(k.time.count)};
-        add_time_stats(row, k.time);
-        row.push_back(k.name);
-        t.rows.push_back(std::move(row));
-      }
-      break;
-    case report::cuda_gpu_mem_time_sum:
-      cols({"Time (%)", "Total Time (ns)", "Count", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Operation"},
-           {true, true, true, true, true, true, true, true, false});
-      for (const auto& m : r.memops_by_time) {
-        std::vector<std::string> row{fmt_f(m.time_percent, 1), fmt_u(m.time.total), fmt_u(m.time.count)};
-        add_time_stats(row, m.time);
-        row.push_back(m.operation);
-        t.rows.push_back(std::move(row));
-      }
-      break;
-    case report::cuda_gpu_mem_size_sum:
-      cols({"Total (MB)", "Count", "Avg (MB)", "Med (MB)", "Min (MB)", "Max (MB)", "StdDev (MB)", "Operation"},
-           {true, true, true, true, true, true, true, false});
-      for (const auto& m : r.memops_by_size) {
-        const auto& b = m.bytes;
-        t.rows.push_back({fmt_mb(static_cast<double>(b.total)), fmt_u(b.count), fmt_mb(b.average), fmt_mb(b.median),
-                          fmt_mb(static_cast<double>(b.min)), fmt_mb(static_cast<double>(b.max)), fmt_mb(b.stddev), m.operation});
-      }
-      break;
-    case report::nvtx_sum:
-      cols({"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Style", "Range"},
-           {true, true, true, true, true, true, true, true, false, false});
-      for (const auto& x : r.ranges) {
-        std::vector<std::string> row{fmt_f(x.time_percent, 1), fmt_u(x.time.total), fmt_u(x.time.count)};
-        add_time_stats(row, x.time);
-        row.push_back(x.style);
-        row.push_back(x.range);
-        t.rows.push_back(std::move(row));
-      }
-      break;
-    case report::nvtx_kern_sum:
-      cols({"NVTX Range", "Style", "PID", "TID", "NVTX Inst", "Kern Inst", "Total Time (ns)", "Avg (ns)", "Med (ns)", "Min (ns)",
-            "Max (ns)", "StdDev (ns)", "Kernel Name"},
-           {false, false, true, true, true, true, true, true, true, true, true, true, false});
-      for (const auto& x : r.range_kernels) {
-        std::vector<std::string> row{x.range, x.style, fmt_u(x.pid), fmt_u(x.tid), fmt_u(x.range_instances), fmt_u(x.time.count),
-                                     fmt_u(x.time.total)};
-        add_time_stats(row, x.time);
-        row.push_back(x.kernel);
-        t.rows.push_back(std::move(row));
-      }
-      break;
-    case report::nvtx_gpu_proj_sum:
-      cols({"Range", "Style", "Total Proj Time (ns)", "Total Range Time (ns)", "Range Instances", "Proj Avg (ns)", "Proj Med (ns)",
-            "Proj Min (ns)", "Proj Max (ns)", "Proj StdDev (ns)", "Total GPU Ops", "Avg GPU Ops", "Avg Range Lvl", "Avg Num Child"},
-           {false, false, true, true, true, true, true, true, true, true, true, true, true, true});
-      for (const auto& x : r.projections) {
-        std::vector<std::string> row{x.range, x.style, fmt_u(x.projected.total), fmt_u(x.total_range_time), fmt_u(x.projected.count)};
-        add_time_stats(row, x.projected);
-        row.push_back(fmt_u(x.total_gpu_ops));
-        row.push_back(fmt_f(x.avg_gpu_ops, 1));
-        row.push_back(fmt_f(x.avg_range_level, 1));
-        row.push_back(fmt_f(x.avg_children, 1));
-        t.rows.push_back(std::move(row));
-      }
-      break;
+    case report::cuda_gpu_kern_sum: detail::kernel_table(r, t); break;
+    case report::cuda_gpu_mem_time_sum: detail::memop_time_table(r, t); break;
+    case report::cuda_gpu_mem_size_sum: detail::memop_size_table(r, t); break;
+    case report::nvtx_sum: detail::range_table(r, t); break;
+    case report::nvtx_kern_sum: detail::range_kernel_table(r, t); break;
+    case report::nvtx_gpu_proj_sum: detail::projection_table(r, t); break;
   }
   return t;
 }
@@ -237,6 +253,101 @@ inline std::string to_text(const analysis_report& r, report which) {
   return out;
 }
 
+/// The verdict as one sentence, e.g. "launch-bound: 52 kernels a step, median 3.1 us, GPU idle 71%".
+/// \code
+///   std::printf("verdict: %s\n", nvscope::verdict_text(r.verdict).c_str());
+/// \endcode
+inline std::string verdict_text(const verdict_result& v) {
+  char buf[256];
+  switch (v.kind) {
+    case verdict_kind::no_gpu_activity: return "no GPU activity recorded";
+    case verdict_kind::copy_bound:
+      std::snprintf(buf, sizeof buf, "copy-bound: copies fill %.0f%% of GPU busy time, %.0f%% of copy time overlaps compute, GPU idle %.0f%%",
+                    v.copy_share_of_busy_percent, v.copy_compute_overlap_percent, v.gpu_idle_percent);
+      return buf;
+    case verdict_kind::compute_bound: std::snprintf(buf, sizeof buf, "compute-bound (GPU busy %.0f%%)", v.gpu_busy_percent); return buf;
+    case verdict_kind::sync_bound:
+      std::snprintf(buf, sizeof buf, "sync-bound: host waits on the GPU %.0f%% of the time, GPU idle %.0f%%", v.sync_percent, v.gpu_idle_percent);
+      return buf;
+    case verdict_kind::launch_bound:
+      if (v.steps)
+        std::snprintf(buf, sizeof buf, "launch-bound: %.0f kernels a step, median %.1f us, GPU idle %.0f%%", v.kernels_per_step,
+                      v.kernel_median_ns / 1000.0, v.gpu_idle_percent);
+      else
+        std::snprintf(buf, sizeof buf, "launch-bound: %llu kernels, median %.1f us, GPU idle %.0f%%", static_cast<unsigned long long>(v.kernels),
+                      v.kernel_median_ns / 1000.0, v.gpu_idle_percent);
+      return buf;
+    case verdict_kind::host_bound:
+      std::snprintf(buf, sizeof buf, "host-bound: GPU idle %.0f%%, median gap between GPU work %.1f us", v.gpu_idle_percent, v.gap_median_ns / 1000.0);
+      return buf;
+  }
+  return "unknown";
+}
+
+/// The short name of a verdict kind, for JSON and scripts: "launch_bound", ...
+/// \code
+///   std::string k = nvscope::verdict_name(r.verdict.kind);
+/// \endcode
+inline const char* verdict_name(verdict_kind k) noexcept {
+  switch (k) {
+    case verdict_kind::no_gpu_activity: return "no_gpu_activity";
+    case verdict_kind::copy_bound: return "copy_bound";
+    case verdict_kind::compute_bound: return "compute_bound";
+    case verdict_kind::sync_bound: return "sync_bound";
+    case verdict_kind::launch_bound: return "launch_bound";
+    case verdict_kind::host_bound: return "host_bound";
+  }
+  return "unknown";
+}
+
+/// One loss as a warning line, e.g. "17 records dropped by CUPTI (buffers full): figures undercount".
+/// \code
+///   for (const auto& l : r.losses) std::puts(nvscope::loss_text(l).c_str());
+/// \endcode
+inline std::string loss_text(const loss_entry& l) {
+  const char* what = "";
+  switch (l.kind) {
+    case loss_kind::dropped_records: what = "records dropped by CUPTI (buffers full): figures undercount"; break;
+    case loss_kind::incomplete_records: what = "records without an end timestamp left out by the collector"; break;
+    case loss_kind::unclosed_ranges: what = "ranges still open when collection stopped (collector count)"; break;
+    case loss_kind::incomplete_found: what = "records without a valid end left out of the summaries"; break;
+    case loss_kind::unclosed_found: what = "ranges never closed: closed at the end of the trace"; break;
+    case loss_kind::unattributed: what = "GPU records with no launch record: not attributed to any range"; break;
+  }
+  return std::to_string(l.count) + " " + what;
+}
+
+/// Every loss of the report as a warning line; empty when nothing was lost.
+/// \code
+///   for (const auto& w : nvscope::warning_lines(r)) std::fprintf(stderr, "warning: %s\n", w.c_str());
+/// \endcode
+inline std::vector<std::string> warning_lines(const analysis_report& r) {
+  std::vector<std::string> out;
+  for (const auto& l : r.losses) out.push_back(loss_text(l));
+  return out;
+}
+
+namespace detail {
+inline void append_figure(std::string& out, const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  out += buf;
+}
+
+// One per-range line; the name goes in whole (a long name cannot cut the figures off).
+inline void append_range_line(std::string& out, const range_metrics& m) {
+  const auto& a = m.activity;
+  out += " range ";
+  out += m.range;
+  out += ": " + std::to_string(m.instances) + " instances, ";
+  append_figure(out, "%.1f kernels each, ", m.kernels_per_instance);
+  append_figure(out, "GPU busy %.1f%%, ", a.gpu_busy_percent);
+  append_figure(out, "overlap %.1f%%, ", a.copy_compute_overlap_percent);
+  append_figure(out, "sync %.1f%%, ", a.sync_percent);
+  append_figure(out, "gap median %.1f us\n", a.gap_median_ns / 1000.0);
+}
+} // namespace detail
+
 /// The overall metrics, the step figures, the verdict and the losses, a few lines.
 /// \code
 ///   std::fputs(nvscope::metrics_text(r).c_str(), stdout);
@@ -257,15 +368,9 @@ inline std::string metrics_text(const analysis_report& r) {
     std::snprintf(buf, sizeof buf, " %llu steps, %.1f kernels a step\n", static_cast<unsigned long long>(r.steps), r.kernels_per_step);
     out += buf;
   }
-  for (const auto& m : r.per_range) {
-    const auto& a = m.activity;
-    std::snprintf(buf, sizeof buf, " range %s: %llu instances, %.1f kernels each, GPU busy %.1f%%, overlap %.1f%%, sync %.1f%%, gap median %.1f us\n",
-                  m.range.c_str(), static_cast<unsigned long long>(m.instances), m.kernels_per_instance, a.gpu_busy_percent,
-                  a.copy_compute_overlap_percent, a.sync_percent, a.gap_median_ns / 1000.0);
-    out += buf;
-  }
-  out += " verdict: " + r.verdict + "\n";
-  for (const auto& w : r.warnings) out += " warning: " + w + "\n";
+  for (const auto& m : r.per_range) detail::append_range_line(out, m);
+  out += " verdict: " + verdict_text(r.verdict) + "\n";
+  for (const auto& w : warning_lines(r)) out += " warning: " + w + "\n";
   return out;
 }
 
@@ -275,8 +380,9 @@ inline std::string metrics_text(const analysis_report& r) {
 /// \endcode
 inline std::string to_text(const analysis_report& r) {
   std::string out;
-  for (auto w : r.warnings) out += " warning: " + w + "\n";
-  if (!r.warnings.empty()) out.push_back('\n');
+  const auto warnings = warning_lines(r);
+  for (const auto& w : warnings) out += " warning: " + w + "\n";
+  if (!warnings.empty()) out.push_back('\n');
   for (auto which : all_reports) {
     out += to_text(r, which);
     out.push_back('\n');

@@ -1,0 +1,114 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/activity.hpp
+/// GPU activity over a window: busy, copy/compute overlap, sync wait, gaps between GPU work
+/// (definitions on `activity_metrics`), for the whole analysis window.
+///
+/// \code
+///   auto o = nvscope::overall_activity(t, nvscope::analysis_window(t, {}));
+///   std::printf("GPU busy %.1f%%\n", o.gpu_busy_percent);
+/// \endcode
+
+#include <nvscope/analyze/intervals.hpp>
+#include <nvscope/analyze/report.hpp>
+#include <nvscope/analyze/stats.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+// The valid intervals of each kind of record.
+struct gpu_intervals {
+  std::vector<interval> kernels, copies, memsets, syncs;
+};
+
+inline gpu_intervals intervals_of(const trace& t) {
+  gpu_intervals g;
+  auto take = [](const auto& records, std::vector<interval>& out) {
+    out.reserve(records.size());
+    for (const auto& r : records)
+      if (valid_interval(r.start, r.end)) out.emplace_back(r.start, r.end);
+  };
+  take(t.kernels, g.kernels);
+  take(t.copies, g.copies);
+  take(t.memsets, g.memsets);
+  take(t.syncs, g.syncs);
+  return g;
+}
+
+// The metrics of one window from its intervals (merged here, in place).
+inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, std::vector<std::uint64_t>& scratch) {
+  activity_metrics m;
+  m.kernels = g.kernels.size();
+  m.copies = g.copies.size();
+  m.memsets = g.memsets.size();
+  scratch.clear();
+  for (const auto& k : g.kernels) scratch.push_back(k.second - k.first);
+  if (!scratch.empty()) m.kernel_median_ns = stats_of(scratch).median;
+  for (auto* v : {&g.kernels, &g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
+  const auto all = union_of(g.kernels, g.copies, g.memsets);
+  m.window_begin = lo;
+  m.window_end = hi > lo ? hi : lo;
+  m.window_ns = m.window_end - m.window_begin;
+  m.busy_ns = covered(all, lo, hi);
+  m.kernel_ns = covered(g.kernels, lo, hi);
+  m.copy_ns = covered(g.copies, lo, hi);
+  m.overlap_ns = intersection(g.kernels, g.copies);
+  m.sync_ns = covered(g.syncs, lo, hi);
+  if (m.window_ns > 0) {
+    m.gpu_busy_percent = 100.0 * static_cast<double>(m.busy_ns) / static_cast<double>(m.window_ns);
+    m.sync_percent = 100.0 * static_cast<double>(m.sync_ns) / static_cast<double>(m.window_ns);
+  }
+  std::uint64_t copy_total = 0;
+  for (const auto& c : g.copies) copy_total += c.second - c.first;
+  if (copy_total > 0) m.copy_compute_overlap_percent = 100.0 * static_cast<double>(m.overlap_ns) / static_cast<double>(copy_total);
+  scratch.clear();
+  append_gaps(all, scratch);
+  m.gap_count = scratch.size();
+  if (!scratch.empty()) {
+    m.gap_median_ns = stats_of(scratch).median;
+    m.gap_p90_ns = nearest_rank_select(scratch, 0.9);
+  }
+  return m;
+}
+
+} // namespace detail
+
+/// The window the overall metrics cover: `options.window` when set; else the collection
+/// window (`trace::begin` to `trace::finish`); else first to last record.
+/// \code
+///   nvscope::time_window w = nvscope::analysis_window(t, options);
+/// \endcode
+inline time_window analysis_window(const trace& t, const analysis_options& options) {
+  if (options.window.end != 0) return options.window;
+  if (t.finish > t.begin) return {t.begin, t.finish};
+  timestamp_ns lo = std::numeric_limits<timestamp_ns>::max(), hi = 0;
+  auto extend = [&](const auto& records) {
+    for (const auto& r : records)
+      if (detail::valid_interval(r.start, r.end)) { lo = std::min(lo, r.start); hi = std::max(hi, r.end); }
+  };
+  extend(t.kernels);
+  extend(t.copies);
+  extend(t.memsets);
+  extend(t.syncs);
+  return hi == 0 ? time_window{} : time_window{lo, hi};
+}
+
+/// GPU activity over `window` (every record counts; busy, kernel, copy and sync time are
+/// clipped to the window).
+/// \code
+///   auto o = nvscope::overall_activity(t, {t.begin, t.finish});
+/// \endcode
+inline activity_metrics overall_activity(const trace& t, time_window window) {
+  auto g = detail::intervals_of(t);
+  std::vector<std::uint64_t> scratch;
+  return detail::activity_of(g, window.begin, window.end, scratch);
+}
+
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,75 @@
+// nvscope-target: nvscope
+#pragma once
+
+// analyze/detail/buckets.hpp: thread slots and counting-sort buckets (internal to the analyze layer).
+
+#include <nvscope/trace.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+
+// Thread index (as records carry it) -> dense slot. Indexes of `trace::threads` map to
+// themselves; any other value (a corrupt or foreign index) gets a slot after them, so that
+// memory follows the threads present, never the largest index.
+class thread_table {
+ public:
+  explicit thread_table(const trace& t) : known_(static_cast<std::uint32_t>(t.threads.size())) {
+    auto note = [&](std::uint32_t th) { if (th >= known_) extra_.push_back(th); };
+    for (const auto& r : t.ranges) note(r.thread);
+    for (const auto& l : t.launches) note(l.thread);
+    std::sort(extra_.begin(), extra_.end());
+    extra_.erase(std::unique(extra_.begin(), extra_.end()), extra_.end());
+  }
+  std::uint32_t slot(std::uint32_t thread) const noexcept {
+    if (thread < known_) return thread;
+    const auto it = std::lower_bound(extra_.begin(), extra_.end(), thread);
+    return known_ + static_cast<std::uint32_t>(it - extra_.begin());
+  }
+  std::size_t size() const noexcept { return known_ + extra_.size(); }
+
+ private:
+  std::uint32_t known_;
+  std::vector<std::uint32_t> extra_;
+};
+
+// Items bucketed by a key below `buckets` (counting sort, stable): items of bucket b are
+// order[offset[b] .. offset[b + 1]).
+struct buckets {
+  std::vector<std::uint32_t> offset, order;
+
+  template <class KeyOf>
+  buckets(std::size_t count, std::size_t nbuckets, KeyOf key_of) : offset(nbuckets + 1, 0) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto k = key_of(i);
+      if (k < nbuckets) ++offset[k + 1];
+    }
+    for (std::size_t b = 1; b <= nbuckets; ++b) offset[b] += offset[b - 1];
+    order.resize(offset[nbuckets]);
+    auto cursor = offset;
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto k = key_of(i);
+      if (k < nbuckets) order[cursor[k]++] = static_cast<std::uint32_t>(i);
+    }
+  }
+  std::uint32_t* begin(std::size_t b) noexcept { return order.data() + offset[b]; }
+  std::uint32_t* end(std::size_t b) noexcept { return order.data() + offset[b + 1]; }
+  std::size_t count() const noexcept { return offset.size() - 1; }
+};
+
+// Sorts each bucket by `less`; skipped where a bucket is already in order (the usual case).
+template <class Less>
+void sort_each(buckets& b, Less less) {
+  for (std::size_t k = 0; k < b.count(); ++k)
+    if (!std::is_sorted(b.begin(k), b.end(k), less)) std::sort(b.begin(k), b.end(k), less);
+}
+
+
+} // namespace detail
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,61 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/grouping.hpp
+/// The shape every summary table shares: group records, statistics per group, percent of the
+/// total, rows in a fixed order. `grouped_stats` does the first two by counting sort (linear,
+/// no per-group allocation); `set_percent` and `order_rows` the rest.
+///
+/// \code
+///   auto s = nvscope::detail::grouped_stats(names, t.kernels.size(),
+///       [&](std::size_t i) { return t.kernels[i].name; },
+///       [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; });
+///   // s[name].count kernels of that name, s[name].median their median duration
+/// \endcode
+
+#include <nvscope/analyze/detail/buckets.hpp>
+#include <nvscope/analyze/stats.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+// Statistics of value_of(i) per group group_of(i) < groups (items with a group out of range
+// are left out). Two passes and one buffer: linear in items + groups.
+template <class GroupOf, class ValueOf>
+std::vector<duration_stats> grouped_stats(std::size_t groups, std::size_t items, GroupOf group_of, ValueOf value_of) {
+  buckets b(items, groups, group_of);
+  std::vector<std::uint64_t> values(b.order.size());
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = value_of(b.order[i]);
+  std::vector<duration_stats> out(groups);
+  for (std::size_t g = 0; g < groups; ++g) out[g] = stats_of(values.data() + b.offset[g], values.data() + b.offset[g + 1]);
+  return out;
+}
+
+// Each row's share of the total, in percent: percent_of(row) = 100 * total_of(row) / sum.
+template <class Row, class TotalOf, class PercentOf>
+void set_percent(std::vector<Row>& rows, TotalOf total_of, PercentOf percent_of) {
+  std::uint64_t grand = 0;
+  for (const auto& r : rows) grand += total_of(r);
+  for (auto& r : rows) percent_of(r) = grand ? 100.0 * static_cast<double>(total_of(r)) / static_cast<double>(grand) : 0.0;
+}
+
+// A key component that sorts larger values first.
+constexpr std::uint64_t descending(std::uint64_t v) noexcept { return ~v; }
+
+// Sorts rows by key(row), a tuple compared element by element (use `descending` for
+// largest-first numbers and string_view for names).
+template <class Row, class Key>
+void order_rows(std::vector<Row>& rows, Key key) {
+  std::sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) { return key(a) < key(b); });
+}
+
+} // namespace detail
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,206 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/index.hpp
+/// The indexed view of a trace every analysis pass reads, built once: each GPU record tied to
+/// its launch (by correlation id), range ends closed, range nesting per thread (one rule,
+/// marks included), the innermost push/pop range and the start/end ranges open at every
+/// launch, and range groups (domain, name, style). Thread indexes map through a table sized by
+/// the threads present. Every step is linear or n log n in the records.
+///
+/// \code
+///   auto a = nvscope::attribute(t);
+///   auto r = a.kernel_owner[0];        // index into t.ranges, or attribution::none
+///   auto up = a.parent[r];             // the range that encloses it on its thread
+/// \endcode
+
+#include <nvscope/analyze/detail/buckets.hpp>
+#include <nvscope/analyze/detail/launch_lookup.hpp>
+#include <nvscope/analyze/detail/nesting.hpp>
+#include <nvscope/analyze/intervals.hpp>
+#include <nvscope/trace.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// Where each GPU record came from: its launch and the innermost push/pop range open on the
+/// launching thread at that moment; and how ranges nest (computed from times, per thread).
+struct attribution {
+  static constexpr std::uint32_t none = 0xffffffffu;
+  std::vector<std::uint32_t> kernel_launch, copy_launch, memset_launch; ///< into trace::launches
+  std::vector<std::uint32_t> kernel_owner, copy_owner, memset_owner;    ///< into trace::ranges
+  std::vector<std::uint32_t> parent;   ///< per range: enclosing push/pop range on its thread (marks too)
+  std::vector<std::uint16_t> depth;    ///< per range: 0 for outermost
+  std::vector<timestamp_ns> range_end; ///< per range: its end, or the trace end when unclosed
+  timestamp_ns trace_end = 0;
+};
+
+namespace detail {
+inline timestamp_ns trace_end_of(const trace& t) noexcept {
+  if (t.finish > t.begin && t.finish != 0) return t.finish;
+  timestamp_ns m = 0;
+  auto upd = [&m](timestamp_ns v) { m = v > m ? v : m; };
+  for (const auto& r : t.ranges) { upd(r.start); upd(r.end); }
+  for (const auto& k : t.kernels) upd(k.end);
+  for (const auto& c : t.copies) upd(c.end);
+  for (const auto& s : t.memsets) upd(s.end);
+  for (const auto& s : t.syncs) upd(s.end);
+  for (const auto& l : t.launches) upd(l.time);
+  return m;
+}
+
+// A range's end as analysis uses it: unclosed ranges end at the trace end, a range that ends
+// before it starts ends at its start.
+inline std::vector<timestamp_ns> closed_range_ends(const trace& t, timestamp_ns trace_end) {
+  std::vector<timestamp_ns> end(t.ranges.size());
+  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
+    const auto& r = t.ranges[i];
+    end[i] = r.end == 0 ? std::max(trace_end, r.start) : std::max(r.end, r.start);
+  }
+  return end;
+}
+
+} // namespace detail
+
+/// The indexed view of a trace that every analysis pass reads: built once by `index_trace`.
+struct trace_index {
+  attribution links;                           ///< launches, owners, nesting, closed ends
+  std::vector<std::uint32_t> launch_owner;     ///< per launch: innermost push/pop range open, or none
+  std::vector<std::uint32_t> start_end_offset; ///< per launch, and one past: into start_end_ranges
+  std::vector<std::uint32_t> start_end_ranges; ///< start/end ranges open at each launch
+  std::vector<char> kernel_ok;                 ///< per kernel: has a valid interval
+  std::vector<std::uint32_t> group_of;         ///< per range: its (domain, name, style) group; none for marks
+  std::vector<std::uint32_t> group_first;      ///< per group: its first range
+  std::uint64_t incomplete_found = 0;          ///< GPU records and ranges with no valid end
+  std::uint64_t unclosed_found = 0;            ///< ranges never closed
+  std::uint64_t unattributed = 0;              ///< valid GPU records with no launch record
+
+  /// Calls f(range) for every range containing launch `l`: the push/pop stack from the
+  /// innermost outwards, then the start/end ranges.
+  template <class F>
+  void for_enclosing(std::uint32_t l, F&& f) const {
+    for (auto r = launch_owner[l]; r != attribution::none; r = links.parent[r]) f(r);
+    for (auto i = start_end_offset[l]; i < start_end_offset[l + 1]; ++i) f(start_end_ranges[i]);
+  }
+};
+
+namespace detail {
+
+// Nesting, owners of launches and the start/end ranges open at each launch, per thread.
+inline void nest_ranges(const trace& t, trace_index& x) {
+  auto& a = x.links;
+  const thread_table slots(t);
+  auto tl = timelines_of(t, slots, a.range_end);
+  a.parent.assign(t.ranges.size(), attribution::none);
+  a.depth.assign(t.ranges.size(), 0);
+  x.launch_owner.assign(t.launches.size(), attribution::none);
+  std::vector<std::uint32_t> scratch;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  auto &pp = tl.push_pop, &se = tl.start_end, &q = tl.queries;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
+    sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, pairs, scratch);
+  }
+  const buckets by_launch(pairs.size(), t.launches.size(), [&](std::size_t i) { return pairs[i].first; });
+  x.start_end_offset = by_launch.offset;
+  x.start_end_ranges.resize(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) x.start_end_ranges[i] = pairs[by_launch.order[i]].second;
+}
+
+// Each GPU record's launch (by correlation id) and owner; counts records with no valid end
+// and valid ones with no launch.
+inline void link_launches(const trace& t, trace_index& x) {
+  const launch_lookup lookup(t.launches);
+  auto link = [&](const auto& records, std::vector<std::uint32_t>& launch, std::vector<std::uint32_t>& owner, char* ok) {
+    launch.resize(records.size());
+    owner.resize(records.size());
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const auto& r = records[i];
+      const auto l = lookup.find(r.correlation);
+      const bool valid = valid_interval(r.start, r.end);
+      launch[i] = l;
+      owner[i] = l == no_index ? attribution::none : x.launch_owner[l];
+      if (ok) ok[i] = valid;
+      x.incomplete_found += !valid;
+      x.unattributed += valid && l == no_index;
+    }
+  };
+  x.kernel_ok.resize(t.kernels.size());
+  link(t.kernels, x.links.kernel_launch, x.links.kernel_owner, x.kernel_ok.data());
+  link(t.copies, x.links.copy_launch, x.links.copy_owner, nullptr);
+  link(t.memsets, x.links.memset_launch, x.links.memset_owner, nullptr);
+  for (const auto& s : t.syncs) x.incomplete_found += !valid_interval(s.start, s.end);
+}
+
+// Range groups, one per (domain, name, style), numbered in order of first appearance.
+inline void group_ranges(const trace& t, trace_index& x) {
+  std::unordered_map<std::uint64_t, std::uint32_t> groups[2];
+  x.group_of.assign(t.ranges.size(), attribution::none);
+  for (std::uint32_t i = 0; i < t.ranges.size(); ++i) {
+    const auto& r = t.ranges[i];
+    if (r.is_mark) continue;
+    x.unclosed_found += r.end == 0;
+    x.incomplete_found += r.end != 0 && r.end < r.start;
+    const std::uint64_t key = (static_cast<std::uint64_t>(r.domain) << 32) | r.name;
+    const auto it = groups[r.is_push_pop].emplace(key, static_cast<std::uint32_t>(x.group_first.size())).first;
+    if (it->second == x.group_first.size()) x.group_first.push_back(i);
+    x.group_of[i] = it->second;
+  }
+}
+
+} // namespace detail
+
+/// Builds the indexed view of `t` that every analysis pass reads: O(n log n) in the ranges,
+/// linear in everything else (docs/analysis.md).
+/// \code
+///   const nvscope::trace_index x = nvscope::index_trace(t);
+///   auto kernels = nvscope::kernel_summary(t, x);
+/// \endcode
+inline trace_index index_trace(const trace& t) {
+  trace_index x;
+  x.links.trace_end = detail::trace_end_of(t);
+  x.links.range_end = detail::closed_range_ends(t, x.links.trace_end);
+  detail::nest_ranges(t, x);
+  detail::link_launches(t, x);
+  detail::group_ranges(t, x);
+  return x;
+}
+
+/// Ties every kernel, copy and memset to its launch (by correlation id) and to the innermost
+/// push/pop range open on the launching thread at the launch; ranges get their parents and
+/// depths. All kernels of one graph launch share a correlation id, so one launch and range.
+/// \code
+///   auto a = nvscope::attribute(t);
+///   auto r = a.kernel_owner[0];   // index into t.ranges, or attribution::none
+/// \endcode
+inline attribution attribute(const trace& t) { return index_trace(t).links; }
+
+/// How the ranges of `t` nest, computed from times per thread: per range its parent (or
+/// `attribution::none`) and depth. The trace itself is left as its producer wrote it.
+/// \code
+///   auto n = nvscope::link_ranges(t);
+///   assert(n.parent[inner] == outer && n.depth[inner] == 1);
+/// \endcode
+struct range_nesting {
+  std::vector<std::uint32_t> parent;
+  std::vector<std::uint16_t> depth;
+};
+
+/// The nesting of `t`'s ranges (see `range_nesting`).
+/// \code
+///   auto n = nvscope::link_ranges(t);
+/// \endcode
+inline range_nesting link_ranges(const trace& t) {
+  auto a = attribute(t);
+  return {std::move(a.parent), std::move(a.depth)};
+}
+
+} // namespace v1
+} // namespace nvscope

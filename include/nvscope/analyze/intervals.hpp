@@ -1,0 +1,84 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/intervals.hpp
+/// Interval arithmetic over [begin, end) stretches of GPU or host time: merge, clip, union,
+/// intersection and the gaps between, each linear in its input once sorted.
+///
+/// \code
+///   std::vector<nvscope::detail::interval> v{{0, 10}, {5, 20}, {30, 40}};
+///   nvscope::detail::merge_intervals(v);                  // {0, 20}, {30, 40}
+///   auto busy = nvscope::detail::covered(v, 0, 100);      // 30
+/// \endcode
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+using interval = std::pair<std::uint64_t, std::uint64_t>; // [first, second)
+
+// A record with an end, not before its start.
+inline bool valid_interval(std::uint64_t start, std::uint64_t end) noexcept { return end != 0 && end >= start; }
+
+// Sorts and merges in place; empty intervals are dropped.
+inline void merge_intervals(std::vector<interval>& v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](const interval& i) { return i.second <= i.first; }), v.end());
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end()); // usually already in time order
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (out > 0 && v[i].first <= v[out - 1].second) {
+      if (v[i].second > v[out - 1].second) v[out - 1].second = v[i].second;
+    } else {
+      v[out++] = v[i];
+    }
+  }
+  v.resize(out);
+}
+
+// The union of merged lists, merged.
+inline std::vector<interval> union_of(const std::vector<interval>& a, const std::vector<interval>& b, const std::vector<interval>& c) {
+  std::vector<interval> ab(a.size() + b.size()), all(a.size() + b.size() + c.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), ab.begin());
+  std::merge(ab.begin(), ab.end(), c.begin(), c.end(), all.begin());
+  merge_intervals(all);
+  return all;
+}
+
+// Total length of merged intervals clipped to [lo, hi).
+inline std::uint64_t covered(const std::vector<interval>& merged, std::uint64_t lo, std::uint64_t hi) noexcept {
+  std::uint64_t sum = 0;
+  for (const auto& i : merged) {
+    const auto a = i.first > lo ? i.first : lo;
+    const auto b = i.second < hi ? i.second : hi;
+    if (b > a) sum += b - a;
+  }
+  return sum;
+}
+
+// Length of the intersection of two merged interval lists.
+inline std::uint64_t intersection(const std::vector<interval>& a, const std::vector<interval>& b) noexcept {
+  std::uint64_t sum = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const auto lo = std::max(a[i].first, b[j].first);
+    const auto hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) sum += hi - lo;
+    if (a[i].second < b[j].second) ++i;
+    else ++j;
+  }
+  return sum;
+}
+
+// Appends the idle stretches between consecutive merged intervals.
+inline void append_gaps(const std::vector<interval>& merged, std::vector<std::uint64_t>& gaps) {
+  for (std::size_t i = 1; i < merged.size(); ++i) gaps.push_back(merged[i].first - merged[i - 1].second);
+}
+
+} // namespace detail
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,132 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/projection.hpp
+/// Ranges projected onto the GPU (`nvtx_gpu_proj_sum`): per range instance, the first start
+/// and last end of the GPU work launched inside it, and how many launches that was. Push/pop
+/// figures are computed at each launch's innermost range and carried up the nesting (linear);
+/// start/end ranges take the launches they enclose directly.
+///
+/// \code
+///   const auto x = nvscope::index_trace(t);
+///   const auto p = nvscope::project_ranges(t, x);
+///   auto rows = nvscope::gpu_projection_summary(t, x, p);
+/// \endcode
+
+#include <nvscope/analyze/grouping.hpp>
+#include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/names.hpp>
+#include <nvscope/analyze/report.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// Per range: the projected window of the GPU work launched inside, and the launch count
+/// (0: the range launched no GPU work; `first`/`last` are then meaningless).
+struct range_projection {
+  std::vector<timestamp_ns> first, last;
+  std::vector<std::uint32_t> ops;
+};
+
+namespace detail {
+
+// Per launch: first start and last end of its valid GPU work (last == 0: none).
+inline void project_launches(const trace& t, const trace_index& x, std::vector<timestamp_ns>& first, std::vector<timestamp_ns>& last) {
+  first.assign(t.launches.size(), std::numeric_limits<timestamp_ns>::max());
+  last.assign(t.launches.size(), 0);
+  auto note = [&](const auto& records, const std::vector<std::uint32_t>& launch) {
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const auto l = launch[i];
+      const auto& r = records[i];
+      if (l == attribution::none || !valid_interval(r.start, r.end)) continue;
+      first[l] = std::min(first[l], r.start);
+      last[l] = std::max(last[l], r.end);
+    }
+  };
+  note(t.kernels, x.links.kernel_launch);
+  note(t.copies, x.links.copy_launch);
+  note(t.memsets, x.links.memset_launch);
+}
+
+// Push/pop ranges, deepest first: children before their parents.
+inline std::vector<std::uint32_t> deepest_first(const trace& t, const trace_index& x) {
+  constexpr std::size_t levels = 0x10000;
+  buckets by_depth(t.ranges.size(), levels, [&](std::size_t i) -> std::size_t {
+    const auto& r = t.ranges[i];
+    return r.is_mark || !r.is_push_pop ? levels : levels - 1 - x.links.depth[i];
+  });
+  return std::move(by_depth.order);
+}
+
+} // namespace detail
+
+/// Projects every range onto the GPU work launched inside it (docs/analysis.md).
+/// \code
+///   auto p = nvscope::project_ranges(t, nvscope::index_trace(t));
+/// \endcode
+inline range_projection project_ranges(const trace& t, const trace_index& x) {
+  std::vector<timestamp_ns> lf, ll;
+  detail::project_launches(t, x, lf, ll);
+  range_projection p;
+  p.first.assign(t.ranges.size(), std::numeric_limits<timestamp_ns>::max());
+  p.last.assign(t.ranges.size(), 0);
+  p.ops.assign(t.ranges.size(), 0);
+  auto add = [&](std::uint32_t r, timestamp_ns f, timestamp_ns l, std::uint32_t ops) {
+    p.first[r] = std::min(p.first[r], f);
+    p.last[r] = std::max(p.last[r], l);
+    p.ops[r] += ops;
+  };
+  for (std::uint32_t l = 0; l < t.launches.size(); ++l) {
+    if (ll[l] == 0) continue;
+    if (x.launch_owner[l] != attribution::none) add(x.launch_owner[l], lf[l], ll[l], 1);
+    for (auto i = x.start_end_offset[l]; i < x.start_end_offset[l + 1]; ++i) add(x.start_end_ranges[i], lf[l], ll[l], 1);
+  }
+  for (const auto r : detail::deepest_first(t, x)) {
+    const auto up = x.links.parent[r];
+    if (up != attribution::none && p.ops[r]) add(up, p.first[r], p.last[r], p.ops[r]);
+  }
+  return p;
+}
+
+/// `nvtx_gpu_proj_sum`: per range group, the projections of its instances that launched GPU
+/// work, their host time, launches, nesting level and children that launched work.
+/// \code
+///   auto rows = nvscope::gpu_projection_summary(t, x, nvscope::project_ranges(t, x));
+/// \endcode
+inline std::vector<gpu_projection_row> gpu_projection_summary(const trace& t, const trace_index& x, const range_projection& p) {
+  const auto nr = t.ranges.size(), ng = x.group_first.size();
+  auto group_of = [&](std::size_t i) -> std::size_t { return x.group_of[i] != attribution::none && p.ops[i] ? x.group_of[i] : ng; };
+  const auto stats = detail::grouped_stats(ng, nr, group_of, [&](std::size_t i) { return p.last[i] - p.first[i]; });
+  std::vector<std::uint64_t> host(ng, 0), ops(ng, 0), level(ng, 0), kids(ng, 0);
+  for (std::size_t i = 0; i < nr; ++i) {
+    const auto up = x.links.parent[i];
+    if (p.ops[i] && up != attribution::none && group_of(up) != ng) ++kids[group_of(up)];
+    const auto g = group_of(i);
+    if (g == ng) continue;
+    host[g] += x.links.range_end[i] - t.ranges[i].start;
+    ops[g] += p.ops[i];
+    level[g] += x.links.depth[i];
+  }
+  std::vector<gpu_projection_row> rows;
+  for (std::size_t g = 0; g < ng; ++g) {
+    if (!stats[g].count) continue;
+    const auto& first = t.ranges[x.group_first[g]];
+    const auto n = static_cast<double>(stats[g].count);
+    rows.push_back({detail::range_label(t, first, false), detail::style_name(first), stats[g], host[g], ops[g],
+                    static_cast<double>(ops[g]) / n, static_cast<double>(level[g]) / n, static_cast<double>(kids[g]) / n,
+                    std::string(t.strings[first.name])});
+  }
+  detail::order_rows(rows, [](const auto& r) {
+    return std::make_tuple(detail::descending(r.projected.total), std::string_view(r.range), std::string_view(r.style));
+  });
+  return rows;
+}
+
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,220 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/range_kernels.hpp
+/// `nvtx_kern_sum`: kernels grouped by every range enclosing their launch, by thread and by
+/// kernel name, as nsys groups them. A kernel under n nested ranges of one name counts once in
+/// "Kern Inst" and n times in the time figures (nsys's rule). Kernels are first gathered per
+/// (innermost range, kernel name) pair; each pair then walks the nesting once, in runs of
+/// same-named ranges, so a deep stack of one name costs one step, not one per level.
+///
+/// \code
+///   const auto x = nvscope::index_trace(t);
+///   for (const auto& row : nvscope::range_kernel_summary(t, x)) std::puts(row.kernel.c_str());
+/// \endcode
+
+#include <nvscope/analyze/grouping.hpp>
+#include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/names.hpp>
+#include <nvscope/analyze/projection.hpp>
+#include <nvscope/analyze/report.hpp>
+
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+// Kernels gathered per (range, kernel name) pair; pair p's durations are
+// durations[offset[p] .. offset[p + 1]).
+struct kernel_pairs {
+  std::vector<std::uint32_t> range, name, offset{0};
+  std::vector<std::uint64_t> durations;
+};
+
+// entries: (range, kernel index). Two counting sorts: by range, then by pair.
+inline kernel_pairs pair_kernels(const trace& t, const std::vector<string_id>& ids,
+                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& entries) {
+  kernel_pairs kp;
+  auto name_of = [&](std::uint32_t k) { return t.kernels[k].name < ids.size() ? ids[t.kernels[k].name] : 0; };
+  buckets by_range(entries.size(), t.ranges.size(), [&](std::size_t e) { return entries[e].first; });
+  std::vector<std::uint32_t> pair_of(entries.size()), stamp(ids.size() + 1, no_index), slot(ids.size() + 1, 0);
+  for (std::size_t r = 0; r < t.ranges.size(); ++r)
+    for (auto e = by_range.begin(r); e != by_range.end(r); ++e) {
+      const auto n = name_of(entries[*e].second);
+      if (stamp[n] != r) {
+        stamp[n] = static_cast<std::uint32_t>(r);
+        slot[n] = static_cast<std::uint32_t>(kp.range.size());
+        kp.range.push_back(static_cast<std::uint32_t>(r));
+        kp.name.push_back(n);
+      }
+      pair_of[*e] = slot[n];
+    }
+  const buckets by_pair(entries.size(), kp.range.size(), [&](std::size_t e) { return pair_of[e]; });
+  kp.offset = by_pair.offset;
+  kp.durations.resize(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& k = t.kernels[entries[by_pair.order[i]].second];
+    kp.durations[i] = k.end - k.start;
+  }
+  return kp;
+}
+
+// Rows of nvtx_kern_sum under construction: (group, thread, kernel name) -> row; each row
+// takes pairs with a weight.
+struct kern_rows {
+  struct key {
+    std::uint32_t group, thread, name;
+    bool operator==(const key& o) const noexcept { return group == o.group && thread == o.thread && name == o.name; }
+  };
+  struct key_hash {
+    std::size_t operator()(const key& k) const noexcept {
+      std::uint64_t v = (static_cast<std::uint64_t>(k.group) << 32 | k.name) * 0x9e3779b97f4a7c15ull ^ k.thread;
+      v ^= v >> 31;
+      return static_cast<std::size_t>(v * 0xbf58476d1ce4e5b9ull);
+    }
+  };
+  struct contribution {
+    std::uint32_t row;
+    kernel_pairs* pairs;
+    std::uint32_t pair, weight;
+  };
+  std::unordered_map<key, std::uint32_t, key_hash> index;
+  std::vector<key> keys;
+  std::vector<std::uint64_t> instances;
+  std::vector<contribution> parts;
+
+  std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
+    const auto it = index.emplace(key{group, thread, name}, static_cast<std::uint32_t>(keys.size())).first;
+    if (it->second == keys.size()) {
+      keys.push_back({group, thread, name});
+      instances.push_back(0);
+    }
+    return it->second;
+  }
+};
+
+// Per push/pop range: the nearest ancestor of another group, and how many ranges of its own
+// group lead up to it (itself included).
+inline void same_group_runs(const trace& t, const trace_index& x, std::vector<std::uint32_t>& up, std::vector<std::uint32_t>& len) {
+  up.assign(t.ranges.size(), attribution::none);
+  len.assign(t.ranges.size(), 1);
+  const auto order = deepest_first(t, x);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const auto r = *it, p = x.links.parent[r];
+    if (p == attribution::none) continue;
+    const bool same = x.group_of[p] == x.group_of[r];
+    up[r] = same ? up[p] : p;
+    len[r] = same ? len[p] + 1 : 1;
+  }
+}
+
+// Push/pop part: each pair weighs into the row of every group on its range's stack.
+inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp, kern_rows& rows) {
+  std::vector<std::uint32_t> up, len;
+  same_group_runs(t, x, up, len);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> runs; // (group, weight)
+  std::unordered_set<std::uint64_t> marked;                  // (range, name): range counted for name
+  for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
+    const auto r0 = kp.range[p], name = kp.name[p], thread = t.ranges[r0].thread;
+    runs.clear();
+    for (auto r = r0; r != attribution::none; r = up[r]) runs.emplace_back(x.group_of[r], len[r]);
+    if (runs.size() > 1) {
+      std::sort(runs.begin(), runs.end());
+      std::size_t out = 0;
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        if (out && runs[out - 1].first == runs[i].first) runs[out - 1].second += runs[i].second;
+        else runs[out++] = runs[i];
+      }
+      runs.resize(out);
+    }
+    for (const auto& [g, w] : runs) rows.parts.push_back({rows.row(g, thread, name), &kp, p, w});
+    for (auto r = r0; r != attribution::none; r = x.links.parent[r]) {
+      if (!marked.insert(static_cast<std::uint64_t>(r) << 32 | name).second) break; // its ancestors are counted too
+      ++rows.instances[rows.row(x.group_of[r], thread, name)];
+    }
+  }
+}
+
+// Start/end part: each (range, name) pair is one range instance with weight 1.
+inline void add_start_end(const trace& t, const trace_index& x, kernel_pairs& kp, kern_rows& rows) {
+  for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
+    const auto r = kp.range[p];
+    const auto row = rows.row(x.group_of[r], t.ranges[r].thread, kp.name[p]);
+    rows.parts.push_back({row, &kp, p, 1});
+    ++rows.instances[row];
+  }
+}
+
+// The statistics of one row from its contributions (one unweighted pair: in place, linear).
+inline duration_stats row_stats(const kern_rows::contribution* first, const kern_rows::contribution* last,
+                                std::vector<weighted_value>& scratch) {
+  auto slice = [](const kern_rows::contribution& c) {
+    auto* d = c.pairs->durations.data();
+    return std::make_pair(d + c.pairs->offset[c.pair], d + c.pairs->offset[c.pair + 1]);
+  };
+  if (last - first == 1 && first->weight == 1) return stats_of(slice(*first).first, slice(*first).second);
+  scratch.clear();
+  for (auto c = first; c != last; ++c)
+    for (auto [d, e] = slice(*c); d != e; ++d) scratch.push_back({*d, c->weight});
+  return weighted_stats_of(scratch.data(), scratch.data() + scratch.size());
+}
+
+// The rows, statistics and labels filled in, in nsys's order.
+inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, const kern_rows& rows) {
+  const buckets by_row(rows.parts.size(), rows.keys.size(), [&](std::size_t i) { return rows.parts[i].row; });
+  std::vector<kern_rows::contribution> parts(rows.parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) parts[i] = rows.parts[by_row.order[i]];
+  std::vector<weighted_value> scratch;
+  std::vector<range_kernel_row> out(rows.keys.size());
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    const auto& k = rows.keys[r];
+    const auto& first = t.ranges[x.group_first[k.group]];
+    auto& row = out[r];
+    row.range = range_label(t, first, false);
+    row.style = style_name(first);
+    row.pid = t.process_id;
+    row.tid = k.thread < t.threads.size() ? t.threads[k.thread].os_id : k.thread;
+    row.range_instances = rows.instances[r];
+    row.time = row_stats(parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], scratch);
+    row.kernel = std::string(t.strings[k.name]);
+    row.name = std::string(t.strings[first.name]);
+  }
+  order_rows(out, [](const range_kernel_row& r) {
+    return std::make_tuple(std::string_view(r.range), r.pid, r.tid, descending(r.time.total), std::string_view(r.style), std::string_view(r.kernel));
+  });
+  return out;
+}
+
+} // namespace detail
+
+/// `nvtx_kern_sum` (docs/analysis.md says which ranges count and where nvscope differs).
+/// \code
+///   auto rows = nvscope::range_kernel_summary(t, nvscope::index_trace(t));
+/// \endcode
+inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const trace_index& x, name_form form = name_form::demangled) {
+  const auto ids = detail::kernel_name_ids(t, form);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> push_pop, start_end;
+  for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
+    const auto l = x.links.kernel_launch[i];
+    if (!x.kernel_ok[i] || l == attribution::none) continue;
+    if (x.launch_owner[l] != attribution::none) push_pop.emplace_back(x.launch_owner[l], i);
+    for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) start_end.emplace_back(x.start_end_ranges[s], i);
+  }
+  auto pp = detail::pair_kernels(t, ids, push_pop);
+  auto se = detail::pair_kernels(t, ids, start_end);
+  push_pop = {};
+  start_end = {};
+  detail::kern_rows rows;
+  detail::add_push_pop(t, x, pp, rows);
+  detail::add_start_end(t, x, se, rows);
+  return detail::kern_rows_out(t, x, rows);
+}
+
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,184 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/report.hpp
+/// What analysis returns: the rows of the tables `nsys stats` prints, activity metrics, step
+/// figures, a structured verdict and the losses. Numbers and enums only, plus the names nsys
+/// uses as keys; every sentence a person reads is made by an exporter (export/table.hpp).
+///
+/// \code
+///   nvscope::analysis_report r = nvscope::analyze(t);
+///   if (r.verdict.kind == nvscope::verdict_kind::launch_bound) { /* fuse kernels */ }
+/// \endcode
+
+#include <nvscope/analyze/stats.hpp>
+#include <nvscope/trace.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// One row of `cuda_gpu_kern_sum`: kernels grouped by name.
+struct kernel_summary_row {
+  double time_percent = 0.0; ///< of the total kernel time in the table
+  duration_stats time;       ///< count is "Instances"
+  std::string name;
+};
+
+/// One row of `cuda_gpu_mem_time_sum`: copies by direction, memsets.
+struct memop_time_row {
+  double time_percent = 0.0;
+  duration_stats time;   ///< count is "Count"
+  std::string operation; ///< "[CUDA memcpy Host-to-Device]", "[CUDA memset]", ...
+};
+
+/// One row of `cuda_gpu_mem_size_sum`, in bytes (the tables print MB = 10^6 bytes).
+struct memop_size_row {
+  duration_stats bytes;
+  std::string operation;
+};
+
+/// One row of `nvtx_sum`: host time of NVTX ranges, grouped by name and style.
+struct range_summary_row {
+  double time_percent = 0.0;
+  duration_stats time;
+  std::string style; ///< "PushPop" or "StartEnd"
+  std::string range; ///< ":name" for push/pop ranges, "domain:name" in a named domain
+  std::string name;  ///< the range's name alone
+};
+
+/// One row of `nvtx_kern_sum`: kernels launched inside each range (every range of the stack).
+struct range_kernel_row {
+  std::string range; ///< "domain:name", ":name" in the default domain
+  std::string style;
+  std::uint64_t pid = 0;
+  std::uint64_t tid = 0;
+  std::uint64_t range_instances = 0; ///< "NVTX Inst"
+  duration_stats time;               ///< count is "Kern Inst"; a kernel under two nested ranges of one name counts twice in the rest, as in nsys
+  std::string kernel;
+  std::string name; ///< the range's name alone
+};
+
+/// One row of `nvtx_gpu_proj_sum`: ranges projected onto the GPU (first op start to last op
+/// end of the GPU work launched inside), for ranges that launched any GPU work.
+struct gpu_projection_row {
+  std::string range;
+  std::string style;
+  duration_stats projected;           ///< count is "Range Instances"
+  std::uint64_t total_range_time = 0; ///< host time of those instances
+  std::uint64_t total_gpu_ops = 0;    ///< launches (a graph launch is one op, as in nsys)
+  double avg_gpu_ops = 0.0;
+  double avg_range_level = 0.0;
+  double avg_children = 0.0; ///< children that launched GPU work
+  std::string name;          ///< the range's name alone (`range` is nsys's "domain:name" key)
+};
+
+/// GPU activity over a window. Definitions (see docs/analysis.md):
+/// busy = union of kernel, copy and memset intervals within the window / window;
+/// overlap = time a copy and a kernel run at once / union of copy time;
+/// sync = union of synchronisation intervals within the window / window;
+/// gaps = idle time between consecutive stretches of GPU activity.
+struct activity_metrics {
+  timestamp_ns window_begin = 0;
+  timestamp_ns window_end = 0;
+  std::uint64_t window_ns = 0;
+  std::uint64_t busy_ns = 0;
+  std::uint64_t kernel_ns = 0; ///< union of kernel intervals
+  std::uint64_t copy_ns = 0;   ///< union of copy intervals
+  std::uint64_t overlap_ns = 0;
+  std::uint64_t sync_ns = 0;
+  double gpu_busy_percent = 0.0;
+  double copy_compute_overlap_percent = 0.0;
+  double sync_percent = 0.0;
+  std::uint64_t gap_count = 0;
+  double gap_median_ns = 0.0;
+  double gap_p90_ns = 0.0;
+  std::uint64_t kernels = 0;
+  std::uint64_t copies = 0;
+  std::uint64_t memsets = 0;
+  double kernel_median_ns = 0.0;
+};
+
+/// Metrics of one range name over its instances (windows = projected windows).
+struct range_metrics {
+  std::string range;
+  std::uint64_t instances = 0;
+  std::uint64_t kernels = 0;
+  double kernels_per_instance = 0.0;
+  activity_metrics activity;
+};
+
+/// What limits the program, first matching rule of docs/analysis.md.
+enum class verdict_kind : std::uint8_t { no_gpu_activity, copy_bound, compute_bound, sync_bound, launch_bound, host_bound };
+
+/// The verdict and the figures its sentence quotes (export/table.hpp's `verdict_text`).
+struct verdict_result {
+  verdict_kind kind = verdict_kind::no_gpu_activity;
+  double gpu_busy_percent = 0.0;
+  double gpu_idle_percent = 0.0;
+  double copy_share_of_busy_percent = 0.0; ///< copy time / GPU busy time
+  double copy_compute_overlap_percent = 0.0;
+  double sync_percent = 0.0;
+  std::uint64_t kernels = 0;
+  std::uint64_t steps = 0;       ///< 0: no step ranges, `kernels_per_step` is not meaningful
+  double kernels_per_step = 0.0;
+  double kernel_median_ns = 0.0;
+  double gap_median_ns = 0.0;
+};
+
+/// A kind of loss; export/table.hpp's `loss_text` words each one.
+enum class loss_kind : std::uint8_t {
+  dropped_records,    ///< collector: CUPTI dropped records (buffers full)
+  incomplete_records, ///< collector: records without an end timestamp left out
+  unclosed_ranges,    ///< collector: ranges still open when collection stopped
+  incomplete_found,   ///< analysis: records without a valid end left out of the summaries
+  unclosed_found,     ///< analysis: ranges never closed, closed at the end of the trace
+  unattributed,       ///< analysis: GPU records with no launch record
+};
+
+/// One non-zero loss.
+struct loss_entry {
+  loss_kind kind = loss_kind::dropped_records;
+  std::uint64_t count = 0;
+};
+
+/// What the analysis looks at.
+/// \code
+///   nvscope::analysis_options o;
+///   o.step_range = "train_step";
+///   o.window = {t0, t1};           // explicit window; {0, 0}: the default
+/// \endcode
+struct analysis_options {
+  /// Name of the range that marks one step. Empty: any range named `step`, `step_N`,
+  /// `step N` or `stepN` (N digits, any case).
+  std::string step_range;
+  /// The window of the activity metrics; `end == 0` leaves it to the trace (docs/analysis.md).
+  time_window window{};
+};
+
+/// Everything `analyze` computes.
+struct analysis_report {
+  std::vector<kernel_summary_row> kernels;     ///< cuda_gpu_kern_sum
+  std::vector<memop_time_row> memops_by_time;  ///< cuda_gpu_mem_time_sum
+  std::vector<memop_size_row> memops_by_size;  ///< cuda_gpu_mem_size_sum
+  std::vector<range_summary_row> ranges;       ///< nvtx_sum
+  std::vector<range_kernel_row> range_kernels; ///< nvtx_kern_sum
+  std::vector<gpu_projection_row> projections; ///< nvtx_gpu_proj_sum
+  activity_metrics overall;
+  std::vector<range_metrics> per_range; ///< outermost ranges and step ranges, by name
+  std::uint64_t steps = 0;
+  double kernels_per_step = 0.0;
+  verdict_result verdict;
+  loss_counts lost;                   ///< as the producer reported them
+  std::uint64_t incomplete_found = 0; ///< records skipped here: no end, or end before start
+  std::uint64_t unclosed_found = 0;   ///< ranges never closed (closed at the trace end here)
+  std::uint64_t unattributed = 0;     ///< GPU records with no matching launch record
+  /// Every non-zero loss, in the order of `loss_kind`; every export words and prints them.
+  std::vector<loss_entry> losses;
+};
+
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,61 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/steps.hpp
+/// Steps: how many step ranges there are and how many kernels were launched inside one
+/// (at any depth), on average.
+///
+/// \code
+///   auto s = nvscope::step_figures(t, nvscope::index_trace(t), {});
+///   std::printf("%llu steps, %.1f kernels a step\n", (unsigned long long)s.steps, s.kernels_per_step);
+/// \endcode
+
+#include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/projection.hpp>
+#include <nvscope/analyze/step_names.hpp>
+
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// The step figures of a trace.
+struct step_summary {
+  std::uint64_t steps = 0;          ///< step ranges (marks left out)
+  std::uint64_t kernels_in_steps = 0; ///< valid kernels launched inside at least one step range
+  double kernels_per_step = 0.0;
+};
+
+/// Counts step ranges and the kernels launched inside them (linear: each push/pop range
+/// knows whether a step encloses it).
+/// \code
+///   auto s = nvscope::step_figures(t, x, options);
+/// \endcode
+inline step_summary step_figures(const trace& t, const trace_index& x, const analysis_options& options) {
+  step_summary s;
+  const auto nr = t.ranges.size();
+  std::vector<char> is_step(nr, 0), in_step(nr, 0);
+  for (std::size_t i = 0; i < nr; ++i) {
+    const auto& r = t.ranges[i];
+    is_step[i] = !r.is_mark && is_step_name(t.strings[r.name], options);
+    s.steps += is_step[i];
+  }
+  if (!s.steps) return s;
+  const auto order = detail::deepest_first(t, x);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const auto parent = x.links.parent[*it];
+    in_step[*it] = is_step[*it] || (parent != attribution::none && in_step[parent]);
+  }
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const auto l = x.links.kernel_launch[i];
+    if (!x.kernel_ok[i] || l == attribution::none) continue;
+    bool inside = x.launch_owner[l] != attribution::none && in_step[x.launch_owner[l]];
+    for (auto e = x.start_end_offset[l]; !inside && e < x.start_end_offset[l + 1]; ++e) inside = is_step[x.start_end_ranges[e]];
+    s.kernels_in_steps += inside;
+  }
+  s.kernels_per_step = static_cast<double>(s.kernels_in_steps) / static_cast<double>(s.steps);
+  return s;
+}
+
+} // namespace v1
+} // namespace nvscope

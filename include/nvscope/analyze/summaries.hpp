@@ -1,0 +1,107 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/summaries.hpp
+/// The flat summaries: `cuda_gpu_kern_sum` (kernels by name), `cuda_gpu_mem_time_sum` and
+/// `cuda_gpu_mem_size_sum` (copies by direction, memsets), `nvtx_sum` (host time of ranges by
+/// name and style). Each a pass over the indexed trace, linear in its records.
+///
+/// \code
+///   const auto x = nvscope::index_trace(t);
+///   for (const auto& row : nvscope::kernel_summary(t, x)) std::puts(row.name.c_str());
+/// \endcode
+
+#include <nvscope/analyze/grouping.hpp>
+#include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/names.hpp>
+#include <nvscope/analyze/report.hpp>
+
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// `cuda_gpu_kern_sum`: valid kernels grouped by name in `form`, largest total first.
+/// \code
+///   auto rows = nvscope::kernel_summary(t, nvscope::index_trace(t), nvscope::name_form::base);
+/// \endcode
+inline std::vector<kernel_summary_row> kernel_summary(const trace& t, const trace_index& x, name_form form = name_form::demangled) {
+  const auto ids = detail::kernel_name_ids(t, form);
+  const auto names = ids.size(); // and one group more: ids outside the string table
+  auto stats = detail::grouped_stats(
+      names + 1, t.kernels.size(),
+      [&](std::size_t i) -> std::size_t {
+        if (!x.kernel_ok[i]) return names + 1;
+        return t.kernels[i].name < names ? ids[t.kernels[i].name] : names;
+      },
+      [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; });
+  std::vector<kernel_summary_row> rows;
+  for (std::size_t n = 0; n <= names; ++n)
+    if (stats[n].count) rows.push_back({0.0, stats[n], std::string(t.strings[static_cast<string_id>(n)])});
+  detail::set_percent(rows, [](const auto& r) { return r.time.total; }, [](auto& r) -> double& { return r.time_percent; });
+  detail::order_rows(rows, [](const auto& r) { return std::make_tuple(detail::descending(r.time.total), r.time.count, std::string_view(r.name)); });
+  return rows;
+}
+
+/// Both memory-operation summaries: by time and by size.
+struct memop_summaries {
+  std::vector<memop_time_row> by_time; ///< cuda_gpu_mem_time_sum
+  std::vector<memop_size_row> by_size; ///< cuda_gpu_mem_size_sum
+};
+
+/// `cuda_gpu_mem_time_sum` and `cuda_gpu_mem_size_sum`: copies by direction, then memsets.
+/// \code
+///   auto m = nvscope::memop_summary(t);
+/// \endcode
+inline memop_summaries memop_summary(const trace& t) {
+  constexpr std::size_t kinds = 12; // 11 copy kinds + memset
+  const auto nc = t.copies.size();
+  auto kind_of = [&](std::size_t i) -> std::size_t {
+    if (i >= nc) return detail::valid_interval(t.memsets[i - nc].start, t.memsets[i - nc].end) ? kinds - 1 : kinds;
+    const auto& c = t.copies[i];
+    return detail::valid_interval(c.start, c.end) ? std::min<std::size_t>(static_cast<std::size_t>(c.kind), kinds - 2) : kinds;
+  };
+  auto time_of = [&](std::size_t i) { return i < nc ? t.copies[i].end - t.copies[i].start : t.memsets[i - nc].end - t.memsets[i - nc].start; };
+  auto size_of = [&](std::size_t i) { return i < nc ? t.copies[i].bytes : t.memsets[i - nc].bytes; };
+  const auto n = nc + t.memsets.size();
+  const auto times = detail::grouped_stats(kinds, n, kind_of, time_of);
+  const auto sizes = detail::grouped_stats(kinds, n, kind_of, size_of);
+  memop_summaries m;
+  for (std::size_t k = 0; k < kinds; ++k) {
+    if (!times[k].count) continue;
+    const char* op = k == kinds - 1 ? detail::memset_operation_name : detail::copy_operation_name(static_cast<copy_kind>(k));
+    m.by_time.push_back({0.0, times[k], op});
+    m.by_size.push_back({sizes[k], op});
+  }
+  detail::set_percent(m.by_time, [](const auto& r) { return r.time.total; }, [](auto& r) -> double& { return r.time_percent; });
+  detail::order_rows(m.by_time, [](const auto& r) { return std::make_tuple(detail::descending(r.time.total), r.time.count, std::string_view(r.operation)); });
+  detail::order_rows(m.by_size, [](const auto& r) { return std::make_tuple(detail::descending(r.bytes.total), r.bytes.count, std::string_view(r.operation)); });
+  return m;
+}
+
+/// `nvtx_sum`: host time of ranges (marks left out) per (domain, name, style) group.
+/// \code
+///   auto rows = nvscope::range_summary(t, nvscope::index_trace(t));
+/// \endcode
+inline std::vector<range_summary_row> range_summary(const trace& t, const trace_index& x) {
+  const auto ng = x.group_first.size();
+  const auto stats = detail::grouped_stats(
+      ng, t.ranges.size(), [&](std::size_t i) -> std::size_t { return x.group_of[i] == attribution::none ? ng : x.group_of[i]; },
+      [&](std::size_t i) { return x.links.range_end[i] - t.ranges[i].start; });
+  std::vector<range_summary_row> rows;
+  for (std::size_t g = 0; g < ng; ++g) {
+    const auto& first = t.ranges[x.group_first[g]];
+    rows.push_back({0.0, stats[g], detail::style_name(first), detail::range_label(t, first, true), std::string(t.strings[first.name])});
+  }
+  detail::set_percent(rows, [](const auto& r) { return r.time.total; }, [](auto& r) -> double& { return r.time_percent; });
+  detail::order_rows(rows, [](const auto& r) {
+    return std::make_tuple(detail::descending(r.time.total), r.time.count, std::string_view(r.range), std::string_view(r.style));
+  });
+  return rows;
+}
+
+} // namespace v1
+} // namespace nvscope
