@@ -5,6 +5,7 @@
 
 #include "workloads.hpp"
 
+#include <cuda_profiler_api.h>
 #include <doctest/doctest.h>
 #include <nvscope/annotate.hpp>
 #include <nvtx3/nvtx3.hpp>
@@ -264,6 +265,50 @@ TEST_CASE("only_in_capture keeps exactly what was launched between capture start
   REQUIRE(c.stop());
   CHECK(c.result().kernels.size() == static_cast<std::size_t>(inside));
   CHECK(c.stats().records_outside_capture >= static_cast<std::uint64_t>(before + after));
+}
+
+TEST_CASE("only_in_capture follows the program's own cudaProfilerStart/Stop and cuProfilerStart/Stop") {
+  auto o = quiet_options();
+  o.only_in_capture = true;
+  ns::collector c(o);
+  REQUIRE(c.start());
+  for (int i = 0; i < 2; ++i) REQUIRE_OK(wl::empty());
+  REQUIRE(cudaProfilerStart() == cudaSuccess);
+  for (int i = 0; i < 3; ++i) REQUIRE_OK(wl::empty());
+  REQUIRE(cudaProfilerStop() == cudaSuccess);
+  for (int i = 0; i < 2; ++i) REQUIRE_OK(wl::empty());
+  REQUIRE_OK(wl::profiler_driver(true));
+  REQUIRE_OK(wl::empty());
+  REQUIRE_OK(wl::profiler_driver(false));
+  REQUIRE_OK(wl::empty());
+  REQUIRE(c.stop());
+  CHECK(c.result().kernels.size() == 4);
+  CHECK(c.result().capture_windows.size() == 2);
+  CHECK(c.stats().records_outside_capture >= 5);
+}
+
+TEST_CASE("capture windows are recorded without only_in_capture; only_in_capture keeping nothing says so") {
+  ns::collector a(quiet_options());
+  REQUIRE(a.start());
+  REQUIRE(cudaProfilerStart() == cudaSuccess);
+  REQUIRE_OK(wl::empty());
+  REQUIRE(cudaProfilerStop() == cudaSuccess);
+  REQUIRE_OK(wl::empty());
+  REQUIRE(a.stop());
+  CHECK(a.result().kernels.size() == 2);
+  REQUIRE(a.result().capture_windows.size() == 1);
+  CHECK(a.result().capture_windows[0].begin < a.result().capture_windows[0].end);
+
+  auto o = quiet_options();
+  o.only_in_capture = true;
+  o.print_errors = false;
+  ns::collector b(o);
+  REQUIRE(b.start());
+  REQUIRE_OK(wl::empty());
+  CHECK_FALSE(b.stop());
+  CHECK(b.result().kernels.empty());
+  REQUIRE(b.errors().size() == 1);
+  CHECK(b.errors()[0].find("only_in_capture kept nothing: no capture window") == 0);
 }
 
 TEST_CASE("a second collector, or a collector after another CUPTI subscriber, is refused in one line") {

@@ -523,3 +523,62 @@ TEST_CASE("sync pairing: many threads, random interleaving, each thread's order 
   CHECK(corrs.size() == syncs.size());
   for (std::size_t i = 1; i < syncs.size(); ++i) CHECK(syncs[i - 1].start <= syncs[i].start);
 }
+
+TEST_CASE("capture windows: profiler starts and stops by anyone, repeated calls collapse, guards merge in") {
+  using sw = nd::profiler_switch;
+  const ns::timestamp_ns begin = 100, finish = 1000;
+  // A runtime start and the driver start inside it; a stop and its driver stop; a second window left open.
+  auto w = nd::capture_windows_from({{200, true}, {201, true}, {300, false}, {301, false}, {800, true}}, {}, begin, finish);
+  REQUIRE(w.size() == 2);
+  CHECK(w[0].begin == 200);
+  CHECK(w[0].end == 300);
+  CHECK(w[1].begin == 800);
+  CHECK(w[1].end == finish);
+  // A stop with no start: the profiler was on since collection began. Shuffled input.
+  std::vector<sw> calls{{150, false}, {400, true}, {500, false}, {120, false}};
+  std::shuffle(calls.begin(), calls.end(), rng());
+  w = nd::capture_windows_from(calls, {}, begin, finish);
+  REQUIRE(w.size() == 2);
+  CHECK(w[0].begin == begin);
+  CHECK(w[0].end == 120);
+  CHECK(w[1].begin == 400);
+  CHECK(w[1].end == 500);
+  // nvscope's guards (one still open) merge with the program's own windows.
+  w = nd::capture_windows_from({{200, true}, {300, false}}, {{250, 350}, {600, ~ns::timestamp_ns{0}}}, begin, finish);
+  REQUIRE(w.size() == 2);
+  CHECK(w[0].begin == 200);
+  CHECK(w[0].end == 350);
+  CHECK(w[1].begin == 600);
+  CHECK(w[1].end == finish);
+  CHECK(nd::capture_windows_from({}, {}, begin, finish).empty());
+}
+
+TEST_CASE("NVTX_INJECTION64_PATH is set only where recording can happen, and taken back when start fails") {
+  const char* before = std::getenv("NVTX_INJECTION64_PATH");
+  const std::string saved = before != nullptr ? before : "";
+  ::unsetenv("NVTX_INJECTION64_PATH");
+  int devices = 0;
+  const bool possible = nd::cupti().loaded && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  {
+    ns::collector_options o;
+    o.print_errors = false;
+    ns::collector c(o);
+    const char* now = std::getenv("NVTX_INJECTION64_PATH");
+    if (possible) CHECK(now != nullptr);
+    else CHECK_MESSAGE(now == nullptr, "set although no collection can start here: children would inherit it");
+    if (!c.start()) CHECK(std::getenv("NVTX_INJECTION64_PATH") == nullptr); // failed: taken back
+    else c.stop();
+    CHECK(std::getenv("NVTX_INJECTION64_PATH") == nullptr); // after stop: children no longer inherit it
+  }
+  // A value someone else set is never touched.
+  ::setenv("NVTX_INJECTION64_PATH", "/some/other/tool.so", 1);
+  {
+    ns::collector_options o;
+    o.print_errors = false;
+    ns::collector c(o);
+    if (c.start()) c.stop();
+    CHECK(std::string(std::getenv("NVTX_INJECTION64_PATH")) == "/some/other/tool.so");
+  }
+  if (saved.empty()) ::unsetenv("NVTX_INJECTION64_PATH");
+  else ::setenv("NVTX_INJECTION64_PATH", saved.c_str(), 1);
+}

@@ -76,6 +76,19 @@ std::string axpy_driver(float* y, const float* x, float a, int n) {
   return {};
 }
 
+std::string profiler_driver(bool start) {
+  const char* name = start ? "cuProfilerStart" : "cuProfilerStop";
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  std::string e = check(cudaGetDriverEntryPointByVersion(name, &fn, 4000, cudaEnableDefault, &found),
+                        "cudaGetDriverEntryPointByVersion(cuProfilerStart/Stop)");
+  if (!e.empty()) return e;
+  if (found != cudaDriverEntryPointSuccess || fn == nullptr) return std::string(name) + ": entry point not found";
+  CUresult r = reinterpret_cast<CUresult (*)()>(fn)();
+  if (r != CUDA_SUCCESS) return std::string(name) + " failed: CUresult " + std::to_string(static_cast<int>(r));
+  return {};
+}
+
 std::string make_axpy_graph(int kernels, float* y, const float* x, float a, int n, cudaStream_t s,
                             cudaGraphExec_t* exec) {
   cudaGraph_t graph = nullptr;

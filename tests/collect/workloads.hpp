@@ -13,6 +13,7 @@ std::string axpy(float* y, const float* x, float a, int n, cudaStream_t s = null
 std::string spin(long long cycles, cudaStream_t s = nullptr);                   // "spin_kernel"
 std::string empty(cudaStream_t s = nullptr);                                    // "empty_kernel"
 std::string axpy_driver(float* y, const float* x, float a, int n);              // through cuLaunchKernel
+std::string profiler_driver(bool start);                                         // cuProfilerStart/Stop
 // A graph of `kernels` axpy kernels captured on `s`.
 std::string make_axpy_graph(int kernels, float* y, const float* x, float a, int n, cudaStream_t s,
                             cudaGraphExec_t* exec);

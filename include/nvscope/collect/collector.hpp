@@ -54,10 +54,37 @@
 namespace nvscope {
 inline namespace v1 {
 
+namespace detail {
+// True while NVTX_INJECTION64_PATH holds the value this process put there.
+inline std::atomic<bool>& nvtx_route_is_ours() noexcept {
+  static std::atomic<bool> ours{false};
+  return ours;
+}
+
+// Takes NVTX_INJECTION64_PATH back when this process set it and it still names libcupti, so
+// that child processes started from now on do not load libcupti for nothing. NVTX in this
+// process, once initialised, keeps its tool: only children read the variable again. Left
+// alone while a collector records.
+inline void release_nvtx_route() noexcept {
+  if (collector_state().recording.load() || !nvtx_route_is_ours().exchange(false)) return; // another collector records
+  const char* value = std::getenv("NVTX_INJECTION64_PATH");
+  if (value != nullptr && cupti().path == value) ::unsetenv("NVTX_INJECTION64_PATH");
+}
+
+// Whether a collection could start here: libcupti loads and a CUDA device is present.
+inline bool recording_possible() noexcept {
+  int devices = 0;
+  return cupti().loaded && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+}
+} // namespace detail
+
 /// Routes NVTX to CUPTI so that the collector sees ranges: sets `NVTX_INJECTION64_PATH` to the
 /// loaded libcupti unless a value is already there (under nsys it names nsys's own tool, and
 /// is left alone). Must run before the program's first NVTX call; the collector's constructor
-/// calls it. Returns false when libcupti cannot be loaded.
+/// calls it when a collection could start (libcupti loads, a CUDA device is present), and the
+/// collector takes the variable back when start() fails and at stop(), so that child processes
+/// inherit it only while recording (see docs/collector.md). Returns false when libcupti
+/// cannot be loaded.
 ///
 /// \code
 ///   int main() {
@@ -68,7 +95,8 @@ inline namespace v1 {
 inline bool prepare_collector() {
   auto& api = detail::cupti();
   if (!api.loaded || api.path.empty()) return false;
-  ::setenv("NVTX_INJECTION64_PATH", api.path.c_str(), 0);
+  if (std::getenv("NVTX_INJECTION64_PATH") == nullptr && ::setenv("NVTX_INJECTION64_PATH", api.path.c_str(), 0) == 0)
+    detail::nvtx_route_is_ours().store(true);
   return true;
 }
 
@@ -86,13 +114,16 @@ class collector final : public capture_listener {
  public:
   explicit collector(collector_options options = {})
       : options_(options), plan_(detail::instrumentation_plan::from(options)) {
-    if (plan_.nvtx) prepare_collector();
+    if (plan_.nvtx && detail::recording_possible()) prepare_collector();
   }
   collector(const collector&) = delete;
   collector& operator=(const collector&) = delete;
 
   ~collector() override {
-    if (!active_) return;
+    if (!active_) {
+      detail::release_nvtx_route();
+      return;
+    }
     if (detail::collector_state().exiting.load()) {
       abandon();
       return;
@@ -107,7 +138,10 @@ class collector final : public capture_listener {
     if (active_) return true;
     std::lock_guard<std::mutex> control(detail::collector_state().control);
     reset();
-    if (!can_start() || !reserve_buffers() || !begin_instrumentation()) return false;
+    if (!can_start() || !reserve_buffers() || !begin_instrumentation()) {
+      detail::release_nvtx_route();
+      return false;
+    }
     check_nvtx_route();
     const std::string warmup = detail::absorb_first_gpu_operation();
     if (!warmup.empty()) note(warmup);
@@ -136,6 +170,7 @@ class collector final : public capture_listener {
     finish(stop_called);
     fill_stats();
     report_losses();
+    detail::release_nvtx_route();
     active_ = false;
     return errors_.empty();
   }
@@ -287,7 +322,8 @@ class collector final : public capture_listener {
     if (!p.atexit_registered) p.atexit_registered = std::atexit(&detail::report_recording_at_exit) == 0;
     active_ = true;
     p.recording.store(true);
-    if (options_.only_in_capture) add_capture_listener(*this);
+    p.take_profiler_calls(); // calls of earlier runs
+    add_capture_listener(*this);
   }
 
   // ---- stop() ----
@@ -295,10 +331,7 @@ class collector final : public capture_listener {
   // Closes the capture window, waits for the device; returns when stop() was called (what
   // starts from then on is the collector's own).
   timestamp_ns wait_for_device() {
-    if (options_.only_in_capture) {
-      remove_capture_listener(*this);
-      capture_stopped();
-    }
+    remove_capture_listener(*this);
     const timestamp_ns stop_called = now();
     const cudaError_t ce = cudaDeviceSynchronize();
     if (ce != cudaSuccess)
@@ -384,10 +417,23 @@ class collector final : public capture_listener {
     drop(trace_.api_calls);
   }
 
+  // The program's profiler starts and stops and nvscope's capture guards, as windows.
+  void build_capture_windows() {
+    std::vector<detail::profiler_switch> switches;
+    for (const auto& c : detail::collector_state().take_profiler_calls())
+      switches.push_back(detail::profiler_switch{calibration_.to_trace(c.time), c.start});
+    std::vector<time_window> guards;
+    {
+      std::lock_guard<std::mutex> lock(windows_mutex_);
+      guards = windows_;
+    }
+    trace_.capture_windows = detail::capture_windows_from(std::move(switches), std::move(guards), trace_.begin, trace_.finish);
+  }
+
   // Joins, filters to capture windows, sorts; then drops stop()'s own device sync.
   void finish(timestamp_ns stop_called) {
-    std::vector<time_window> windows = windows_;
-    auto fc = detail::finish_trace(trace_, std::move(host_calls_), options_.only_in_capture ? &windows : nullptr);
+    build_capture_windows();
+    auto fc = detail::finish_trace(trace_, std::move(host_calls_), options_.only_in_capture ? &trace_.capture_windows : nullptr);
     host_calls_.clear();
     stats_.records_outside_capture = fc.records_outside_capture;
     for (auto& s : trace_.syncs)
@@ -446,6 +492,19 @@ class collector final : public capture_listener {
       note(std::to_string(s.foreign_releases) + " activity buffers handed back that the pool never lent: ignored");
     if (trace_.lost.unclosed_ranges > 0 && options_.print_errors)
       note(std::to_string(trace_.lost.unclosed_ranges) + " NVTX ranges were still open at stop");
+    if (options_.only_in_capture) report_empty_capture();
+  }
+
+  // only_in_capture kept no GPU work: say why in one line.
+  void report_empty_capture() {
+    if (!trace_.kernels.empty() || !trace_.copies.empty() || !trace_.memsets.empty()) return;
+    if (trace_.capture_windows.empty())
+      note("only_in_capture kept nothing: no capture window was seen while recording (no cudaProfilerStart or "
+           "cuProfilerStart call, no nvscope capture guard)");
+    else
+      note("only_in_capture kept nothing: " + std::to_string(trace_.capture_windows.size()) +
+           " capture windows were seen but no GPU work was launched inside them (" +
+           std::to_string(stats_.records_outside_capture) + " records outside)");
   }
 
   // ---- errors ----

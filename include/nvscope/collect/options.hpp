@@ -96,7 +96,10 @@ struct collector_options {
   launch_source launches = launch_source::driver_callbacks;
   /// Where synchronisations come from when `kinds` has `activity::syncs`.
   sync_source syncs = sync_source::host_callbacks;
-  /// Keep only what was launched between capture start and stop (capture_listener.hpp).
+  /// Keep only what was launched inside `trace::capture_windows`: between the program's
+  /// cudaProfilerStart/Stop (or cuProfilerStart/Stop) calls, whoever makes them, and inside
+  /// nvscope's capture guards (capture/listener.hpp). Profiler calls are followed whenever the
+  /// collector subscribes to CUPTI callbacks (the default) and always with this option.
   bool only_in_capture = false;
   /// Kernel names demangled (see docs/collector.md for the demangler); false keeps the mangled names.
   bool demangle = true;

@@ -45,6 +45,7 @@ struct instrumentation_plan {
   bool launch_flags = false;     // the host-call tables mark launches
   bool sync_flags = false;       // ... and syncs (for a sync's thread, or its span)
   bool nvtx = false;             // the NVTX callback domain
+  bool profiler_calls = false;   // cudaProfilerStart/Stop and cuProfilerStart/Stop, whoever calls them
 
   static instrumentation_plan from(const collector_options& o) noexcept {
     instrumentation_plan p;
@@ -56,11 +57,14 @@ struct instrumentation_plan {
     p.launch_flags = o.record_launches;
     p.sync_flags = p.sync_callbacks || (has(o.kinds, activity::syncs) && o.record_launches);
     p.nvtx = has(o.kinds, activity::nvtx);
+    // Followed whenever the collector subscribes anyway, and always for only_in_capture: a
+    // collector that subscribes to nothing (measure_gpu) keeps working beside nsys.
+    p.profiler_calls = p.host_callbacks() || p.nvtx || o.only_in_capture;
     return p;
   }
 
   bool host_callbacks() const noexcept { return launch_callbacks || sync_callbacks; }
-  bool subscribes() const noexcept { return host_callbacks() || nvtx; }
+  bool subscribes() const noexcept { return host_callbacks() || nvtx || profiler_calls; }
 
   // Whether activity kind `e` is enabled: asked for, or needed for API launches; never
   // SYNCHRONIZATION when syncs come from callbacks.

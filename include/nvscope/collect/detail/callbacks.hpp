@@ -48,13 +48,26 @@ inline std::uint32_t sync_exit_flags(std::uint32_t flags, const CUpti_CallbackDa
   return flags;
 }
 
+// +1 for a profiler start call, -1 for a stop, 0 for any other call.
+inline int profiler_call_kind(bool is_driver, CUpti_CallbackId cbid) noexcept {
+  if (is_driver)
+    return cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ? 1 : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop ? -1 : 0;
+  return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000  ? 1
+         : cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 ? -1
+                                                                   : 0;
+}
+
 // A recorded launch or sync call: on entry (and, for syncs recorded from callbacks, on exit)
 // a thread-local append.
 inline void on_api_call(bool is_driver, CUpti_CallbackId cbid, const CUpti_CallbackData* d) noexcept {
   auto& p = collector_state();
   if (!p.recording.load(std::memory_order_relaxed)) return;
   std::uint32_t flags = p.tables.flags(is_driver, cbid);
-  if (flags == 0) return;
+  if (flags == 0) {
+    const int profiler = profiler_call_kind(is_driver, cbid);
+    if (profiler != 0 && d->callbackSite == CUPTI_API_ENTER) p.note_profiler_call(steady_ns(), profiler > 0);
+    return;
+  }
   const std::uint64_t now = steady_ns();
   if (d->callbackSite != CUPTI_API_ENTER) {
     if ((flags & host_call_sync_span) == 0) return; // exits matter only for sync spans

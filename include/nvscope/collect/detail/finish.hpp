@@ -112,6 +112,39 @@ inline bool in_any(const std::vector<time_window>& windows, timestamp_ns t) noex
   return false;
 }
 
+// A profiler start or stop on the trace clock.
+struct profiler_switch {
+  timestamp_ns time = 0;
+  bool start = false;
+};
+
+// When the profiler was on, in time order, from the program's profiler starts and stops
+// (whoever made them: nested or repeated calls collapse, a stop with no start closes a window
+// open since `begin`, a start with no stop stays open until `finish`) and from the windows of
+// nvscope's capture guards (`guards`; an end of ~0 is still open). Overlapping windows merge.
+inline std::vector<time_window> capture_windows_from(std::vector<profiler_switch> switches, std::vector<time_window> guards,
+                                                     timestamp_ns begin, timestamp_ns finish) {
+  std::stable_sort(switches.begin(), switches.end(),
+                   [](const profiler_switch& a, const profiler_switch& b) { return a.time < b.time; });
+  std::vector<time_window> all;
+  bool open = false;
+  timestamp_ns since = begin;
+  for (const auto& s : switches) {
+    if (s.start && !open) since = s.time;
+    if (!s.start && (open || all.empty())) all.push_back(time_window{since, s.time});
+    open = s.start;
+  }
+  if (open) all.push_back(time_window{since, finish});
+  for (auto w : guards) all.push_back(time_window{w.begin, w.end == ~timestamp_ns{0} ? finish : w.end});
+  std::sort(all.begin(), all.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
+  std::vector<time_window> merged;
+  for (const auto& w : all) {
+    if (!merged.empty() && w.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, w.end);
+    else merged.push_back(w);
+  }
+  return merged;
+}
+
 struct finish_counts {
   std::uint64_t launches_matched = 0;
   std::uint64_t records_outside_capture = 0;

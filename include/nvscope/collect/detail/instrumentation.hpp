@@ -69,13 +69,15 @@ class instrumentation {
     auto& p = collector_state();
     if (!check(NVSCOPE_CUPTI_CALL(cuptiSubscribe, (&p.subscriber, &on_callback, nullptr)))) return false;
     stage_ = instrumentation_stage::subscribed;
-    return (!plan_.host_callbacks() || enable_api_callbacks(1)) && (!plan_.nvtx || enable_nvtx_callbacks(1));
+    return (!plan_.host_callbacks() || enable_api_callbacks(1)) && (!plan_.nvtx || enable_nvtx_callbacks(1)) &&
+           (!plan_.profiler_calls || enable_profiler_callbacks(1));
   }
 
   void unsubscribe() {
     auto& p = collector_state();
     if (plan_.host_callbacks()) enable_api_callbacks(0);
     if (plan_.nvtx) enable_nvtx_callbacks(0);
+    if (plan_.profiler_calls) enable_profiler_callbacks(0);
     check(NVSCOPE_CUPTI_CALL(cuptiUnsubscribe, (p.subscriber)));
     p.subscriber = nullptr;
   }
@@ -84,6 +86,24 @@ class instrumentation {
     auto& p = collector_state();
     for (CUpti_CallbackId id : nvtx_callback_list::ids) {
       auto s = NVSCOPE_CUPTI_CALL(cuptiEnableCallback, (enable, p.subscriber, CUPTI_CB_DOMAIN_NVTX, id));
+      if (!s && enable) return check(s);
+    }
+    return true;
+  }
+
+  // Profiler start and stop in both API domains (a runtime call and the driver call inside
+  // it give two starts; the windows are built so that this does not matter).
+  bool enable_profiler_callbacks(std::uint32_t enable) {
+    auto& p = collector_state();
+    const struct {
+      CUpti_CallbackDomain domain;
+      CUpti_CallbackId id;
+    } calls[] = {{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
+                 {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
+                 {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
+                 {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop}};
+    for (const auto& c : calls) {
+      auto s = NVSCOPE_CUPTI_CALL(cuptiEnableCallback, (enable, p.subscriber, c.domain, c.id));
       if (!s && enable) return check(s);
     }
     return true;

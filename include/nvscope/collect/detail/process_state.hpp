@@ -18,10 +18,19 @@
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace nvscope {
 inline namespace v1 {
 namespace detail {
+
+// A cudaProfilerStart/Stop (or cuProfilerStart/Stop) call, by whoever made it: steady_clock
+// time of its entry.
+struct profiler_call {
+  std::uint64_t time = 0;
+  bool start = false;
+};
 
 struct collector_process {
   std::mutex control; // start/stop of collectors
@@ -33,9 +42,25 @@ struct collector_process {
   std::atomic<std::uint64_t> host_calls_lost{0};
   std::atomic<std::uint64_t> late_buffers{0};
   host_call_tables tables;
+  std::mutex profiler_mutex; // profiler calls are rare: a lock, not the launch log
+  std::vector<profiler_call> profiler_calls;
   CUpti_SubscriberHandle subscriber = nullptr;
   bool atexit_registered = false;
   bool print_at_exit = true; // the running collector's print_errors
+
+  void note_profiler_call(std::uint64_t time, bool start) noexcept {
+    try {
+      std::lock_guard<std::mutex> lock(profiler_mutex);
+      profiler_calls.push_back(profiler_call{time, start});
+    } catch (...) {
+      host_calls_lost.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  std::vector<profiler_call> take_profiler_calls() {
+    std::lock_guard<std::mutex> lock(profiler_mutex);
+    return std::exchange(profiler_calls, {});
+  }
 
   // Routes completed buffers to `d` (nullptr: to nowhere; they are counted as late).
   void attach(buffer_decoder* d) {
