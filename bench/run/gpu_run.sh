@@ -22,6 +22,7 @@ build() {
   cmake -S "$SRC" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DNVSCOPE_COMPONENTS="run;annotate;capture;collect;kernels" -DNVSCOPE_BUILD_BENCH=OFF >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; return 1; }
   ninja -C "$B" nvscope_cli nvscope_inject >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; return 1; }
+  [ -n "${SKIP_EXAMPLES:-}" ] && return 0
   ninja -C "$B" run_test 01_annotate 02_capture_nsys 03_in_process 04_transformer_block >>"$OUT/build.log" 2>&1 \
     || { echo "some test or example targets failed to build (build.log)"; grep -m5 -B2 error "$OUT/build.log"; }
   nvcc -O2 -arch=sm_90 -I"$SRC/include" "$SRC/tests/run/gpu_program.cu" -o "$B/gpu_program" -ldl >>"$OUT/build.log" 2>&1 \
@@ -83,25 +84,29 @@ compare_one() {
   local D="$OUT/cmp_$tag"; rm -rf "$D"; mkdir -p "$D"
   timeout 300 "$NV" run --outputs=csv --output-dir="$D" --name=nvs -- "$@" >"$D/nvscope.log" 2>&1; echo "$tag nvscope rc=$?"
   timeout 300 "$NSYS" profile --trace=cuda,nvtx $NSYS_EXTRA --force-overwrite=true -o "$D/nsys" "$@" >"$D/nsys.log" 2>&1; echo "$tag nsys rc=$?"
-  "$NSYS" stats --report cuda_gpu_kern_sum,nvtx_sum --format csv --force-export=true --output "$D/nsys" "$D/nsys.nsys-rep" >"$D/stats.log" 2>&1
+  "$NSYS" stats --report cuda_gpu_kern_sum,nvtx_sum,nvtx_kern_sum --format csv --force-export=true --output "$D/nsys" "$D/nsys.nsys-rep" >"$D/stats.log" 2>&1
   python3 "$ROOT/bench/run/compare.py" "$D/nvs.cuda_gpu_kern_sum.csv" "$D/nvs.nvtx_sum.csv" \
-    "$D/nsys_cuda_gpu_kern_sum.csv" "$D/nsys_nvtx_sum.csv" >"$OUT/cmp_$tag.json" 2>"$D/compare.err" || cat "$D/compare.err"
+    "$D/nsys_cuda_gpu_kern_sum.csv" "$D/nsys_nvtx_sum.csv" "$D/nvs.nvtx_kern_sum.csv" "$D/nsys_nvtx_kern_sum.csv" >"$OUT/cmp_$tag.json" 2>"$D/compare.err" || cat "$D/compare.err"
   cat "$OUT/cmp_$tag.json"
 }
 
 compare() {
   log compare
   local T="$ROOT/bench/run/train.py"
-  NSYS_EXTRA="" compare_one eager python3 "$T" --steps 30
-  python3 "$T" --steps 3 --compile >/dev/null 2>&1 # fills the Inductor cache: both runs below load the same kernels
-  NSYS_EXTRA="--cuda-graph-trace=node" compare_one graphs python3 "$T" --steps 30 --compile
-  NSYS_EXTRA="" compare_one cupy python3 "$ROOT/bench/run/cupy_program.py"
+  local which=" ${COMPARE:-eager graphs cupy} "
+  [[ $which == *" eager "* ]] && NSYS_EXTRA="" compare_one eager python3 "$T" --steps 30
+  if [[ $which == *" graphs "* ]]; then
+    python3 "$T" --steps 3 --compile >/dev/null 2>&1 # fills the Inductor cache: both runs below load the same kernels
+    NSYS_EXTRA="--cuda-graph-trace=node" compare_one graphs python3 "$T" --steps 30 --compile
+  fi
+  [[ $which == *" cupy "* ]] && NSYS_EXTRA="" compare_one cupy python3 "$ROOT/bench/run/cupy_program.py"
+  return 0
 }
 
 overhead() {
   log "overhead: median step ms, fresh processes, modes interleaved"
   local T="$ROOT/bench/run/train.py" R="$OUT/overhead.txt"; : >"$R"
-  for round in 1 2 3 4; do
+  for round in 1 2 3; do
     for mode in plain nvscope nsys; do
       case $mode in
         plain) python3 "$T" --steps 40 ;;
@@ -133,6 +138,13 @@ m = {
   "pytorch_kernel_time_err": e.get("kernel_time_err"),
   "pytorch_nvtx_rows_equal_nsys": e.get("nvtx_rows_equal"),
   "graphs_kernel_instances_equal_nsys": g.get("kernel_instances_equal"),
+  "pytorch_kernel_instances_equal_nsys_exact_names": e.get("kernel_instances_equal_exact_names"),
+  "graphs_kernel_instances_equal_nsys_exact_names": g.get("kernel_instances_equal_exact_names"),
+  "graphs_kernel_time_err": g.get("kernel_time_err"),
+  "graphs_nvtx_rows_equal_nsys": g.get("nvtx_rows_equal"),
+  "graphs_kernels_in_step_nvscope": g.get("kernels_in_step_nvscope"), "graphs_kernels_in_step_nsys": g.get("kernels_in_step_nsys"),
+  "pytorch_kernels_in_step_nvscope": e.get("kernels_in_step_nvscope"), "pytorch_kernels_in_step_nsys": e.get("kernels_in_step_nsys"),
+  "cupy_kernel_time_err": c.get("kernel_time_err"), "cupy_nvtx_rows_equal_nsys": c.get("nvtx_rows_equal"),
   "cupy_kernel_instances_equal_nsys": c.get("kernel_instances_equal"),
   "step_overhead_nvscope": ratio("nvscope"), "step_overhead_nsys": ratio("nsys"),
 }
@@ -150,5 +162,7 @@ print("kernel instances (nvscope / nsys): eager", e.get("kernel_instances_nvscop
       "; cupy", c.get("kernel_instances_nvscope"), "/", c.get("kernel_instances_nsys"))
 PY
 }
+
+pack() { (cd "$OUT" && tar czf csv.tgz cmp_*/*.csv cmp_*/*.log examples/*.csv examples_*.log 2>/dev/null); }
 
 for s in "${stages[@]}"; do "$s" || { echo "stage $s failed"; exit 1; }; done

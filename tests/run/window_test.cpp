@@ -31,8 +31,6 @@ trace six_steps(const char* step_name = "step") {
     c.start = s + 5;
     c.end = s + 60;
     c.name = inner;
-    c.parent = static_cast<std::uint32_t>(t.ranges.size() - 1);
-    c.depth = 1;
     t.ranges.push_back(c);
     kernel_record k;
     k.start = s + 60;
@@ -169,32 +167,28 @@ TEST_CASE("delay and duration clip the chosen range") {
   CHECK(restrict_to(t, c.windows).kernels.size() == 2); // launched at 1210 and 1310
 }
 
-TEST_CASE("restrict_to re-links parents to the nearest kept ancestor") {
+TEST_CASE("restrict_to keeps ranges and marks by their start, and sets the bounds") {
   trace t;
   t.begin = 0;
   t.finish = 1000;
   range_record outer;
   outer.start = 10;
   outer.end = 900;
-  range_record mid = outer;
-  mid.start = 100;
-  mid.end = 800;
-  mid.parent = 0;
-  mid.depth = 1;
-  range_record leaf = outer;
-  leaf.start = 200;
-  leaf.end = 300;
-  leaf.parent = 1;
-  leaf.depth = 2;
-  t.ranges = {outer, mid, leaf};
+  range_record inner = outer;
+  inner.start = 200;
+  inner.end = 300;
+  range_record mark = outer;
+  mark.start = 250;
+  mark.end = 250;
+  mark.is_mark = true;
+  t.ranges = {outer, inner, mark};
   const trace r = restrict_to(t, {time_window{150, 500}});
-  REQUIRE(r.ranges.size() == 1);
-  CHECK(r.ranges[0].parent == range_record::no_parent);
-  CHECK(r.ranges[0].depth == 0);
-  const trace both = restrict_to(t, {time_window{50, 500}});
-  REQUIRE(both.ranges.size() == 2);
-  CHECK(both.ranges[1].parent == 0);
-  CHECK(both.ranges[1].depth == 1);
+  REQUIRE(r.ranges.size() == 2);
+  CHECK(r.ranges[0].start == 200);
+  CHECK(r.ranges[1].is_mark);
+  CHECK(r.begin == 150);
+  CHECK(r.finish == 500);
+  CHECK(restrict_to(t, {time_window{0, 5}, time_window{900, 950}}).ranges.empty());
 }
 
 TEST_CASE("session lines: nothing used CUDA; a process ended before writing; all written") {

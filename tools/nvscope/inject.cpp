@@ -111,7 +111,9 @@ void finish(const char* why) {
   const window_choice wc = choose_windows(full, s.options);
   const trace t = wc.whole ? trace{} : restrict_to(full, wc.windows);
   const trace& used = wc.whole ? full : t;
-  const analysis_report r = analyze(used);
+  analysis_options ao;
+  if (!wc.whole) ao.window = time_window{used.begin, used.finish};
+  const analysis_report r = analyze(used, ao);
   const written w = write_outputs(s.options, used, r);
   if (s.options.outputs.summary && !s.options.summary_to_file)
     std::fprintf(stderr, "nvscope: run: process %s (%s):\n%s", pid_text().c_str(), why, to_text(r).c_str());

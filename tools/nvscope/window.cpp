@@ -120,24 +120,9 @@ void keep_if(std::vector<Record>& out, const std::vector<Record>& in, const std:
     if (inside(w, when(r))) out.push_back(r);
 }
 
+// Ranges and marks by their start; nesting is the analysis's to compute.
 void restrict_ranges(trace& out, const trace& t, const std::vector<time_window>& w) {
-  std::vector<std::uint32_t> new_index(t.ranges.size(), range_record::no_parent);
-  for (std::size_t i = 0; i < t.ranges.size(); ++i)
-    if (inside(w, t.ranges[i].start)) {
-      new_index[i] = static_cast<std::uint32_t>(out.ranges.size());
-      out.ranges.push_back(t.ranges[i]);
-    }
-  // Parents: the nearest kept ancestor; depth: how many kept ancestors.
-  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
-    if (new_index[i] == range_record::no_parent) continue;
-    auto& r = out.ranges[new_index[i]];
-    std::uint32_t p = t.ranges[i].parent;
-    while (p != range_record::no_parent && p < t.ranges.size() && new_index[p] == range_record::no_parent) p = t.ranges[p].parent;
-    r.parent = p != range_record::no_parent && p < t.ranges.size() ? new_index[p] : range_record::no_parent;
-    std::uint16_t depth = 0;
-    for (std::uint32_t q = r.parent; q != range_record::no_parent; q = out.ranges[q].parent) ++depth;
-    r.depth = depth;
-  }
+  keep_if(out.ranges, t.ranges, w, [](const range_record& r) { return r.start; });
 }
 
 } // namespace

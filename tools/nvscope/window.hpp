@@ -30,8 +30,8 @@ bool glob_match(std::string_view pattern, std::string_view name) noexcept;
 window_choice choose_windows(const trace& t, const run_options& o);
 
 /// The records of `t` inside `w`: GPU work by its launch time (its start when the launch is
-/// unknown), ranges, marks, syncs and API calls by their start. Range parents are re-linked
-/// to the nearest kept ancestor. `begin` and `finish` become the windows' bounds.
+/// unknown), ranges, marks, syncs and API calls by their start. `begin` and `finish` become
+/// the windows' bounds.
 trace restrict_to(const trace& t, const std::vector<time_window>& w);
 
 } // namespace tool
