@@ -14,8 +14,9 @@ struct row {
 };
 
 // `mangled,"demangled"` lines after the header; the demangled field is quoted (it holds commas).
-inline std::vector<row> demangled_rows() {
-  std::ifstream in(std::string(NVSCOPE_KERNEL_NAMES_DATA) + "/nsys_kernel_names.csv");
+// One corpus: "" for the PyTorch names, "issue_" for issue_kernels.cu's.
+inline std::vector<row> demangled_rows(const std::string& corpus) {
+  std::ifstream in(std::string(NVSCOPE_KERNEL_NAMES_DATA) + "/nsys_" + corpus + "kernel_names.csv");
   std::vector<row> rows;
   std::string line;
   std::getline(in, line); // header
@@ -31,8 +32,8 @@ inline std::vector<row> demangled_rows() {
   return rows;
 }
 
-inline std::set<std::string> base_names() {
-  std::ifstream in(std::string(NVSCOPE_KERNEL_NAMES_DATA) + "/nsys_kernel_base_names.txt");
+inline std::set<std::string> base_names(const std::string& corpus) {
+  std::ifstream in(std::string(NVSCOPE_KERNEL_NAMES_DATA) + "/nsys_" + corpus + "kernel_base_names.txt");
   std::set<std::string> names;
   std::string line;
   while (std::getline(in, line)) {
@@ -41,5 +42,13 @@ inline std::set<std::string> base_names() {
   }
   return names;
 }
+
+// Both corpora, and the number of rows and base names each has (data/README.md).
+struct corpus_info {
+  const char* prefix;
+  std::size_t rows;
+  std::size_t bases;
+};
+inline constexpr corpus_info corpora[] = {{"", 47, 34}, {"issue_", 11, 9}};
 
 } // namespace kernel_names_corpus
