@@ -9,7 +9,7 @@
 int main() {
 #if __has_include(<cupti.h>) && __has_include(<cuda_runtime_api.h>)
   nvscope::collector_options options;
-  nvscope::collector c(options); // touches no CUDA: safe first thing in main
+  nvscope::collector c(options); // first thing in main, before any NVTX call
   const bool loaded = nvscope::prepare_collector();
   const bool started = c.start();
   std::printf("collector: libcupti %s, start %s\n", loaded ? "loaded" : "not loaded",
