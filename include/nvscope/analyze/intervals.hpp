@@ -40,13 +40,25 @@ inline void merge_intervals(std::vector<interval>& v) {
   v.resize(out);
 }
 
-// The union of merged lists, merged.
+// The union of three merged lists, merged: one three-way pass, no intermediate list.
 inline std::vector<interval> union_of(const std::vector<interval>& a, const std::vector<interval>& b, const std::vector<interval>& c) {
-  std::vector<interval> ab(a.size() + b.size()), all(a.size() + b.size() + c.size());
-  std::merge(a.begin(), a.end(), b.begin(), b.end(), ab.begin());
-  std::merge(ab.begin(), ab.end(), c.begin(), c.end(), all.begin());
-  merge_intervals(all);
-  return all;
+  std::vector<interval> out;
+  out.reserve(a.size() + b.size() + c.size());
+  std::size_t i = 0, j = 0, k = 0;
+  constexpr interval end_mark{~0ull, ~0ull};
+  for (;;) {
+    const auto& x = i < a.size() ? a[i] : end_mark;
+    const auto& y = j < b.size() ? b[j] : end_mark;
+    const auto& z = k < c.size() ? c[k] : end_mark;
+    const interval* next = &x;
+    if (y < *next) next = &y;
+    if (z < *next) next = &z;
+    if (next->first == ~0ull) break;
+    (next == &x ? i : next == &y ? j : k)++;
+    if (!out.empty() && next->first <= out.back().second) out.back().second = std::max(out.back().second, next->second);
+    else out.push_back(*next);
+  }
+  return out;
 }
 
 // Total length of merged intervals clipped to [lo, hi).

@@ -54,30 +54,39 @@ inline std::vector<std::uint32_t> interesting_links(const trace& t, const trace_
   return up;
 }
 
-// Every (interesting range, GPU record) pair, grouped by range (counting sort, stable).
+// Calls f(range) for every interesting range enclosing launch l.
+template <class F>
+void for_interesting(const trace_index& x, const std::vector<std::uint32_t>& up, std::uint32_t l, F&& f) {
+  for (auto r = x.launch_owner[l] == attribution::none ? attribution::none : up[x.launch_owner[l]]; r != attribution::none;) {
+    f(r);
+    const auto parent = x.links.parent[r];
+    r = parent == attribution::none ? attribution::none : up[parent];
+  }
+  for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s)
+    if (up[x.start_end_ranges[s]] != attribution::none) f(x.start_end_ranges[s]);
+}
+
+// Every (interesting range, GPU record) pair, grouped by range: counted, then placed.
 inline std::vector<range_op> range_ops(const trace& t, const trace_index& x, const std::vector<std::uint32_t>& up) {
+  std::vector<std::uint32_t> offset(t.ranges.size() + 1, 0);
   std::vector<range_op> ops;
-  auto add = [&](const auto& records, const std::vector<std::uint32_t>& launch, std::uint8_t kind) {
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      const auto l = launch[i];
-      const auto& rec = records[i];
-      if (l == attribution::none || !valid_interval(rec.start, rec.end)) continue;
-      for (auto r = x.launch_owner[l] == attribution::none ? attribution::none : up[x.launch_owner[l]]; r != attribution::none;) {
-        ops.push_back({r, kind, rec.start, rec.end});
-        const auto parent = x.links.parent[r];
-        r = parent == attribution::none ? attribution::none : up[parent];
+  auto visit = [&](auto&& emit) {
+    auto each = [&](const auto& records, const std::vector<std::uint32_t>& launch, std::uint8_t kind) {
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        const auto& rec = records[i];
+        if (launch[i] == attribution::none || !valid_interval(rec.start, rec.end)) continue;
+        for_interesting(x, up, launch[i], [&](std::uint32_t r) { emit(r, kind, rec); });
       }
-      for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s)
-        if (up[x.start_end_ranges[s]] != attribution::none) ops.push_back({x.start_end_ranges[s], kind, rec.start, rec.end});
-    }
+    };
+    each(t.kernels, x.links.kernel_launch, 0);
+    each(t.copies, x.links.copy_launch, 1);
+    each(t.memsets, x.links.memset_launch, 2);
   };
-  add(t.kernels, x.links.kernel_launch, 0);
-  add(t.copies, x.links.copy_launch, 1);
-  add(t.memsets, x.links.memset_launch, 2);
-  const buckets by_range(ops.size(), t.ranges.size(), [&](std::size_t i) { return ops[i].range; });
-  std::vector<range_op> sorted(ops.size());
-  for (std::size_t i = 0; i < ops.size(); ++i) sorted[i] = ops[by_range.order[i]];
-  return sorted;
+  visit([&](std::uint32_t r, std::uint8_t, const auto&) { ++offset[r + 1]; });
+  for (std::size_t r = 1; r < offset.size(); ++r) offset[r] += offset[r - 1];
+  ops.resize(offset.back());
+  visit([&](std::uint32_t r, std::uint8_t kind, const auto& rec) { ops[offset[r]++] = {r, kind, rec.start, rec.end}; });
+  return ops;
 }
 
 // Sums one instance's window figures into its name's row.

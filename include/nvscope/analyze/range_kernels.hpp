@@ -153,12 +153,19 @@ inline void add_start_end(const trace& t, const trace_index& x, kernel_pairs& kp
 
 // The statistics of one row from its contributions (one unweighted pair: in place, linear).
 inline duration_stats row_stats(const kern_rows::contribution* first, const kern_rows::contribution* last,
-                                std::vector<weighted_value>& scratch) {
+                                std::vector<weighted_value>& scratch, std::vector<std::uint64_t>& plain) {
   auto slice = [](const kern_rows::contribution& c) {
     auto* d = c.pairs->durations.data();
     return std::make_pair(d + c.pairs->offset[c.pair], d + c.pairs->offset[c.pair + 1]);
   };
   if (last - first == 1 && first->weight == 1) return stats_of(slice(*first).first, slice(*first).second);
+  bool weighted = false;
+  for (auto c = first; c != last; ++c) weighted = weighted || c->weight != 1;
+  if (!weighted) { // the usual case: one kernel counted once, medians by selection
+    plain.clear();
+    for (auto c = first; c != last; ++c) plain.insert(plain.end(), slice(*c).first, slice(*c).second);
+    return stats_of(plain);
+  }
   scratch.clear();
   for (auto c = first; c != last; ++c)
     for (auto [d, e] = slice(*c); d != e; ++d) scratch.push_back({*d, c->weight});
@@ -171,6 +178,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
   std::vector<kern_rows::contribution> parts(rows.parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) parts[i] = rows.parts[by_row.order[i]];
   std::vector<weighted_value> scratch;
+  std::vector<std::uint64_t> plain;
   std::vector<range_kernel_row> out(rows.keys.size());
   for (std::size_t r = 0; r < out.size(); ++r) {
     const auto& k = rows.keys[r];
@@ -181,7 +189,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     row.pid = t.process_id;
     row.tid = k.thread < t.threads.size() ? t.threads[k.thread].os_id : k.thread;
     row.range_instances = rows.instances[r];
-    row.time = row_stats(parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], scratch);
+    row.time = row_stats(parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], scratch, plain);
     row.kernel = std::string(t.strings[k.name]);
     row.name = std::string(t.strings[first.name]);
   }
