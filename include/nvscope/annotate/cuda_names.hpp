@@ -65,5 +65,5 @@ inline void name_device(int device, name_ref name) noexcept {
 } // namespace nvscope
 
 #else
-#error "nvscope/annotate/cuda_names.hpp needs the CUDA runtime headers: link nvscope::capture"
+#error "nvscope: <nvscope/annotate/cuda_names.hpp> needs the CUDA runtime headers: add -I<CUDA>/include (pkg-config --cflags nvscope-capture), or link nvscope::capture in CMake"
 #endif
