@@ -1,0 +1,144 @@
+// Hostile input (issue 13, items 4-7): thread indexes far outside the thread table, one long
+// start/end range over many short ones, pushes never popped, a very long range name. The
+// size cases compare 8k with 64k ranges: linear work grows about 8x, the old quadratic
+// passes grew 55-70x.
+#include <doctest/doctest.h>
+#include <nvscope/analysis.hpp>
+#include <nvscope/export/table.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+namespace {
+
+nvscope::range_record make_range(nvscope::trace& t, const char* name, std::uint64_t start, std::uint64_t end, std::uint32_t thread,
+                                 bool push_pop) {
+  nvscope::range_record r;
+  r.name = t.strings.intern(name);
+  r.start = start;
+  r.end = end;
+  r.thread = thread;
+  r.is_push_pop = push_pop;
+  return r;
+}
+
+void add_kernel(nvscope::trace& t, std::uint64_t launch, std::uint32_t thread, std::uint32_t corr, nvscope::string_id name) {
+  t.launches.push_back({launch, corr, thread});
+  nvscope::kernel_record k;
+  k.name = name;
+  k.start = launch + 5;
+  k.end = launch + 8;
+  k.correlation = corr;
+  t.kernels.push_back(k);
+}
+
+// One long start/end range over n short start/end ranges, a kernel launched in each.
+nvscope::trace long_start_end(std::size_t n) {
+  nvscope::trace t;
+  t.threads.push_back({100, 0});
+  t.ranges.push_back(make_range(t, "epoch", 0, 10 * n + 10, 0, false));
+  const auto k = t.strings.intern("k");
+  for (std::size_t i = 0; i < n; ++i) {
+    t.ranges.push_back(make_range(t, "batch", 10 * i + 1, 10 * i + 9, 0, false));
+    add_kernel(t, 10 * i + 2, 0, static_cast<std::uint32_t>(i + 1), k);
+  }
+  return t;
+}
+
+// n pushes never popped (each inside the previous one), a kernel launched after each.
+nvscope::trace never_popped(std::size_t n) {
+  nvscope::trace t;
+  t.threads.push_back({100, 0});
+  const auto k = t.strings.intern("k");
+  for (std::size_t i = 0; i < n; ++i) {
+    t.ranges.push_back(make_range(t, "iteration", 10 * i, 0, 0, true));
+    add_kernel(t, 10 * i + 2, 0, static_cast<std::uint32_t>(i + 1), k);
+  }
+  return t;
+}
+
+template <class Make>
+double best_seconds(Make make, std::size_t n) {
+  const auto t = make(n);
+  double best = 1e9;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto a = std::chrono::steady_clock::now();
+    const auto r = nvscope::analyze(t);
+    const auto b = std::chrono::steady_clock::now();
+    CHECK(r.kernels.size() == 1);
+    best = std::min(best, std::chrono::duration<double>(b - a).count());
+  }
+  return best;
+}
+
+} // namespace
+
+TEST_CASE("thread indexes outside the thread table map through a table of the threads present") {
+  for (const std::uint32_t foreign : {4294967295u, 10000000u}) {
+    nvscope::trace t;
+    t.threads.push_back({100, 0});
+    t.ranges.push_back(make_range(t, "outer", 0, 100, foreign, true));
+    t.ranges.push_back(make_range(t, "main_range", 0, 100, 0, true));
+    add_kernel(t, 10, foreign, 1, t.strings.intern("k_foreign"));
+    add_kernel(t, 20, 0, 2, t.strings.intern("k_main"));
+    const auto r = nvscope::analyze(t); // used to throw std::bad_alloc (4294967295) or take 1.2 GB (10 million)
+    REQUIRE(r.range_kernels.size() == 2);
+    for (const auto& row : r.range_kernels) {
+      if (row.kernel == "k_foreign") {
+        CHECK(row.range == ":outer");
+        CHECK(row.tid == foreign); // no thread_info: the index itself
+      } else {
+        CHECK(row.range == ":main_range");
+        CHECK(row.tid == 100);
+      }
+    }
+    const auto a = nvscope::attribute(t);
+    CHECK(a.kernel_owner[0] == 0u);
+    CHECK(a.kernel_owner[1] == 1u);
+  }
+}
+
+TEST_CASE("one long start/end range over many: linear, every kernel in both ranges") {
+  const auto t = long_start_end(1000);
+  const auto r = nvscope::analyze(t);
+  for (const auto& row : r.range_kernels) CHECK(row.time.count == 1000);
+  CHECK(r.range_kernels.size() == 2);
+  const double small = best_seconds(long_start_end, 8000), large = best_seconds(long_start_end, 64000);
+  MESSAGE("8k start/end ranges " << small << " s, 64k " << large << " s");
+  CHECK(large / small < 20.0); // x8 input; the quadratic scan took x55
+}
+
+TEST_CASE("pushes never popped: closed at the trace end, nested, linear") {
+  const auto t = never_popped(1000);
+  const auto r = nvscope::analyze(t);
+  CHECK(r.unclosed_found == 1000);
+  REQUIRE(r.range_kernels.size() == 1);
+  const auto& row = r.range_kernels[0];
+  CHECK(row.range_instances == 1000);
+  CHECK(row.time.count == 1000);            // each kernel once in "Kern Inst"
+  CHECK(row.time.total == 3 * 1000 * 1001 / 2); // kernel i lies under i + 1 ranges of the name
+  REQUIRE(r.projections.size() == 1);
+  CHECK(r.projections[0].total_gpu_ops == 1000 * 1001 / 2);
+  const auto n = nvscope::link_ranges(t);
+  CHECK(n.parent[999] == 998u);
+  CHECK(n.depth[999] == 999);
+  const double small = best_seconds(never_popped, 8000), large = best_seconds(never_popped, 64000);
+  MESSAGE("8k unclosed pushes " << small << " s, 64k " << large << " s");
+  CHECK(large / small < 20.0); // x8 input; the old passes took x70 and 855 MB at 8k
+}
+
+TEST_CASE("a very long range name keeps the per-range line whole") {
+  nvscope::trace t;
+  t.threads.push_back({100, 0});
+  const std::string name(3000, 'x');
+  t.ranges.push_back(make_range(t, name.c_str(), 0, 100, 0, true));
+  add_kernel(t, 10, 0, 1, t.strings.intern("k"));
+  const auto text = nvscope::metrics_text(nvscope::analyze(t));
+  const auto at = text.find(" range " + name + ": 1 instances");
+  REQUIRE(at != std::string::npos);
+  const auto line_end = text.find('\n', at);
+  REQUIRE(line_end != std::string::npos);
+  CHECK(text.substr(at, line_end - at).find("gap median") != std::string::npos);
+  CHECK(text.compare(line_end + 1, 10, " verdict: ") == 0);
+}
