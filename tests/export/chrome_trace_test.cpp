@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 #include <nvscope/export/chrome_trace.hpp>
+#include <nvscope/export/detail/json_writer.hpp>
 
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -94,3 +96,73 @@ TEST_CASE("Chrome trace: metadata, well-formed X events, flows paired and bound"
     }
 }
 
+
+// The structured writer the Chrome trace goes through (export/detail/json_writer.hpp).
+
+namespace {
+
+// Writes a random JSON value with `w` and builds the same value with nlohmann alongside.
+nlohmann::json random_value(nvscope::detail::json_writer& w, std::mt19937& rng, int depth) {
+  const auto pick = [&](unsigned n) { return static_cast<unsigned>(rng() % n); };
+  const unsigned kind = depth > 4 ? 2 + pick(4) : pick(6);
+  if (kind == 0 || kind == 1) {
+    nlohmann::json j = kind == 0 ? nlohmann::json::object() : nlohmann::json::array();
+    kind == 0 ? w.begin_object() : w.begin_array(pick(2) == 0);
+    static const char* const keys[] = {"a", "b", "name", "args", "ts"};
+    for (unsigned n = pick(5); n > 0; --n) {
+      if (kind == 1) {
+        j.push_back(random_value(w, rng, depth + 1));
+        continue;
+      }
+      const unsigned k = pick(5);
+      switch (k) { // keys are literals: one call per spelling
+        case 0: w.key("a"); break;
+        case 1: w.key("b"); break;
+        case 2: w.key("name"); break;
+        case 3: w.key("args"); break;
+        default: w.key("ts");
+      }
+      j[keys[k]] = random_value(w, rng, depth + 1); // a repeated key: the last one wins in both
+    }
+    kind == 0 ? w.end_object() : w.end_array();
+    return j;
+  }
+  if (kind == 2) {
+    const std::uint64_t v = (static_cast<std::uint64_t>(rng()) << 32) | rng();
+    w.value(v);
+    return v;
+  }
+  if (kind == 3) {
+    const std::int64_t v = -static_cast<std::int64_t>(rng());
+    w.value(v);
+    return v;
+  }
+  std::string s(pick(2) ? pick(20) : 1000 + pick(5000), 'x'); // long ones bypass the staging buffer
+  for (auto& ch : s) ch = static_cast<char>(pick(3) ? 'a' + pick(26) : pick(256));
+  w.string(s);
+  return nlohmann::json::parse(nvscope::detail::json_string(s)); // the escaping json_text.hpp defines
+}
+
+} // namespace
+
+TEST_CASE("json_writer: commas, nesting, escaping and numbers parse back as written") {
+  std::mt19937 rng(std::random_device{}());
+  for (int round = 0; round < 300; ++round) {
+    nvscope::detail::json_writer w(round % 2 ? 0 : 1 << 16);
+    w.begin_array(true);
+    nlohmann::json expected = nlohmann::json::array();
+    for (int n = 0; n < 1 + round % 7; ++n) expected.push_back(random_value(w, rng, 0));
+    w.end_array();
+    const std::string text = w.take();
+    CAPTURE(text.substr(0, 200));
+    CHECK(nlohmann::json::parse(text) == expected);
+  }
+}
+
+TEST_CASE("json_writer: exact microseconds, keys, literals, one element a line") {
+  nvscope::detail::json_writer w;
+  w.begin_object().key("ts").microseconds(1234567).key("zero").microseconds(0).key("ok").value(true);
+  w.key("list").begin_array(true).value(std::uint64_t{1}).literal("\"x\"").end_array();
+  w.key("f").value(0.5).key("nan").value(std::nan("")).end_object().raw("\n");
+  CHECK(w.take() == "{\"ts\":1234.567,\"zero\":0.000,\"ok\":true,\"list\":[\n1,\n\"x\"\n],\"f\":0.5,\"nan\":0}\n");
+}

@@ -241,3 +241,12 @@ TEST_CASE("folders are refused, devices are written in place") {
   CHECK(nvscope::write_file("/dev/null", "x"));
   CHECK(s.entries() == 0);
 }
+
+TEST_CASE("a NUL inside %q{...} is refused too (found by the fuzzer: getenv read a shorter name)") {
+  ::setenv("NVSCOPE_TEST_V", "a/b", 1);
+  const auto p = nvscope::expand_output_path(std::string("x_%q{NVSCOPE_TEST_V\0junk}.csv", 29));
+  CHECK_FALSE(p);
+  CHECK(p.error.find("NUL") != std::string::npos);
+  CHECK(one_printable_line(p.error));
+  ::unsetenv("NVSCOPE_TEST_V");
+}

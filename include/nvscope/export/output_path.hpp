@@ -129,7 +129,7 @@ inline specifier_value specifier_at(std::string_view pattern, std::size_t percen
 // A value may not name a folder: no '/' (folders come from the pattern alone).
 inline std::string value_problem(std::string_view spec, std::string_view value) {
   if (value.find('/') == std::string_view::npos) return {};
-  return std::string(spec) + " is '" + escape_input(value, 64) +
+  return escape_input(spec, 64) + " is '" + escape_input(value, 64) +
          "', which holds '/': a value may not name a folder (put folders in the pattern)";
 }
 
@@ -167,9 +167,11 @@ inline path_result expand_output_path(std::string_view pattern) {
                                                             r.path.substr(part.begin) + "' (values may not name folders)")
                                : path_result{};
   };
+  // Anywhere, a variable's name included: getenv would read the name only up to it.
+  if (const auto nul = pattern.find('\0'); nul != std::string_view::npos)
+    return pattern_error(pattern, nul, "a NUL byte (a file name cannot hold one)");
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
-    if (c == '\0') return pattern_error(pattern, i, "a NUL byte (a file name cannot hold one)");
     if (c == '/') {
       if (auto e = climbs(i); !e.ok()) return e;
       r.path.push_back(c);
