@@ -163,6 +163,6 @@ print("kernel instances (nvscope / nsys): eager", e.get("kernel_instances_nvscop
 PY
 }
 
-pack() { (cd "$OUT" && tar czf csv.tgz cmp_*/*.csv cmp_*/*.log examples/*.csv examples_*.log 2>/dev/null); }
+pack() { (cd "$OUT" && tar czf csv.tgz $(ls -d cmp_*/*.csv cmp_*/*.log examples/*.csv examples_*.log 2>/dev/null)); }
 
 for s in "${stages[@]}"; do "$s" || { echo "stage $s failed"; exit 1; }; done
