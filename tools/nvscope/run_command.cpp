@@ -55,14 +55,20 @@ std::string folder_of_executable() {
 
 bool readable(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
 
-// NVSCOPE_RUN_INJECTION, else lib/ beside bin/ (installed and build tree alike), else beside.
+#ifndef NVSCOPE_INSTALL_LIBDIR
+#define NVSCOPE_INSTALL_LIBDIR "lib"
+#endif
+
+// NVSCOPE_RUN_INJECTION, else the install's library folder beside bin/ (the build tree has
+// the same layout), else lib/ or lib64/, else beside the command.
 std::string find_injection_library(std::string& looked) {
   if (const char* v = std::getenv("NVSCOPE_RUN_INJECTION"); v != nullptr && *v != '\0') {
     looked = v;
     return readable(v) ? std::string(v) : std::string();
   }
   const std::string bin = folder_of_executable();
-  const std::string candidates[] = {bin + "/../lib/libnvscope_inject.so", bin + "/../lib64/libnvscope_inject.so",
+  const std::string candidates[] = {bin + "/../" NVSCOPE_INSTALL_LIBDIR "/libnvscope_inject.so",
+                                    bin + "/../lib/libnvscope_inject.so", bin + "/../lib64/libnvscope_inject.so",
                                     bin + "/libnvscope_inject.so"};
   for (const auto& c : candidates) {
     looked += (looked.empty() ? "" : ", ") + c;
