@@ -275,3 +275,43 @@ TEST_CASE("samples: thinned to evenly spaced order statistics beyond max_samples
   CHECK(s.kernels[0].ns.back() == 100 * us);
   CHECK(s.kernels[0].ns[50] == 51 * us); // the median survives
 }
+
+TEST_CASE("hostile input: foreign thread indexes, unknown names, records without an end, unclosed ranges") {
+  auto t = scenario::host_bound(3);
+  t.launches[0].thread = 0xffffffffu;
+  t.launches[1].thread = 10'000'000;
+  t.syncs.push_back(sync_record{5, 0, 99, 7, 0, 0xffffffffu, sync_kind::context});      // no end
+  t.syncs.push_back(sync_record{500, 400, 98, 7, 0, 3, sync_kind::stream});             // end before start
+  t.api_calls.push_back(api_record{900, 100, t.strings.intern("cudaLaunchKernel"), 3, 0, false});
+  t.kernels[2].name = 123456;  // not in the string table
+  t.kernels[3].end = 0;        // incomplete
+  t.ranges[0].end = 0;         // never closed
+  t.ranges.push_back(range_record{});
+  t.ranges.back().thread = 0xfffffffeu;
+  t.ranges.back().start = 1;
+  const auto a = attribute(t);
+  const auto d = diagnose(t, a);
+  CHECK(d.launches.launches == t.kernels.size() - 1);
+  CHECK(d.idle.busy_ns <= d.idle.window_ns);
+  std::uint64_t idle = 0;
+  for (int c = 0; c < idle_cause_count; ++c) idle += d.idle.cause_ns[c];
+  CHECK(idle == d.idle.idle_ns);
+  CHECK(d.verdict.kind != bottleneck::none);
+  const auto j = nlohmann::json::parse(diagnosis_json(t, d));
+  bool unknown = false;
+  for (const auto& k : j["samples"]["kernels"]) unknown = unknown || k["name"] == "<unknown>";
+  CHECK(unknown);
+  CHECK(!diagnosis_text(t, d).empty());
+}
+
+TEST_CASE("idle causes add up to the idle time in every scenario") {
+  for (const auto& t : {scenario::launch_bound(3), scenario::gpu_bound(3), scenario::sync_bound(3),
+                        scenario::copy_bound(3), scenario::host_bound(3), scenario::outlier_step(5, 2)}) {
+    const auto d = run(t);
+    std::uint64_t idle = 0;
+    for (int c = 0; c < idle_cause_count; ++c) idle += d.idle.cause_ns[c];
+    CHECK(idle == d.idle.idle_ns);
+    CHECK(d.idle.busy_ns + d.idle.idle_ns == d.idle.window_ns);
+    CHECK(d.idle.kernel_ns + d.idle.copy_only_ns == d.idle.busy_ns);
+  }
+}

@@ -68,7 +68,11 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
   std::vector<std::vector<std::uint64_t>*> by_name(t.strings.size(), nullptr);
   for (const auto& k : t.kernels) {
     if (k.end == 0 || k.end < k.start) continue;
-    auto*& slot = by_name[k.name < by_name.size() ? k.name : 0];
+    if (k.name >= by_name.size()) { // not in the string table: "<unknown>"
+      kernels[std::string(t.strings[k.name])].push_back(k.end - k.start);
+      continue;
+    }
+    auto*& slot = by_name[k.name];
     if (slot == nullptr) slot = &kernels[std::string(t.strings[k.name])];
     slot->push_back(k.end - k.start);
   }
