@@ -582,3 +582,22 @@ TEST_CASE("NVTX_INJECTION64_PATH is set only where recording can happen, and tak
   if (saved.empty()) ::unsetenv("NVTX_INJECTION64_PATH");
   else ::setenv("NVTX_INJECTION64_PATH", saved.c_str(), 1);
 }
+
+TEST_CASE("a buffer completed while no collector records is counted late and returned; a foreign one is counted") {
+  auto& p = nd::collector_state();
+  REQUIRE(p.decoder == nullptr); // no collection runs in this test program
+  REQUIRE(p.pool.reserve(4096, 2));
+  const auto late_before = p.late_buffers.load();
+  std::uint8_t* b = p.pool.acquire();
+  REQUIRE(b != nullptr);
+  CHECK(p.pool.in_use() == 1);
+  nd::on_buffer_completed(nullptr, 0, b, 4096, 64);
+  CHECK(p.late_buffers.load() == late_before + 1);
+  CHECK(p.pool.in_use() == 0); // back in the pool
+  std::uint8_t stranger[64];
+  nd::on_buffer_completed(nullptr, 0, stranger, sizeof stranger, 0); // empty, and not the pool's
+  CHECK(p.late_buffers.load() == late_before + 1);                  // nothing in it: not late
+  CHECK(p.pool.foreign_releases() == 1);
+  p.late_buffers.store(late_before);
+  p.pool.release_all();
+}

@@ -276,6 +276,7 @@ class collector final : public capture_listener {
   // everything is undone and the buffers freed.
   bool begin_instrumentation() {
     auto& p = detail::collector_state();
+    p.tables = detail::host_call_tables{}; // nothing left from an earlier collection's options
     if (plan_.launch_flags || plan_.sync_callbacks)
       p.tables.build(plan_.launch_flags, plan_.sync_flags, plan_.sync_callbacks);
     if (plan_.api_launches)

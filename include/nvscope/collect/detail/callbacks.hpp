@@ -68,12 +68,14 @@ inline void on_api_call(bool is_driver, CUpti_CallbackId cbid, const CUpti_Callb
     if (profiler != 0 && d->callbackSite == CUPTI_API_ENTER) p.note_profiler_call(steady_ns(), profiler > 0);
     return;
   }
-  const std::uint64_t now = steady_ns();
   if (d->callbackSite != CUPTI_API_ENTER) {
-    if ((flags & host_call_sync_span) == 0) return; // exits matter only for sync spans
-    flags = sync_exit_flags(flags, d);
+    if ((flags & host_call_sync_span) == 0) return; // exits matter only for sync spans (no clock read)
+    const std::uint64_t end = steady_ns();            // the wait ends here, before the stream lookup
+    if (!record_host_call(end, d->correlationId, sync_exit_flags(flags, d)))
+      p.host_calls_lost.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
-  if (!record_host_call(now, d->correlationId, flags)) p.host_calls_lost.fetch_add(1, std::memory_order_relaxed);
+  if (!record_host_call(steady_ns(), d->correlationId, flags)) p.host_calls_lost.fetch_add(1, std::memory_order_relaxed);
 }
 
 inline void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
