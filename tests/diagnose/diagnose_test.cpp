@@ -335,3 +335,20 @@ TEST_CASE("n log n: four times the records take well under sixteen times as long
   MESSAGE("x4 records: x" << ratio << " time");
   CHECK(ratio < 12.0);
 }
+
+TEST_CASE("a sync followed by long host work is host time, a prompt launch after a sync is sync time") {
+  scenario::builder b;
+  b.kernel("a", 50 * us);
+  b.sync(5 * us);
+  b.push("postprocess");
+  b.host_work(300 * us);
+  b.pop();
+  b.kernel("b", 50 * us);
+  b.sync(5 * us);
+  b.kernel("c", 50 * us);
+  const auto t = b.finish();
+  const auto d = run(t);
+  REQUIRE(d.idle.stretches.size() == 2);
+  CHECK(d.idle.stretches[0].cause == idle_cause::host);
+  CHECK(d.idle.stretches[1].cause == idle_cause::sync);
+}

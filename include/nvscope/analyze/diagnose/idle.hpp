@@ -30,8 +30,11 @@ inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns 
                            const diagnosis_options& o) noexcept {
   if (next.call_start == 0 || next.thread == diagnosis_none) return idle_cause::other;
   if (next.call_start <= gap_start) return gap < o.launch_gap_max_ns ? idle_cause::launch : idle_cause::other;
-  if (tl.synced_between(next.thread, gap_start, next.call_start)) return idle_cause::sync;
-  return gap < o.launch_gap_max_ns ? idle_cause::launch : idle_cause::host;
+  const timestamp_ns sync_end = tl.last_sync_end(next.thread, gap_start, next.call_start);
+  const timestamp_ns host_from = std::max(gap_start, std::min(sync_end, next.call_start));
+  if (sync_end != 0 && next.call_start - host_from < o.launch_gap_max_ns) return idle_cause::sync;
+  if (sync_end != 0 || gap >= o.launch_gap_max_ns) return idle_cause::host; // host work after the sync
+  return idle_cause::launch;
 }
 
 // Union lengths of all operations and of kernels with memsets; the stretches between.

@@ -73,17 +73,18 @@ struct timeline {
     return r < t->ranges.size() ? r : diagnosis_none;
   }
 
-  // True when `thread` sat in a synchronisation at some moment of [from, to].
-  bool synced_between(std::uint32_t thread, timestamp_ns from, timestamp_ns to) const noexcept {
+  // The end of the last synchronisation `thread` sat in at some moment of [from, to], or 0.
+  timestamp_ns last_sync_end(std::uint32_t thread, timestamp_ns from, timestamp_ns to) const noexcept {
     const auto slot = thread_slot(*t, thread);
-    if (slot >= syncs_by_thread.size()) return false;
+    if (slot >= syncs_by_thread.size()) return 0;
     const auto& s = syncs_by_thread[slot];
     auto it = std::upper_bound(s.begin(), s.end(), std::make_pair(to, ~timestamp_ns{0}));
+    timestamp_ns last = 0;
     for (int back = 0; it != s.begin() && back < 8; ++back) { // syncs of one thread do not overlap
       --it;
-      if (it->second >= from) return true;
+      if (it->second >= from) last = std::max(last, it->second);
     }
-    return false;
+    return last;
   }
 
   string_id call_name(std::uint32_t correlation) const noexcept {
