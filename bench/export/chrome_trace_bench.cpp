@@ -3,7 +3,8 @@
 //   chrome_trace_bench check           both write the same bytes, on the synthetic trace and
 //                                      on traces with every kind of record (exit 1 if not)
 //   chrome_trace_bench before|after N  N timed calls on the synthetic trace in this process;
-//                                      prints one JSON line (records, bytes, seconds of each)
+//                                      prints one JSON line (records, bytes, wall and CPU
+//                                      seconds of each)
 //   chrome_trace_bench after_small_pages N
 //                                      "after" with transparent huge pages off for this
 //                                      process: the writer's own share of the gain
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -181,6 +183,14 @@ int check() {
   return bad ? 1 : 0;
 }
 
+// CPU time of this process (user and system, page faults included): on a shared machine it
+// moves far less than wall time when other jobs take the cores.
+double cpu_now() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 int timed(const char* impl, int runs) {
   const bool after = std::strcmp(impl, "before") != 0;
   if (std::strcmp(impl, "after_small_pages") == 0) {
@@ -189,17 +199,21 @@ int timed(const char* impl, int runs) {
 #endif
   }
   const nvscope::trace t = synthetic();
-  std::vector<double> seconds;
+  std::vector<double> seconds, cpu_seconds;
   std::size_t bytes = 0;
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = cpu_now();
     const std::string out = after ? nvscope::to_chrome_trace(t) : nvscope_bench::to_chrome_trace_before(t);
+    cpu_seconds.push_back(cpu_now() - cpu_start);
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     bytes = out.size();
   }
   std::printf("{\"impl\":\"%s\",\"records\":%llu,\"bytes\":%zu,\"seconds\":[", impl,
               static_cast<unsigned long long>(records(t)), bytes);
   for (std::size_t i = 0; i < seconds.size(); ++i) std::printf("%s%.6f", i ? "," : "", seconds[i]);
+  std::printf("],\"cpu_seconds\":[");
+  for (std::size_t i = 0; i < cpu_seconds.size(); ++i) std::printf("%s%.6f", i ? "," : "", cpu_seconds[i]);
   std::printf("]}\n");
   return 0;
 }

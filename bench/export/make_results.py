@@ -16,21 +16,23 @@ import subprocess
 import sys
 
 runs, stem, command, load0, load1 = sys.argv[1:6]
-steady, first = {}, {}
+steady, first, cpu = {}, {}, {}
 records = nbytes = 0
 for line in open(runs):
     r = json.loads(line)
     records, nbytes = r["records"], r["bytes"]
     steady.setdefault(r["impl"], []).append(records / statistics.median(r["seconds"]))
     first.setdefault(r["impl"], []).append(records / r["seconds"][0])
+    if "cpu_seconds" in r:
+        cpu.setdefault(r["impl"], []).append(records / statistics.median(r["cpu_seconds"]))
 
 m = {}
-for name, per in (("", steady), ("_first_call", first)):
+for name, per in (("", steady), ("_first_call", first), ("_cpu", cpu)):
     for impl, v in per.items():
         med = statistics.median(v)
         m[f"chrome_trace_events_per_s_{impl}{name}"] = round(med)
         m[f"chrome_trace_events_per_s_{impl}{name}_spread"] = round((max(v) - min(v)) / med, 3)
-for name in ("", "_first_call"):
+for name in ("", "_first_call", "_cpu") if cpu else ("", "_first_call"):
     before = m[f"chrome_trace_events_per_s_before{name}"]
     m[f"after_over_before{name}"] = round(m[f"chrome_trace_events_per_s_after{name}"] / before, 3)
     m[f"after_small_pages_over_before{name}"] = round(m[f"chrome_trace_events_per_s_after_small_pages{name}"] / before, 3)
@@ -62,6 +64,15 @@ with open(stem + ".md", "w") as f:
     for impl, words in rows:
         a, b = f"chrome_trace_events_per_s_{impl}", f"chrome_trace_events_per_s_{impl}_first_call"
         f.write(f"| {words} | {m[a] / 1e6:.2f} M | {m[a + '_spread']:.2f} | {m[b] / 1e6:.2f} M | {m[b + '_spread']:.2f} |\n")
+    if cpu:
+        f.write("\nThe same per second of the process's CPU time (user + system, page faults included; median of 3\n"
+                "calls), which other jobs on the machine move far less than wall time:\n\n")
+        f.write("| writer | records per CPU second | spread |\n| --- | ---: | ---: |\n")
+        for impl, words in rows:
+            c = f"chrome_trace_events_per_s_{impl}_cpu"
+            f.write(f"| {words} | {m[c] / 1e6:.2f} M | {m[c + '_spread']:.2f} |\n")
+        f.write(f"\nafter / before in CPU time: {m['after_over_before_cpu']}; with huge pages off: "
+                f"{m['after_small_pages_over_before_cpu']}.\n")
     f.write(f"\nafter / before: {m['after_over_before']} (first call {m['after_over_before_first_call']}); "
             f"with huge pages off: {m['after_small_pages_over_before']} (first call {m['after_small_pages_over_before_first_call']}).\n")
 print(json.dumps(m, indent=2))
