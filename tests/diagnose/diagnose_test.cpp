@@ -352,3 +352,31 @@ TEST_CASE("a sync followed by long host work is host time, a prompt launch after
   CHECK(d.idle.stretches[0].cause == idle_cause::host);
   CHECK(d.idle.stretches[1].cause == idle_cause::sync);
 }
+
+TEST_CASE("the window leaves out a warm-up: its kernels, gaps and samples") {
+  scenario::builder b;
+  b.push("warmup");
+  b.kernel("warm_kernel", 10 * us);
+  b.host_work(50'000 * us); // module loading, allocation
+  b.pop();
+  const timestamp_ns measured = b.now;
+  for (int s = 0; s < 5; ++s) {
+    b.push("step_" + std::to_string(s));
+    for (int i = 0; i < 4; ++i) b.kernel("gemm_kernel", 500 * us);
+    b.sync(5 * us);
+    b.pop();
+  }
+  const auto t = b.finish();
+  const auto a = attribute(t);
+  CHECK(diagnose(t, a).verdict.kind == bottleneck::host_bound); // the warm-up's 50 ms dominate
+  diagnosis_options o;
+  o.window = {measured, t.finish};
+  const auto d = diagnose(t, a, o);
+  CHECK(d.verdict.kind == bottleneck::gpu_bound);
+  CHECK(d.idle.window_begin >= measured);
+  CHECK(d.launches.launches == 20);
+  CHECK(d.steps.steps == 5);
+  REQUIRE(d.samples.kernels.size() == 1);
+  CHECK(d.samples.kernels[0].name == "gemm_kernel");
+  for (const auto& r : d.samples.ranges) CHECK(r.name != "warmup");
+}

@@ -34,7 +34,7 @@ inline namespace v1 {
 /// Every diagnosis pass over `t`; `a` from `attribute(t)`.
 inline diagnosis diagnose(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
   diagnosis d;
-  const auto tl = detail::diag::build_timeline(t, a);
+  const auto tl = detail::diag::build_timeline(t, a, o.window);
   d.idle = detail::diag::idle_time_of(tl, o);
   d.launches = detail::diag::launch_statistics_of(tl, o);
   d.rules = detail::diag::expert_rules_of(tl, d.idle, o);

@@ -136,7 +136,7 @@ inline idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& 
 
 /// The idle-time breakdown of `t` (see the file comment).
 inline idle_breakdown idle_time(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
-  return detail::diag::idle_time_of(detail::diag::build_timeline(t, a), o);
+  return detail::diag::idle_time_of(detail::diag::build_timeline(t, a, o.window), o);
 }
 
 } // namespace v1

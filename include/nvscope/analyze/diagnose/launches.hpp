@@ -120,7 +120,7 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
 
 /// Launch statistics of every kernel name in `t` (see the file comment).
 inline launch_overview launch_statistics(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
-  return detail::diag::launch_statistics_of(detail::diag::build_timeline(t, a), o);
+  return detail::diag::launch_statistics_of(detail::diag::build_timeline(t, a, o.window), o);
 }
 
 } // namespace v1

@@ -12,6 +12,8 @@
 ///   o.step_range = "train_step";
 /// \endcode
 
+#include <nvscope/trace.hpp>
+
 #include <cstdint>
 #include <string>
 
@@ -23,6 +25,9 @@ struct diagnosis_options {
   /// The range that marks one step; empty: `step`, `step_N`, `step N`, `stepN` (any case),
   /// as `analysis_options::step_range`.
   std::string step_range;
+  /// Only what starts inside [begin, end) is diagnosed (operations, syncs, steps, samples);
+  /// `end == 0`: the whole trace. As `analysis_options::window`, e.g. to leave out a warm-up.
+  time_window window{};
 
   /// HTA `get_idle_time_breakdown(consecutive_kernel_delay=30)`: a gap between two operations
   /// of one stream shorter than this, with the next one already launched, is "kernel wait".

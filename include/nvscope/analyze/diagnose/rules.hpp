@@ -67,7 +67,7 @@ inline void sync_rule(const timeline& tl, const diagnosis_options& o, rule_resul
     const auto& s = t.syncs[i];
     const bool blocking = s.kind == sync_kind::stream || s.kind == sync_kind::context ||
                           (o.sync_rule_includes_events && s.kind == sync_kind::event);
-    if (!blocking || s.end == 0 || s.end < s.start) continue;
+    if (!blocking || s.end == 0 || s.end < s.start || !tl.inside(s.start)) continue;
     rule_row row;
     row.start = s.start;
     row.duration = s.end - s.start;
@@ -113,7 +113,7 @@ inline std::vector<rule_result> expert_rules_of(const timeline& tl, const idle_b
 /// the ranges of low-use chunks come from its stretches).
 inline std::vector<rule_result> expert_rules(const trace& t, const attribution& a, const idle_breakdown& idle,
                                              const diagnosis_options& o = {}) {
-  return detail::diag::expert_rules_of(detail::diag::build_timeline(t, a), idle, o);
+  return detail::diag::expert_rules_of(detail::diag::build_timeline(t, a, o.window), idle, o);
 }
 
 } // namespace v1

@@ -64,10 +64,13 @@ inline std::string range_label(const trace& t, const range_record& r) {
 
 /// The samples of `t` (see the file comment).
 inline run_samples collect_samples(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
+  const auto inside = [&](timestamp_ns start) {
+    return o.window.end == 0 || (start >= o.window.begin && start < o.window.end);
+  };
   std::map<std::string, std::vector<std::uint64_t>> kernels, ranges, steps;
   std::vector<std::vector<std::uint64_t>*> by_name(t.strings.size(), nullptr);
   for (const auto& k : t.kernels) {
-    if (k.end == 0 || k.end < k.start) continue;
+    if (k.end == 0 || k.end < k.start || !inside(k.start)) continue;
     if (k.name >= by_name.size()) { // not in the string table: "<unknown>"
       kernels[std::string(t.strings[k.name])].push_back(k.end - k.start);
       continue;
@@ -80,7 +83,7 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
   ao.step_range = o.step_range;
   for (std::size_t i = 0; i < t.ranges.size() && i < a.range_end.size(); ++i) {
     const auto& r = t.ranges[i];
-    if (r.is_mark || a.range_end[i] < r.start) continue;
+    if (r.is_mark || a.range_end[i] < r.start || !inside(r.start)) continue;
     const std::uint64_t ns = a.range_end[i] - r.start;
     ranges[detail::diag::range_label(t, r)].push_back(ns);
     if (is_step_name(t.strings[r.name], ao)) steps["steps"].push_back(ns);

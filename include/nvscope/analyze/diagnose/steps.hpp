@@ -43,12 +43,15 @@ struct step_set {
   }
 };
 
-inline step_set find_steps(const trace& t, const attribution& a, const diagnosis_options& o) {
+inline step_set find_steps(const timeline& tl, const diagnosis_options& o) {
+  const trace& t = *tl.t;
+  const attribution& a = *tl.a;
   step_set s;
   analysis_options ao;
   ao.step_range = o.step_range;
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i)
-    if (!t.ranges[i].is_mark && i < a.range_end.size() && is_step_name(t.strings[t.ranges[i].name], ao))
+    if (!t.ranges[i].is_mark && i < a.range_end.size() && tl.inside(t.ranges[i].start) &&
+        is_step_name(t.strings[t.ranges[i].name], ao))
       s.ranges.push_back(i);
   std::sort(s.ranges.begin(), s.ranges.end(), [&](std::uint32_t x, std::uint32_t y) {
     return t.ranges[x].start != t.ranges[y].start ? t.ranges[x].start < t.ranges[y].start : x < y;
@@ -118,7 +121,7 @@ inline std::vector<step_growth> growth_of(const step_set& s, const std::unordere
 
 inline step_analysis step_outliers_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o) {
   step_analysis out;
-  step_set s = find_steps(*tl.t, *tl.a, o);
+  step_set s = find_steps(tl, o);
   out.steps = s.ranges.size();
   if (s.ranges.empty()) return out;
   std::vector<std::uint64_t> durations;
@@ -152,7 +155,7 @@ inline step_analysis step_outliers_of(const timeline& tl, const idle_breakdown& 
 
 /// Step durations and outlier steps of `t` (see the file comment).
 inline step_analysis step_outliers(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
-  const auto tl = detail::diag::build_timeline(t, a);
+  const auto tl = detail::diag::build_timeline(t, a, o.window);
   return detail::diag::step_outliers_of(tl, detail::diag::idle_time_of(tl, o), o);
 }
 

@@ -60,6 +60,11 @@ struct timeline {
   std::unordered_map<std::uint32_t, api_call> calls; // correlation -> runtime call (else driver)
   timestamp_ns begin = 0; // first operation's start
   timestamp_ns end = 0;   // last operation's end
+  time_window window{};   // what is diagnosed, by start time; end == 0: everything
+
+  bool inside(timestamp_ns start) const noexcept {
+    return window.end == 0 || (start >= window.begin && start < window.end);
+  }
 
   // Innermost push/pop range open on `thread` at `time`, or none.
   std::uint32_t range_at(std::uint32_t thread, timestamp_ns time) const noexcept {
@@ -99,7 +104,7 @@ void add_records(timeline& tl, op_kind kind, const std::vector<Record>& records,
   const trace& t = *tl.t;
   for (std::uint32_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
-    if (r.end == 0 || r.end < r.start) continue; // incomplete: counted by analyze's losses
+    if (r.end == 0 || r.end < r.start || !tl.inside(r.start)) continue; // incomplete: counted by analyze's losses
     gpu_op op;
     op.start = r.start;
     op.end = r.end;
@@ -158,10 +163,11 @@ inline void index_ranges_and_syncs(timeline& tl) {
   for (auto& v : tl.syncs_by_thread) std::sort(v.begin(), v.end());
 }
 
-inline timeline build_timeline(const trace& t, const attribution& a) {
+inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}) {
   timeline tl;
   tl.t = &t;
   tl.a = &a;
+  tl.window = window;
   index_calls(tl);
   index_ranges_and_syncs(tl);
   tl.ops.reserve(t.kernels.size() + t.copies.size() + t.memsets.size());
