@@ -248,6 +248,9 @@ TEST_CASE("text and JSON carry the verdict, findings, rules, steps and samples")
   CHECK(text.find("sync-bound") != std::string::npos);
   CHECK(text.find("check_loss") != std::string::npos);
   CHECK(text.find("cuda_api_sync") != std::string::npos);
+  const auto findings = findings_text(t, d.verdict);
+  CHECK(findings.rfind(verdict_line(d.verdict) + "\n  1. GPU idle while the host synchronised", 0) == 0);
+  CHECK(text.find(findings) != std::string::npos);
   const auto j = nlohmann::json::parse(diagnosis_json(t, d));
   CHECK(j["verdict"]["class"] == "sync-bound");
   CHECK(j["verdict"]["findings"][0]["kind"] == "sync_gaps");

@@ -262,11 +262,17 @@ inline std::string verdict_line(const diagnosis_verdict& v) {
   }
 }
 
+/// The verdict's line, then one numbered block per finding (figure, kernels, ranges, what to try).
+inline std::string findings_text(const trace& t, const diagnosis_verdict& v) {
+  std::string s = verdict_line(v) + "\n";
+  for (std::size_t i = 0; i < v.findings.size(); ++i) s += detail::diag_text::finding_line(t, v.findings[i], i + 1);
+  return s;
+}
+
 /// The whole diagnosis as text: verdict and findings, idle time, launches, rules, steps.
 inline std::string diagnosis_text(const trace& t, const diagnosis& d) {
   namespace w = detail::diag_text;
-  std::string s = " ** Diagnosis (nvscope):\n\n" + verdict_line(d.verdict) + "\n";
-  for (std::size_t i = 0; i < d.verdict.findings.size(); ++i) s += w::finding_line(t, d.verdict.findings[i], i + 1);
+  std::string s = " ** Diagnosis (nvscope):\n\n" + findings_text(t, d.verdict);
   if (d.verdict.kind == bottleneck::none) return s;
   s += "\n" + w::idle_section(t, d.idle) + "\n" + w::launch_section(t, d.launches) + "\n" + w::rules_section(t, d.rules);
   return s + "\n" + w::steps_section(t, d.steps);
