@@ -264,7 +264,9 @@ TEST_CASE("metrics: busy, overlap, sync, gaps on a hand-built timeline") {
   nvscope::sync_record s;
   s.start = 600; s.end = 800;
   b.t.syncs.push_back(s);
-  auto r = nvscope::analyze(b.t);
+  nvscope::analysis_options o;
+  o.window = {0, 1000}; // explicit: the default window is first to last GPU activity
+  auto r = nvscope::analyze(b.t, o);
   // union: 100-450 (350) + 500-600 (100) + 900-950 (50) = 500 of 1000
   CHECK(r.overall.busy_ns == 500);
   CHECK(r.overall.gpu_busy_percent == doctest::Approx(50.0));
@@ -315,7 +317,9 @@ TEST_CASE("verdicts") {
     nvscope::sync_record s;
     s.start = 300001; s.end = 900001;
     b.t.syncs.push_back(s);
-    auto r = nvscope::analyze(b.t);
+    nvscope::analysis_options o;
+    o.window = {1, 1000001};
+    auto r = nvscope::analyze(b.t, o);
     CHECK(nvscope::verdict_text(r.verdict).rfind("sync-bound: host waits on the GPU 60% of the time, GPU idle 70%", 0) == 0);
   }
   SUBCASE("empty trace") {

@@ -41,15 +41,19 @@ inline gpu_intervals intervals_of(const trace& t) {
   return g;
 }
 
-// The metrics of one window from its intervals (merged here, in place).
-inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, std::vector<std::uint64_t>& scratch) {
+// The metrics of one window from its intervals (merged here, in place); leaves the gaps in
+// `scratch`. `medians`: false leaves the kernel and gap medians to the caller (per-range rows
+// take them over all their instances at once).
+inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, std::vector<std::uint64_t>& scratch, bool medians = true) {
   activity_metrics m;
   m.kernels = g.kernels.size();
   m.copies = g.copies.size();
   m.memsets = g.memsets.size();
   scratch.clear();
-  for (const auto& k : g.kernels) scratch.push_back(k.second - k.first);
-  if (!scratch.empty()) m.kernel_median_ns = stats_of(scratch).median;
+  if (medians) {
+    for (const auto& k : g.kernels) scratch.push_back(k.second - k.first);
+    if (!scratch.empty()) m.kernel_median_ns = stats_of(scratch).median;
+  }
   for (auto* v : {&g.kernels, &g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
   const auto all = union_of(g.kernels, g.copies, g.memsets);
   m.window_begin = lo;
@@ -70,7 +74,7 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
   scratch.clear();
   append_gaps(all, scratch);
   m.gap_count = scratch.size();
-  if (!scratch.empty()) {
+  if (medians && !scratch.empty()) {
     m.gap_median_ns = stats_of(scratch).median;
     m.gap_p90_ns = nearest_rank_select(scratch, 0.9);
   }
@@ -79,14 +83,22 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
 
 } // namespace detail
 
-/// The window the overall metrics cover: `options.window` when set; else the collection
-/// window (`trace::begin` to `trace::finish`); else first to last record.
+/// The window the overall metrics cover: `options.window` when set; else the capture window
+/// when the trace has one (first begin to last end; an unclosed one ends at `trace::finish`);
+/// else first to last GPU activity (kernels, copies, memsets).
 /// \code
 ///   nvscope::time_window w = nvscope::analysis_window(t, options);
 /// \endcode
 inline time_window analysis_window(const trace& t, const analysis_options& options) {
   if (options.window.end != 0) return options.window;
-  if (t.finish > t.begin) return {t.begin, t.finish};
+  if (!t.capture_windows.empty()) {
+    time_window w{t.capture_windows.front().begin, 0};
+    for (const auto& c : t.capture_windows) {
+      w.begin = std::min(w.begin, c.begin);
+      w.end = std::max(w.end, c.end ? c.end : t.finish);
+    }
+    if (w.end > w.begin) return w;
+  }
   timestamp_ns lo = std::numeric_limits<timestamp_ns>::max(), hi = 0;
   auto extend = [&](const auto& records) {
     for (const auto& r : records)
@@ -95,7 +107,6 @@ inline time_window analysis_window(const trace& t, const analysis_options& optio
   extend(t.kernels);
   extend(t.copies);
   extend(t.memsets);
-  extend(t.syncs);
   return hi == 0 ? time_window{} : time_window{lo, hi};
 }
 

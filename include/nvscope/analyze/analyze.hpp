@@ -37,17 +37,19 @@ inline namespace v1 {
 /// \endcode
 inline analysis_report analyze(const trace& t, const analysis_options& options = {}) {
   analysis_report r;
-  const trace_index x = index_trace(t);
-  r.kernels = kernel_summary(t, x);
+  const trace_index x = index_trace(t, options.start_end);
+  r.kernels = kernel_summary(t, x, options.kernel_names);
   auto memops = memop_summary(t);
   r.memops_by_time = std::move(memops.by_time);
   r.memops_by_size = std::move(memops.by_size);
   r.ranges = range_summary(t, x);
   const range_projection projection = project_ranges(t, x);
   r.projections = gpu_projection_summary(t, x, projection);
-  r.range_kernels = range_kernel_summary(t, x);
+  r.range_kernels = range_kernel_summary(t, x, options.kernel_names);
   r.overall = overall_activity(t, analysis_window(t, options));
-  r.per_range = range_activity(t, x, projection, options);
+  auto per_range = range_activity(t, x, projection, options);
+  r.per_range = std::move(per_range.per_range);
+  r.step_details = std::move(per_range.steps);
   const step_summary steps = step_figures(t, x, options);
   r.steps = steps.steps;
   r.kernels_per_step = steps.kernels_per_step;
@@ -56,7 +58,7 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
   r.incomplete_found = x.incomplete_found;
   r.unclosed_found = x.unclosed_found;
   r.unattributed = x.unattributed;
-  r.losses = losses_of(t.lost, x);
+  r.losses = losses_of(t, x, options);
   return r;
 }
 

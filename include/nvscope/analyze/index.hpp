@@ -18,6 +18,7 @@
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/nesting.hpp>
 #include <nvscope/analyze/intervals.hpp>
+#include <nvscope/analyze/report.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -94,10 +95,10 @@ struct trace_index {
 namespace detail {
 
 // Nesting, owners of launches and the start/end ranges open at each launch, per thread.
-inline void nest_ranges(const trace& t, trace_index& x) {
+inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule) {
   auto& a = x.links;
   const thread_table slots(t);
-  auto tl = timelines_of(t, slots, a.range_end);
+  auto tl = timelines_of(t, slots, a.range_end, rule == start_end_rule::nsys);
   a.parent.assign(t.ranges.size(), attribution::none);
   a.depth.assign(t.ranges.size(), 0);
   x.launch_owner.assign(t.launches.size(), attribution::none);
@@ -158,16 +159,16 @@ inline void group_ranges(const trace& t, trace_index& x) {
 } // namespace detail
 
 /// Builds the indexed view of `t` that every analysis pass reads: O(n log n) in the ranges,
-/// linear in everything else (docs/analysis.md).
+/// linear in everything else (docs/analysis.md). `rule`: which start/end ranges take launches.
 /// \code
 ///   const nvscope::trace_index x = nvscope::index_trace(t);
 ///   auto kernels = nvscope::kernel_summary(t, x);
 /// \endcode
-inline trace_index index_trace(const trace& t) {
+inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) {
   trace_index x;
   x.links.trace_end = detail::trace_end_of(t);
   x.links.range_end = detail::closed_range_ends(t, x.links.trace_end);
-  detail::nest_ranges(t, x);
+  detail::nest_ranges(t, x, rule);
   detail::link_launches(t, x);
   detail::group_ranges(t, x);
   return x;

@@ -18,6 +18,7 @@
 #include <nvscope/analyze/step_names.hpp>
 
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -26,23 +27,21 @@ namespace nvscope {
 inline namespace v1 {
 namespace detail {
 
-// A GPU record seen from one interesting range: kind 0 kernel, 1 copy, 2 memset.
-struct range_op {
-  std::uint32_t range;
-  std::uint8_t kind;
-  timestamp_ns start, end;
+// GPU records grouped by interesting range: range r's records are ref[offset[r] .. offset[r + 1]),
+// each a record index with its kind in the top two bits (0 kernel, 1 copy, 2 memset): four
+// bytes a pair, since there are as many pairs as records times interesting ranges above them.
+struct range_ops_index {
+  std::vector<std::uint32_t> offset, ref;
+  static constexpr std::uint32_t kind_shift = 30, index_mask = (1u << kind_shift) - 1;
 };
 
 // Per range, the nearest interesting ancestor-or-self (outermost ranges and steps that
 // launched GPU work), so that each record reaches them in as many steps as there are.
 inline std::vector<std::uint32_t> interesting_links(const trace& t, const trace_index& x, const range_projection& p,
-                                                    const analysis_options& options) {
+                                                    const std::vector<char>& is_step) {
   const auto nr = t.ranges.size();
   std::vector<char> interesting(nr, 0);
-  for (std::size_t i = 0; i < nr; ++i) {
-    const auto& r = t.ranges[i];
-    interesting[i] = !r.is_mark && p.ops[i] && (x.links.depth[i] == 0 || is_step_name(t.strings[r.name], options));
-  }
+  for (std::size_t i = 0; i < nr; ++i) interesting[i] = !t.ranges[i].is_mark && p.ops[i] && (x.links.depth[i] == 0 || is_step[i]);
   std::vector<std::uint32_t> up(nr, attribution::none);
   const auto order = deepest_first(t, x);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -67,25 +66,26 @@ void for_interesting(const trace_index& x, const std::vector<std::uint32_t>& up,
 }
 
 // Every (interesting range, GPU record) pair, grouped by range: counted, then placed.
-inline std::vector<range_op> range_ops(const trace& t, const trace_index& x, const std::vector<std::uint32_t>& up) {
-  std::vector<std::uint32_t> offset(t.ranges.size() + 1, 0);
-  std::vector<range_op> ops;
+inline range_ops_index range_ops(const trace& t, const trace_index& x, const std::vector<std::uint32_t>& up) {
+  range_ops_index ops;
+  ops.offset.assign(t.ranges.size() + 1, 0);
   auto visit = [&](auto&& emit) {
-    auto each = [&](const auto& records, const std::vector<std::uint32_t>& launch, std::uint8_t kind) {
-      for (std::size_t i = 0; i < records.size(); ++i) {
+    auto each = [&](const auto& records, const std::vector<std::uint32_t>& launch, std::uint32_t kind) {
+      for (std::uint32_t i = 0; i < records.size(); ++i) {
         const auto& rec = records[i];
         if (launch[i] == attribution::none || !valid_interval(rec.start, rec.end)) continue;
-        for_interesting(x, up, launch[i], [&](std::uint32_t r) { emit(r, kind, rec); });
+        for_interesting(x, up, launch[i], [&](std::uint32_t r) { emit(r, kind << range_ops_index::kind_shift | i); });
       }
     };
     each(t.kernels, x.links.kernel_launch, 0);
     each(t.copies, x.links.copy_launch, 1);
     each(t.memsets, x.links.memset_launch, 2);
   };
-  visit([&](std::uint32_t r, std::uint8_t, const auto&) { ++offset[r + 1]; });
-  for (std::size_t r = 1; r < offset.size(); ++r) offset[r] += offset[r - 1];
-  ops.resize(offset.back());
-  visit([&](std::uint32_t r, std::uint8_t kind, const auto& rec) { ops[offset[r]++] = {r, kind, rec.start, rec.end}; });
+  visit([&](std::uint32_t r, std::uint32_t) { ++ops.offset[r + 1]; });
+  for (std::size_t r = 1; r < ops.offset.size(); ++r) ops.offset[r] += ops.offset[r - 1];
+  ops.ref.resize(ops.offset.back());
+  auto cursor = ops.offset;
+  visit([&](std::uint32_t r, std::uint32_t ref) { ops.ref[cursor[r]++] = ref; });
   return ops;
 }
 
@@ -128,59 +128,102 @@ inline void finish_metrics(range_metrics& m, std::vector<std::uint64_t>& gaps, s
 
 namespace detail {
 
-// The activity of one range instance from its ops [first, last) and the merged syncs;
+// The activity of one range instance from its records [first, last) and the merged syncs;
 // leaves its gaps in `gaps` and appends its kernel durations to `kernel_ns`.
-inline activity_metrics instance_activity(const range_op* first, const range_op* last, timestamp_ns lo, timestamp_ns hi,
-                                          const std::vector<interval>& syncs, gpu_intervals& g, std::vector<std::uint64_t>& gaps,
-                                          std::vector<std::uint64_t>& kernel_ns) {
+inline activity_metrics instance_activity(const trace& t, const std::uint32_t* first, const std::uint32_t* last, timestamp_ns lo,
+                                          timestamp_ns hi, const std::vector<interval>& syncs, gpu_intervals& g,
+                                          std::vector<std::uint64_t>& gaps, std::vector<std::uint64_t>& kernel_ns) {
   g.kernels.clear();
   g.copies.clear();
   g.memsets.clear();
   g.syncs.clear();
   for (auto o = first; o != last; ++o) {
-    (o->kind == 0 ? g.kernels : o->kind == 1 ? g.copies : g.memsets).emplace_back(o->start, o->end);
-    if (o->kind == 0) kernel_ns.push_back(o->end - o->start);
+    const auto i = *o & range_ops_index::index_mask;
+    switch (*o >> range_ops_index::kind_shift) {
+      case 0: g.kernels.emplace_back(t.kernels[i].start, t.kernels[i].end); kernel_ns.push_back(t.kernels[i].end - t.kernels[i].start); break;
+      case 1: g.copies.emplace_back(t.copies[i].start, t.copies[i].end); break;
+      default: g.memsets.emplace_back(t.memsets[i].start, t.memsets[i].end); break;
+    }
   }
   auto y = std::upper_bound(syncs.begin(), syncs.end(), lo, [](timestamp_ns v, const interval& s) { return v < s.second; });
   for (; y != syncs.end() && y->first < hi; ++y) g.syncs.push_back(*y);
-  return activity_of(g, lo, hi, gaps);
+  return activity_of(g, lo, hi, gaps, false);
 }
 
 } // namespace detail
 
-/// Per-range metrics: outermost ranges and step ranges that launched GPU work, over their
-/// projected windows, summed per range name; most kernel time first.
-/// \code
-///   for (const auto& m : nvscope::range_activity(t, x, p, options)) std::puts(m.range.c_str());
-/// \endcode
-inline std::vector<range_metrics> range_activity(const trace& t, const trace_index& x, const range_projection& p,
-                                                 const analysis_options& options) {
-  const auto ops = detail::range_ops(t, x, detail::interesting_links(t, x, p, options));
-  auto syncs = detail::intervals_of(t).syncs;
-  detail::merge_intervals(syncs);
+/// Per-range metrics and per-step figures.
+struct range_activity_result {
+  std::vector<range_metrics> per_range; ///< outermost ranges by name, step ranges as one family ("step_N"); most kernel time first
+  std::vector<step_metrics> steps;      ///< each step instance that launched GPU work, in time order
+};
+
+namespace detail {
+
+// Rows of the per-range metrics: one per range group, one per step family (digits as N).
+struct range_rows {
   std::vector<range_metrics> rows;
-  std::vector<std::uint32_t> row_of(x.group_first.size(), attribution::none);
   std::vector<std::vector<std::uint64_t>> gaps, kernel_ns;
-  detail::gpu_intervals g;
-  std::vector<std::uint64_t> scratch;
-  for (std::size_t i = 0, j = 0; i < ops.size(); i = j) {
-    const auto r = ops[i].range;
-    for (j = i; j < ops.size() && ops[j].range == r; ++j) {}
-    auto& row = row_of[x.group_of[r]];
-    if (row == attribution::none) {
-      row = static_cast<std::uint32_t>(rows.size());
+  std::vector<std::uint32_t> row_of_group;
+  std::unordered_map<std::string, std::uint32_t> row_of_family;
+
+  std::uint32_t row(const trace& t, const trace_index& x, std::uint32_t r, bool step) {
+    const auto name = t.strings[t.ranges[r].name];
+    auto fresh = [&](std::string label) {
       rows.emplace_back();
-      rows.back().range = std::string(t.strings[t.ranges[r].name]);
+      rows.back().range = std::move(label);
       gaps.emplace_back();
       kernel_ns.emplace_back();
+      return static_cast<std::uint32_t>(rows.size() - 1);
+    };
+    if (step) {
+      auto label = strip_numbers(name);
+      const auto it = row_of_family.find(label);
+      if (it != row_of_family.end()) return it->second;
+      const auto id = fresh(label);
+      row_of_family.emplace(std::move(label), id);
+      return id;
     }
-    const auto a = detail::instance_activity(ops.data() + i, ops.data() + j, p.first[r], p.last[r], syncs, g, scratch, kernel_ns[row]);
-    gaps[row].insert(gaps[row].end(), scratch.begin(), scratch.end());
-    detail::add_instance(rows[row], a);
+    auto& slot = row_of_group[x.group_of[r]];
+    if (slot == attribution::none) slot = fresh(std::string(name));
+    return slot;
   }
-  for (std::size_t q = 0; q < rows.size(); ++q) detail::finish_metrics(rows[q], gaps[q], kernel_ns[q]);
-  detail::order_rows(rows, [](const range_metrics& m) { return std::make_tuple(detail::descending(m.activity.kernel_ns), std::string_view(m.range)); });
-  return rows;
+};
+
+} // namespace detail
+
+/// Per-range metrics: outermost ranges and step ranges that launched GPU work, over their
+/// projected windows, summed per range name (step ranges as one family); and per step.
+/// \code
+///   auto a = nvscope::range_activity(t, x, nvscope::project_ranges(t, x), options);
+///   for (const auto& s : a.steps) std::printf("%s %.1f%%\n", s.name.c_str(), s.activity.gpu_busy_percent);
+/// \endcode
+inline range_activity_result range_activity(const trace& t, const trace_index& x, const range_projection& p, const analysis_options& options) {
+  const auto is_step = step_ranges(t, options);
+  range_activity_result out;
+  const auto too_many = detail::range_ops_index::index_mask;
+  if (t.kernels.size() > too_many || t.copies.size() > too_many || t.memsets.size() > too_many) return out; // over 10^9 of one kind
+  const auto ops = detail::range_ops(t, x, detail::interesting_links(t, x, p, is_step));
+  auto syncs = detail::intervals_of(t).syncs;
+  detail::merge_intervals(syncs);
+  detail::range_rows rows;
+  rows.row_of_group.assign(x.group_first.size(), attribution::none);
+  detail::gpu_intervals g;
+  std::vector<std::uint64_t> scratch;
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+    if (ops.offset[r] == ops.offset[r + 1]) continue;
+    const auto row = rows.row(t, x, r, is_step[r]);
+    const auto a = detail::instance_activity(t, ops.ref.data() + ops.offset[r], ops.ref.data() + ops.offset[r + 1], p.first[r], p.last[r],
+                                             syncs, g, scratch, rows.kernel_ns[row]);
+    rows.gaps[row].insert(rows.gaps[row].end(), scratch.begin(), scratch.end());
+    detail::add_instance(rows.rows[row], a);
+    if (is_step[r]) out.steps.push_back({r, std::string(t.strings[t.ranges[r].name]), a.kernels, a});
+  }
+  for (std::size_t q = 0; q < rows.rows.size(); ++q) detail::finish_metrics(rows.rows[q], rows.gaps[q], rows.kernel_ns[q]);
+  detail::order_rows(rows.rows, [](const range_metrics& m) { return std::make_tuple(detail::descending(m.activity.kernel_ns), std::string_view(m.range)); });
+  detail::order_rows(out.steps, [&](const step_metrics& s) { return std::make_tuple(t.ranges[s.range].start, s.range); });
+  out.per_range = std::move(rows.rows);
+  return out;
 }
 
 } // namespace v1

@@ -208,6 +208,8 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
 inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const trace_index& x, name_form form = name_form::demangled) {
   const auto ids = detail::kernel_name_ids(t, form);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> push_pop, start_end;
+  push_pop.reserve(t.kernels.size()); // reserved, not touched: no cost beyond what is used
+  start_end.reserve(t.kernels.size());
   for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
     const auto l = x.links.kernel_launch[i];
     if (!x.kernel_ok[i] || l == attribution::none) continue;

@@ -137,6 +137,14 @@ enum class loss_kind : std::uint8_t {
   incomplete_found,   ///< analysis: records without a valid end left out of the summaries
   unclosed_found,     ///< analysis: ranges never closed, closed at the end of the trace
   unattributed,       ///< analysis: GPU records with no launch record
+  buffer_errors,      ///< collector: CUPTI buffers not read to their end
+  late_buffers,       ///< collector: buffers delivered while no collector was recording
+  foreign_releases,   ///< collector: buffers handed back that the pool never lent
+  nvtx_too_early,     ///< collector: NVTX started before the collector could route it
+  launches_lost,      ///< collector: launch records not kept
+  names_itanium,      ///< kernel names (count) spelled by the C++ runtime's demangler, not NVIDIA's
+  names_mangled,      ///< kernel names (count) left mangled
+  bad_step_pattern,   ///< options: `step_pattern` is not a regular expression (the default rule was used)
 };
 
 /// One non-zero loss.
@@ -145,18 +153,40 @@ struct loss_entry {
   std::uint64_t count = 0;
 };
 
+/// Which start/end ranges a launch belongs to in `nvtx_kern_sum`, `nvtx_gpu_proj_sum` and the
+/// per-range figures (docs/analysis.md).
+enum class start_end_rule : std::uint8_t {
+  nsys,          ///< as nsys: only ranges ended on the thread that opened them, when the trace says where a range ended
+  opening_thread ///< every start/end range open on the launching thread, wherever it ended
+};
+
 /// What the analysis looks at.
 /// \code
 ///   nvscope::analysis_options o;
-///   o.step_range = "train_step";
-///   o.window = {t0, t1};           // explicit window; {0, 0}: the default
+///   o.step_pattern = "Train step \\d+";   // or o.step_range = "forward" for one exact name
+///   o.window = {t0, t1};                 // explicit window; {0, 0}: the default
+///   o.kernel_names = nvscope::name_form::base;
 /// \endcode
 struct analysis_options {
-  /// Name of the range that marks one step. Empty: any range named `step`, `step_N`,
-  /// `step N` or `stepN` (N digits, any case).
+  /// Exactly the name of the range that marks one step. Empty: `step_pattern`, or the default
+  /// rule (step_names.hpp: `step_7`, `step 7`, `Step#3`, `iteration 12`, `Train step 4`, ...).
   std::string step_range;
-  /// The window of the activity metrics; `end == 0` leaves it to the trace (docs/analysis.md).
+  /// A regular expression (ECMAScript, case-insensitive, whole name) for step names.
+  std::string step_pattern;
+  /// The window of the overall activity metrics; `end == 0`: the capture window when the
+  /// trace has one (first begin to last end), else first to last GPU activity.
   time_window window{};
+  /// How kernel names are spelled, and so grouped, in the kernel tables.
+  name_form kernel_names = name_form::demangled;
+  start_end_rule start_end = start_end_rule::nsys;
+};
+
+/// The figures of one step range instance.
+struct step_metrics {
+  std::uint32_t range = 0; ///< index into trace::ranges
+  std::string name;
+  std::uint64_t kernels = 0;
+  activity_metrics activity; ///< over its projected window
 };
 
 /// Everything `analyze` computes.
@@ -168,7 +198,8 @@ struct analysis_report {
   std::vector<range_kernel_row> range_kernels; ///< nvtx_kern_sum
   std::vector<gpu_projection_row> projections; ///< nvtx_gpu_proj_sum
   activity_metrics overall;
-  std::vector<range_metrics> per_range; ///< outermost ranges and step ranges, by name
+  std::vector<range_metrics> per_range; ///< outermost ranges by name, step ranges as one family
+  std::vector<step_metrics> step_details; ///< each step range instance that launched GPU work, in time order
   std::uint64_t steps = 0;
   double kernels_per_step = 0.0;
   verdict_result verdict;

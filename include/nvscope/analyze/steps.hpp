@@ -34,12 +34,9 @@ struct step_summary {
 inline step_summary step_figures(const trace& t, const trace_index& x, const analysis_options& options) {
   step_summary s;
   const auto nr = t.ranges.size();
-  std::vector<char> is_step(nr, 0), in_step(nr, 0);
-  for (std::size_t i = 0; i < nr; ++i) {
-    const auto& r = t.ranges[i];
-    is_step[i] = !r.is_mark && is_step_name(t.strings[r.name], options);
-    s.steps += is_step[i];
-  }
+  const auto is_step = step_ranges(t, options);
+  std::vector<char> in_step(nr, 0);
+  for (const char c : is_step) s.steps += c;
   if (!s.steps) return s;
   const auto order = detail::deepest_first(t, x);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {

@@ -33,6 +33,7 @@ struct folded_options {
   bool include_steps = true;       ///< false: step ranges are left out of the path
   bool include_copies = true;      ///< copies and memsets as frames named like nsys's operations
   std::string step_range;          ///< as `analysis_options::step_range`
+  std::string step_pattern;        ///< as `analysis_options::step_pattern`: the same rule decides what a step is
 };
 
 namespace detail {
@@ -44,19 +45,6 @@ struct folded_key_hash {
     return static_cast<std::size_t>(v);
   }
 };
-inline std::string strip_numbers(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    if (s[i] >= '0' && s[i] <= '9') {
-      out.push_back('N');
-      while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    } else {
-      out.push_back(s[i++]);
-    }
-  }
-  return out;
-}
 // ';' separates frames and a newline ends the line: neither may appear inside a frame.
 inline void append_frame(std::string& out, std::string_view s) {
   for (char c : s) out.push_back(c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c);
@@ -72,6 +60,8 @@ inline std::string to_folded(const trace& t, const folded_options& options = {})
   const attribution a = attribute(t);
   analysis_options ao;
   ao.step_range = options.step_range;
+  ao.step_pattern = options.step_pattern;
+  const step_matcher is_step(ao);
   // Accumulate per (owner range, frame name) first: strings are built once per distinct pair.
   std::unordered_map<std::uint64_t, std::uint64_t, detail::folded_key_hash> by_owner;
   auto add = [&](std::uint32_t owner, std::uint32_t frame, std::uint64_t ns) {
@@ -103,7 +93,7 @@ inline std::string to_folded(const trace& t, const folded_options& options = {})
     line.clear();
     for (auto it = path.rbegin(); it != path.rend(); ++it) {
       const auto name = t.strings[t.ranges[*it].name];
-      const bool step = is_step_name(name, ao);
+      const bool step = is_step(name);
       if (step && !options.include_steps) continue;
       const bool strip = step ? options.strip_step_numbers : options.strip_layer_numbers;
       detail::append_frame(line, strip ? std::string_view(detail::strip_numbers(name)) : name);

@@ -217,39 +217,69 @@ inline std::string to_csv(const analysis_report& r, report which) {
   return out;
 }
 
+/// How text tables are laid out.
+/// \code
+///   nvscope::text_options o;
+///   o.max_name_width = 60;                    // 0: names whole
+///   std::fputs(nvscope::to_text(r, o).c_str(), stdout);
+/// \endcode
+struct text_options {
+  /// Names (kernels, ranges, operations) longer than this many bytes are cut, and the cut
+  /// shown as "..." (CSV and JSON always keep names whole).
+  std::size_t max_name_width = 100;
+};
+
+namespace detail {
+
+// `s` cut to at most `width` bytes, ending "...", never inside a UTF-8 character.
+inline std::string cut_name(const std::string& s, std::size_t width) {
+  if (width == 0 || s.size() <= width) return s;
+  if (width <= 3) return std::string(width, '.');
+  std::size_t n = width - 3;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n; // s[n] continues a character: cut before it
+  return s.substr(0, n) + "...";
+}
+
+inline void append_row(std::string& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& width,
+                       const std::vector<bool>& numeric, bool header) {
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    out.push_back(' ');
+    const auto pad = width[c] - cells[c].size();
+    const bool right = numeric[c] && !header;
+    const bool last = c + 1 == cells.size();
+    if (right) out.append(pad, ' ');
+    out += cells[c];
+    if (!right && !last) out.append(pad, ' ');
+    if (!last) out.push_back(' ');
+  }
+  out.push_back('\n');
+}
+
+} // namespace detail
+
 /// One report as an aligned text table under nsys's heading; "SKIPPED: no data" when empty.
+/// Names longer than `options.max_name_width` are cut visibly.
 /// \code
 ///   std::fputs(nvscope::to_text(r, nvscope::report::cuda_gpu_kern_sum).c_str(), stdout);
 /// \endcode
-inline std::string to_text(const analysis_report& r, report which) {
-  const auto t = table_of(r, which);
+inline std::string to_text(const analysis_report& r, report which, const text_options& options = {}) {
+  auto t = table_of(r, which);
   std::string out = std::string(" ** ") + report_title(which) + " (" + report_name(which) + "):\n\n";
   if (t.rows.empty()) return out + " SKIPPED: no data for this report.\n";
   std::vector<std::size_t> width(t.header.size());
   for (std::size_t c = 0; c < t.header.size(); ++c) {
+    const bool name = !t.numeric[c] && t.header[c] != "Style";
     width[c] = t.header[c].size();
-    for (const auto& row : t.rows) width[c] = std::max(width[c], row[c].size());
-  }
-  auto line = [&](const std::vector<std::string>& cells, bool header) {
-    std::string l;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      l.push_back(' ');
-      const auto pad = width[c] - cells[c].size();
-      const bool right = t.numeric[c] && !header;
-      const bool last = c + 1 == cells.size();
-      if (right) l.append(pad, ' ');
-      l += cells[c];
-      if (!right && !last) l.append(pad, ' ');
-      if (!last) l.push_back(' ');
+    for (auto& row : t.rows) {
+      if (name) row[c] = detail::cut_name(row[c], options.max_name_width);
+      width[c] = std::max(width[c], row[c].size());
     }
-    out += l;
-    out.push_back('\n');
-  };
-  line(t.header, true);
+  }
+  detail::append_row(out, t.header, width, t.numeric, true);
   std::vector<std::string> rule;
   for (auto w : width) rule.emplace_back(w, '-');
-  line(rule, true);
-  for (const auto& row : t.rows) line(row, false);
+  detail::append_row(out, rule, width, t.numeric, true);
+  for (const auto& row : t.rows) detail::append_row(out, row, width, t.numeric, false);
   return out;
 }
 
@@ -313,6 +343,14 @@ inline std::string loss_text(const loss_entry& l) {
     case loss_kind::incomplete_found: what = "records without a valid end left out of the summaries"; break;
     case loss_kind::unclosed_found: what = "ranges never closed: closed at the end of the trace"; break;
     case loss_kind::unattributed: what = "GPU records with no launch record: not attributed to any range"; break;
+    case loss_kind::buffer_errors: what = "CUPTI buffers not read to their end: records after the error lost"; break;
+    case loss_kind::late_buffers: what = "CUPTI buffers delivered after recording stopped: discarded"; break;
+    case loss_kind::foreign_releases: what = "buffers handed back that the collector never lent: ignored"; break;
+    case loss_kind::nvtx_too_early: what = "NVTX was initialised before the collector could route it: no NVTX ranges recorded"; break;
+    case loss_kind::launches_lost: what = "launch records not kept: their GPU work has no launching thread"; break;
+    case loss_kind::names_itanium: what = "kernel names spelled by the C++ runtime's demangler, not NVIDIA's: some differ from nsys's"; break;
+    case loss_kind::names_mangled: what = "kernel names left mangled (no demangler)"; break;
+    case loss_kind::bad_step_pattern: what = "step pattern is not a valid regular expression: the default step names were used"; break;
   }
   return std::to_string(l.count) + " " + what;
 }
@@ -378,13 +416,13 @@ inline std::string metrics_text(const analysis_report& r) {
 /// \code
 ///   std::fputs(nvscope::to_text(nvscope::analyze(t)).c_str(), stdout);
 /// \endcode
-inline std::string to_text(const analysis_report& r) {
+inline std::string to_text(const analysis_report& r, const text_options& options = {}) {
   std::string out;
   const auto warnings = warning_lines(r);
   for (const auto& w : warnings) out += " warning: " + w + "\n";
   if (!warnings.empty()) out.push_back('\n');
   for (auto which : all_reports) {
-    out += to_text(r, which);
+    out += to_text(r, which, options);
     out.push_back('\n');
   }
   out += metrics_text(r);

@@ -28,12 +28,25 @@ struct thread_timelines {
   buckets queries;   // per thread slot: launches [0, nl), then marks (nl + range index), by time
 };
 
-inline thread_timelines timelines_of(const trace& t, const thread_table& slots, const std::vector<timestamp_ns>& end) {
+// Where a range ended: `range_record::end_thread` when the trace records it, else its own thread.
+template <class R>
+auto end_thread_of(const R& r, int) noexcept -> decltype(static_cast<std::uint32_t>(r.end_thread)) {
+  return r.end_thread;
+}
+template <class R>
+std::uint32_t end_thread_of(const R& r, long) noexcept {
+  return r.thread;
+}
+
+// `same_thread_only`: start/end ranges ended on another thread take no launches (nsys's rule).
+inline thread_timelines timelines_of(const trace& t, const thread_table& slots, const std::vector<timestamp_ns>& end, bool same_thread_only) {
   const auto nr = t.ranges.size(), nl = t.launches.size(), ns = slots.size(), none = ns;
   auto range_key = [&](bool push_pop) {
     return [&, push_pop](std::size_t i) -> std::size_t {
       const auto& r = t.ranges[i];
-      return !r.is_mark && r.is_push_pop == push_pop ? slots.slot(r.thread) : none;
+      if (r.is_mark || r.is_push_pop != push_pop) return none;
+      if (!push_pop && same_thread_only && r.end != 0 && end_thread_of(r, 0) != r.thread) return none;
+      return slots.slot(r.thread);
     };
   };
   thread_timelines tl{buckets(nr, ns, range_key(true)), buckets(nr, ns, range_key(false)),

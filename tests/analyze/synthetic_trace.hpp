@@ -1,0 +1,128 @@
+// A synthetic trace of a training run with every kind of range, at any size: shared by the
+// scaling test (tests/analyze/analyze_scale_test.cpp) and the scale benchmark
+// (bench/analyze/scale_bench.cpp).
+//
+// Per thread (8 threads, one of them recorded under an index outside the thread table):
+// steps (push/pop `step_N`) of 4 layers (`layer_N`) of `attention` and `ffn` (push/pop, 3
+// levels deep), a start/end `load_batch` range per step and one start/end `epoch` range over
+// the thread's whole run, 8-kernel graph launches, a copy and a memset per layer, a sync per
+// step, and at the end 64 pushes of `leak` never popped with kernels launched inside them.
+#pragma once
+#include <nvscope/trace.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace synthetic {
+
+struct generator {
+  nvscope::trace t;
+  std::uint32_t corr = 1;
+  std::uint64_t gpu = 1000;
+  nvscope::string_id names[5]{};
+
+  nvscope::range_record& range(const std::string& name, std::uint64_t start, std::uint32_t thread, bool push_pop = true) {
+    nvscope::range_record r;
+    r.name = t.strings.intern(name);
+    r.start = start;
+    r.thread = thread;
+    r.is_push_pop = push_pop;
+    t.ranges.push_back(r);
+    return t.ranges.back();
+  }
+  void kernels(std::uint64_t& now, std::uint32_t thread, std::uint32_t count, std::uint32_t stream) {
+    t.launches.push_back({now, corr, thread});
+    for (std::uint32_t i = 0; i < count; ++i) {
+      nvscope::kernel_record k;
+      k.name = names[(corr + i) % 5];
+      k.start = gpu;
+      k.end = gpu + 1500 + (corr % 7) * 250;
+      k.correlation = corr;
+      k.stream = stream;
+      k.graph = count > 1 ? 1 : 0;
+      gpu = k.end + 200;
+      t.kernels.push_back(k);
+    }
+    ++corr;
+    now += 700;
+  }
+  void copy_and_memset(std::uint64_t& now, std::uint32_t thread) {
+    t.launches.push_back({now, corr, thread});
+    nvscope::copy_record c;
+    c.kind = nvscope::copy_kind::host_to_device;
+    c.bytes = 1 << 16;
+    c.start = gpu;
+    c.end = gpu + 3000;
+    c.correlation = corr++;
+    t.copies.push_back(c);
+    t.launches.push_back({now + 100, corr, thread});
+    nvscope::memset_record m;
+    m.bytes = 4096;
+    m.start = gpu + 3000;
+    m.end = gpu + 3400;
+    m.correlation = corr++;
+    t.memsets.push_back(m);
+    gpu += 3500;
+    now += 400;
+  }
+};
+
+inline void one_step(generator& g, std::uint64_t& now, std::uint32_t thread, std::uint64_t step, std::uint32_t per_part) {
+  const auto step_index = g.t.ranges.size();
+  g.range("step_" + std::to_string(step), now++, thread);
+  g.range("load_batch", now, thread, false).end = now + 600;
+  for (int layer = 0; layer < 4; ++layer) {
+    const auto layer_index = g.t.ranges.size();
+    g.range("layer_" + std::to_string(layer), now++, thread);
+    g.copy_and_memset(now, thread);
+    for (const char* part : {"attention", "ffn"}) {
+      const auto part_index = g.t.ranges.size();
+      g.range(part, now++, thread);
+      for (std::uint32_t k = 0; k < per_part; ++k) g.kernels(now, thread, 1, 7 + thread);
+      g.t.ranges[part_index].end = now++;
+    }
+    g.t.ranges[layer_index].end = now++;
+  }
+  g.kernels(now, thread, 8, 100 + thread); // a graph launch
+  nvscope::sync_record s;
+  s.start = now;
+  s.end = now + 2000;
+  s.thread = thread;
+  s.kind = nvscope::sync_kind::stream;
+  g.t.syncs.push_back(s);
+  now += 2000;
+  g.t.ranges[step_index].end = now++;
+}
+
+// About `kernels` kernels in all (within a few per cent).
+inline nvscope::trace make_trace(std::uint64_t kernels) {
+  generator g;
+  const char* names[] = {"gemm_kernel<128, 64>", "softmax_kernel", "layernorm_kernel", "gelu_kernel", "add_bias_kernel"};
+  for (int i = 0; i < 5; ++i) g.names[i] = g.t.strings.intern(names[i]);
+  constexpr std::uint32_t threads = 8, per_part = 60, leak = 64;
+  const std::uint64_t per_step = 4 * 2 * per_part + 8;
+  const std::uint64_t steps = kernels / per_step / threads + 1;
+  g.t.process_id = 4242;
+  for (std::uint32_t th = 0; th + 1 < threads; ++th) g.t.threads.push_back({1000 + th, 0});
+  for (std::uint32_t th = 0; th < threads; ++th) {
+    const std::uint32_t index = th + 1 < threads ? th : 0xfffffff0u; // the last thread: no thread_info
+    std::uint64_t now = 1000 + th;
+    const auto epoch = g.t.ranges.size();
+    g.range("epoch", now, index, false);
+    for (std::uint64_t s = 0; s < steps; ++s) one_step(g, now, index, s, per_part);
+    g.t.ranges[epoch].end = now++;
+    for (std::uint32_t i = 0; i < leak; ++i) {
+      g.range("leak", now++, index);
+      g.kernels(now, index, 1, 7 + th);
+    }
+  }
+  g.t.begin = 0;
+  g.t.finish = g.gpu + 1000000;
+  return std::move(g.t);
+}
+
+inline std::uint64_t records(const nvscope::trace& t) {
+  return t.kernels.size() + t.copies.size() + t.memsets.size() + t.syncs.size() + t.ranges.size() + t.launches.size();
+}
+
+} // namespace synthetic
