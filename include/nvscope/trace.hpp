@@ -147,9 +147,18 @@ struct range_record {
   std::uint32_t color = 0;  ///< ARGB, 0 when none was given
   std::uint32_t category = 0;
   std::uint32_t thread = 0; ///< index into `trace::threads` of the thread that opened it
+  /// Index into `trace::threads` of the thread that closed it: `thread` for push/pop ranges
+  /// and marks; a start/end range may end on another thread (nsys then leaves it out of
+  /// nvtx_kern_sum and nvtx_gpu_proj_sum). `same_thread` when unknown or unclosed.
+  std::uint32_t end_thread = same_thread;
   bool is_mark = false;
   bool is_push_pop = true;  ///< false for start/end ranges, which may cross threads
   recorded_payload payload;
+
+  /// `end_thread` when the range ended where it started, or nothing says otherwise.
+  static constexpr std::uint32_t same_thread = 0xffffffffu;
+  /// The thread that closed the range (its own when unknown).
+  std::uint32_t closing_thread() const noexcept { return end_thread == same_thread ? thread : end_thread; }
 };
 
 /// The host side of a launch (kernel, copy, memset, graph): which thread, when. Its

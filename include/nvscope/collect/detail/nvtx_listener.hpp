@@ -275,7 +275,9 @@ class range_builder {
       ++unmatched_;
       return;
     }
-    t_.ranges[it->second].end = to_trace_(e.time);
+    auto& r = t_.ranges[it->second];
+    r.end = to_trace_(e.time);
+    r.end_thread = thread_index_(e.os_thread);
     started_.erase(it);
   }
 
