@@ -383,3 +383,15 @@ TEST_CASE("the window leaves out a warm-up: its kernels, gaps and samples") {
   CHECK(d.samples.kernels[0].name == "gemm_kernel");
   for (const auto& r : d.samples.ranges) CHECK(r.name != "warmup");
 }
+
+TEST_CASE("long kernel and range names are printed whole") {
+  scenario::builder b;
+  const std::string kernel(3000, 'k'), range = "phase_" + std::string(2000, 'r');
+  b.push(range);
+  for (int i = 0; i < 3; ++i) b.kernel(kernel, 2 * us);
+  b.pop();
+  const auto t = b.finish();
+  const auto text = diagnosis_text(t, run(t));
+  CHECK(text.find(kernel + "\n") != std::string::npos); // the launch table's last column
+  CHECK(text.find(range + " ") != std::string::npos);
+}

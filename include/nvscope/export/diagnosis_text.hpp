@@ -91,12 +91,15 @@ namespace diag_text {
 
 inline std::string printf_string(const char* format, ...) __attribute__((format(printf, 1, 2)));
 inline std::string printf_string(const char* format, ...) {
-  char buf[512];
-  va_list args;
+  va_list args, again;
   va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args); // any length: kernel names run long
   va_end(args);
-  return buf;
+  std::string out(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(&out[0], out.size() + 1, format, again);
+  va_end(again);
+  return out;
 }
 
 inline std::string duration(double ns) {
