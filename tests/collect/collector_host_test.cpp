@@ -200,6 +200,9 @@ TEST_CASE("NVTX events become ranges: push/pop per thread and domain, start/end 
   CHECK(t.strings[t.ranges[2].name] == "crossing");
   CHECK_FALSE(t.ranges[2].is_push_pop);
   CHECK(t.ranges[2].end == 250);
+  CHECK(t.threads[t.ranges[2].thread].os_id == 7);
+  CHECK(t.threads[t.ranges[2].closing_thread()].os_id == 8); // nsys's same-thread rule reads this
+  CHECK(t.ranges[0].closing_thread() == t.ranges[0].thread);
   CHECK(t.ranges[3].is_mark);
   CHECK(t.ranges[3].end == 190);
   CHECK(t.ranges[4].end == 0);
