@@ -9,6 +9,7 @@
 #include "session.hpp"
 #include "window.hpp"
 
+#include <nvscope/detail/quote.hpp>
 #include <nvscope/analysis.hpp>
 #include <nvscope/collector.hpp>
 #include <nvscope/export.hpp>
@@ -61,7 +62,7 @@ std::string make_folder(const std::string& dir) {
   for (std::size_t i = 0; i <= dir.size(); ++i) {
     if (i == dir.size() || dir[i] == '/') {
       if (!partial.empty() && ::mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST)
-        return "nvscope: run: cannot create folder '" + partial + "': " + std::strerror(errno);
+        return "nvscope: run: cannot create folder '" + nvscope::detail::escape_input(partial, 256) + "': " + std::strerror(errno);
     }
     if (i < dir.size()) partial += dir[i];
   }

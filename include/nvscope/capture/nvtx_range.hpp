@@ -15,6 +15,7 @@
 
 #include <nvscope/annotate/domain.hpp>
 #include <nvscope/capture/backend.hpp>
+#include <nvscope/detail/quote.hpp>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -46,7 +47,7 @@ class nvtx_capture_backend : public capture_backend {
     if (range_.empty() || domain_name_.empty() || range_.find('@') != std::string::npos ||
         domain_name_.find('@') != std::string::npos)
       return {capture_errc::backend_failed, 0,
-              "nvscope: NVTX capture range '" + range_ + "@" + domain_name_ +
+              "nvscope: NVTX capture range '" + detail::escape_input(range_ + "@" + domain_name_, 256) +
                   "' is not usable (empty name or domain, or an '@' inside)"};
     if (!domain_) {
       domain_ = nvtxDomainCreateA(domain_name_.c_str());
