@@ -71,6 +71,7 @@ TEST_CASE("GPU-bound with the host waiting on the busy GPU: not sync-bound") {
   REQUIRE(waits != nullptr);
   CHECK(waits->gpu_busy_share > 0.95);
   CHECK(waits->todo == advice::none); // waiting on the GPU's work is no sync problem
+  CHECK(diagnosis_text(t, d).find("not a sync problem") != std::string::npos);
   CHECK(d.verdict.findings.size() >= 2);
 }
 

@@ -156,6 +156,7 @@ inline std::string finding_line(const trace& t, const finding& f, std::size_t nu
   if (!f.kernels.empty()) s += "     kernels: " + kernel_list(t, f.kernels) + "\n";
   s += "     ranges: " + range_list(t, f.ranges) + "\n";
   if (f.todo != advice::none) s += std::string("     try: ") + advice_text(f.todo) + "\n";
+  else if (f.kind == finding_kind::sync_calls) s += "     the host waits on the GPU's work: not a sync problem\n";
   return s;
 }
 
