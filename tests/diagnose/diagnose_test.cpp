@@ -261,6 +261,7 @@ TEST_CASE("text and JSON carry the verdict, findings, rules, steps and samples")
   CHECK(j["samples"]["kernels"][0]["name"] == "reduce_kernel");
   CHECK(j["samples"]["kernels"][0]["ns"].size() == 20);
   CHECK(j["samples"]["steps"][0]["count"] == 5);
+  for (const auto& r : j["samples"]["ranges"]) CHECK(r["name"] == "check_loss"); // no step_N groups of one
 }
 
 TEST_CASE("samples: thinned to evenly spaced order statistics beyond max_samples") {

@@ -4,7 +4,8 @@
 /// \file analyze/diagnose/samples.hpp
 /// The durations a saved summary carries so that `nvscope diff` can compare two runs: every
 /// kernel instance by demangled name, every range instance (host time) by label (`name` in
-/// the default domain, `domain:name` otherwise; marks left out), and every step. Beyond
+/// the default domain, `domain:name` otherwise; marks left out), and every step range, all
+/// in one group `steps` (so `step_0`, `step_1`, ... are not groups of one). Beyond
 /// `max_samples` in a group, evenly spaced order statistics of the sorted durations are kept
 /// (the distribution, hence its median and spread, survives; `count` says how many there were).
 ///
@@ -85,8 +86,8 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
     const auto& r = t.ranges[i];
     if (r.is_mark || a.range_end[i] < r.start || !inside(r.start)) continue;
     const std::uint64_t ns = a.range_end[i] - r.start;
-    ranges[detail::diag::range_label(t, r)].push_back(ns);
-    if (is_step_name(t.strings[r.name], ao)) steps["steps"].push_back(ns);
+    if (is_step_name(t.strings[r.name], ao)) steps["steps"].push_back(ns); // step_0, step_1, ...: one group
+    else ranges[detail::diag::range_label(t, r)].push_back(ns);
   }
   run_samples s;
   s.kernels = detail::diag::thin_all(kernels, o.max_samples);
