@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <iterator>
 #include <set>
 #include <sstream>
+#include <string>
 #include <vector>
 
 namespace nvscope {
