@@ -16,7 +16,7 @@
 ///   std::fputs(nvscope::diagnosis_text(t, d).c_str(), stdout);
 /// \endcode
 
-#include <nvscope/analysis.hpp>
+#include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/launches.hpp>

@@ -25,6 +25,8 @@ struct diagnosis_options {
   /// The range that marks one step; empty: `step`, `step_N`, `step N`, `stepN` (any case),
   /// as `analysis_options::step_range`.
   std::string step_range;
+  /// A regular expression for step names, as `analysis_options::step_pattern`.
+  std::string step_pattern;
   /// Only what starts inside [begin, end) is diagnosed (operations, syncs, steps, samples);
   /// `end == 0`: the whole trace. As `analysis_options::window`, e.g. to leave out a warm-up.
   time_window window{};

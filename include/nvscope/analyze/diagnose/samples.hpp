@@ -14,7 +14,8 @@
 ///   // s.kernels[i].name, s.kernels[i].ns (sorted), s.kernels[i].count
 /// \endcode
 
-#include <nvscope/analysis.hpp>
+#include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/step_names.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
 #include <nvscope/trace.hpp>
@@ -82,6 +83,7 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
   }
   analysis_options ao;
   ao.step_range = o.step_range;
+  ao.step_pattern = o.step_pattern;
   for (std::size_t i = 0; i < t.ranges.size() && i < a.range_end.size(); ++i) {
     const auto& r = t.ranges[i];
     if (r.is_mark || a.range_end[i] < r.start || !inside(r.start)) continue;

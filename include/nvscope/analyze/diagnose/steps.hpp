@@ -16,6 +16,7 @@
 /// \endcode
 
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/step_names.hpp>
 #include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
@@ -49,6 +50,7 @@ inline step_set find_steps(const timeline& tl, const diagnosis_options& o) {
   step_set s;
   analysis_options ao;
   ao.step_range = o.step_range;
+  ao.step_pattern = o.step_pattern;
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i)
     if (!t.ranges[i].is_mark && i < a.range_end.size() && tl.inside(t.ranges[i].start) &&
         is_step_name(t.strings[t.ranges[i].name], ao))

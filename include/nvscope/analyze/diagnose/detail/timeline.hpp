@@ -5,7 +5,7 @@
 // operations in start order with their launch call, the innermost range on a thread at any
 // time, each thread's synchronisations, the API name of a correlation id. Internal.
 
-#include <nvscope/analysis.hpp>
+#include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
 #include <nvscope/trace.hpp>
 
