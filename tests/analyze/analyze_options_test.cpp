@@ -160,28 +160,29 @@ TEST_CASE("text tables cap long names with a visible cut; CSV keeps them whole")
   CHECK(nvscope::detail::cut_name(std::string(20, 'a') + "\xc3\xa9\xc3\xa9\xc3\xa9", 24) == std::string(20, 'a') + "...");
 }
 
-namespace {
-struct range_with_end_thread {
-  std::uint32_t thread = 1, end_thread = 2;
-};
-} // namespace
-
-TEST_CASE("start/end rule: where a range ended, read from the trace when it records it") {
-  CHECK(nvscope::detail::end_thread_of(range_with_end_thread{}, 0) == 2u);
-  nvscope::range_record r;
-  r.thread = 5;
-  CHECK(nvscope::detail::end_thread_of(r, 0) == 5u); // the trace does not say: the opening thread
+TEST_CASE("start/end rule: a range ended on another thread takes no launches (nsys), unless asked") {
   small_trace s;
+  s.t.threads.push_back({200, 0});
   nvscope::range_record se;
   se.name = s.t.strings.intern("load");
   se.start = 0;
   se.end = 1000;
   se.is_push_pop = false;
+  se.end_thread = 1; // opened on thread 0, ended on thread 1
   s.t.ranges.push_back(se);
-  s.kernel("k", 500, 2000, 2100);
-  for (auto rule : {nvscope::start_end_rule::nsys, nvscope::start_end_rule::opening_thread}) {
-    nvscope::analysis_options o;
-    o.start_end = rule;
-    CHECK(nvscope::analyze(s.t, o).range_kernels.size() == 1);
-  }
+  se.name = s.t.strings.intern("same");
+  se.end_thread = nvscope::range_record::same_thread;
+  s.t.ranges.push_back(se);
+  s.kernel("k", 500, 2000, 2100); // launched on thread 0 inside both
+  auto r = nvscope::analyze(s.t);
+  REQUIRE(r.range_kernels.size() == 1);
+  CHECK(r.range_kernels[0].range == ":same");
+  REQUIRE(r.projections.size() == 1);
+  CHECK(r.projections[0].range == ":same");
+  CHECK(r.ranges.size() == 2); // nvtx_sum keeps both: host time does not depend on the rule
+  nvscope::analysis_options o;
+  o.start_end = nvscope::start_end_rule::opening_thread;
+  r = nvscope::analyze(s.t, o);
+  CHECK(r.range_kernels.size() == 2);
+  CHECK(r.projections.size() == 2);
 }

@@ -24,16 +24,19 @@ namespace detail {
 
 // The valid intervals of each kind of record.
 struct gpu_intervals {
-  std::vector<interval> kernels, copies, memsets, syncs;
+  interval_list kernels, copies, memsets, syncs;
 };
+
+template <class Records>
+void take_intervals(const Records& records, interval_list& out) {
+  out.reserve(records.size());
+  for (const auto& r : records)
+    if (valid_interval(r.start, r.end)) out.emplace_back(r.start, r.end);
+}
 
 inline gpu_intervals intervals_of(const trace& t) {
   gpu_intervals g;
-  auto take = [](const auto& records, std::vector<interval>& out) {
-    out.reserve(records.size());
-    for (const auto& r : records)
-      if (valid_interval(r.start, r.end)) out.emplace_back(r.start, r.end);
-  };
+  auto take = [](const auto& records, interval_list& out) { take_intervals(records, out); };
   take(t.kernels, g.kernels);
   take(t.copies, g.copies);
   take(t.memsets, g.memsets);
@@ -44,7 +47,7 @@ inline gpu_intervals intervals_of(const trace& t) {
 // The metrics of one window from its intervals (merged here, in place); leaves the gaps in
 // `scratch`. `medians`: false leaves the kernel and gap medians to the caller (per-range rows
 // take them over all their instances at once).
-inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, std::vector<std::uint64_t>& scratch, bool medians = true) {
+inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& scratch, bool medians = true) {
   activity_metrics m;
   m.kernels = g.kernels.size();
   m.copies = g.copies.size();
@@ -117,7 +120,7 @@ inline time_window analysis_window(const trace& t, const analysis_options& optio
 /// \endcode
 inline activity_metrics overall_activity(const trace& t, time_window window) {
   auto g = detail::intervals_of(t);
-  std::vector<std::uint64_t> scratch;
+  detail::value_list scratch;
   return detail::activity_of(g, window.begin, window.end, scratch);
 }
 

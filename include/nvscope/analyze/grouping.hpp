@@ -31,7 +31,7 @@ namespace detail {
 template <class GroupOf, class ValueOf>
 std::vector<duration_stats> grouped_stats(std::size_t groups, std::size_t items, GroupOf group_of, ValueOf value_of) {
   buckets b(items, groups, group_of);
-  std::vector<std::uint64_t> values(b.order.size());
+  scratch_vector<std::uint64_t> values(b.order.size());
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = value_of(b.order[i]);
   std::vector<duration_stats> out(groups);
   for (std::size_t g = 0; g < groups; ++g) out[g] = stats_of(values.data() + b.offset[g], values.data() + b.offset[g + 1]);

@@ -103,14 +103,14 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule) {
   a.depth.assign(t.ranges.size(), 0);
   x.launch_owner.assign(t.launches.size(), attribution::none);
   std::vector<std::uint32_t> scratch;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  scratch_vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
   auto &pp = tl.push_pop, &se = tl.start_end, &q = tl.queries;
   for (std::size_t s = 0; s < slots.size(); ++s) {
     sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
     sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, pairs, scratch);
   }
   const buckets by_launch(pairs.size(), t.launches.size(), [&](std::size_t i) { return pairs[i].first; });
-  x.start_end_offset = by_launch.offset;
+  x.start_end_offset.assign(by_launch.offset.begin(), by_launch.offset.end());
   x.start_end_ranges.resize(pairs.size());
   for (std::size_t i = 0; i < pairs.size(); ++i) x.start_end_ranges[i] = pairs[by_launch.order[i]].second;
 }

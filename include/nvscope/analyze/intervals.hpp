@@ -11,6 +11,8 @@
 ///   auto busy = nvscope::detail::covered(v, 0, 100);      // 30
 /// \endcode
 
+#include <nvscope/analyze/detail/scratch.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -21,12 +23,14 @@ inline namespace v1 {
 namespace detail {
 
 using interval = std::pair<std::uint64_t, std::uint64_t>; // [first, second)
+using interval_list = scratch_vector<interval>;
+using value_list = scratch_vector<std::uint64_t>;
 
 // A record with an end, not before its start.
 inline bool valid_interval(std::uint64_t start, std::uint64_t end) noexcept { return end != 0 && end >= start; }
 
 // Sorts and merges in place; empty intervals are dropped.
-inline void merge_intervals(std::vector<interval>& v) {
+inline void merge_intervals(interval_list& v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](const interval& i) { return i.second <= i.first; }), v.end());
   if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end()); // usually already in time order
   std::size_t out = 0;
@@ -41,8 +45,8 @@ inline void merge_intervals(std::vector<interval>& v) {
 }
 
 // The union of three merged lists, merged: one three-way pass, no intermediate list.
-inline std::vector<interval> union_of(const std::vector<interval>& a, const std::vector<interval>& b, const std::vector<interval>& c) {
-  std::vector<interval> out;
+inline interval_list union_of(const interval_list& a, const interval_list& b, const interval_list& c) {
+  interval_list out;
   out.reserve(a.size() + b.size() + c.size());
   std::size_t i = 0, j = 0, k = 0;
   constexpr interval end_mark{~0ull, ~0ull};
@@ -62,7 +66,7 @@ inline std::vector<interval> union_of(const std::vector<interval>& a, const std:
 }
 
 // Total length of merged intervals clipped to [lo, hi).
-inline std::uint64_t covered(const std::vector<interval>& merged, std::uint64_t lo, std::uint64_t hi) noexcept {
+inline std::uint64_t covered(const interval_list& merged, std::uint64_t lo, std::uint64_t hi) noexcept {
   std::uint64_t sum = 0;
   for (const auto& i : merged) {
     const auto a = i.first > lo ? i.first : lo;
@@ -73,7 +77,7 @@ inline std::uint64_t covered(const std::vector<interval>& merged, std::uint64_t 
 }
 
 // Length of the intersection of two merged interval lists.
-inline std::uint64_t intersection(const std::vector<interval>& a, const std::vector<interval>& b) noexcept {
+inline std::uint64_t intersection(const interval_list& a, const interval_list& b) noexcept {
   std::uint64_t sum = 0;
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
@@ -87,7 +91,7 @@ inline std::uint64_t intersection(const std::vector<interval>& a, const std::vec
 }
 
 // Appends the idle stretches between consecutive merged intervals.
-inline void append_gaps(const std::vector<interval>& merged, std::vector<std::uint64_t>& gaps) {
+inline void append_gaps(const interval_list& merged, value_list& gaps) {
   for (std::size_t i = 1; i < merged.size(); ++i) gaps.push_back(merged[i].first - merged[i - 1].second);
 }
 

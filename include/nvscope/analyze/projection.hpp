@@ -37,7 +37,7 @@ struct range_projection {
 namespace detail {
 
 // Per launch: first start and last end of its valid GPU work (last == 0: none).
-inline void project_launches(const trace& t, const trace_index& x, std::vector<timestamp_ns>& first, std::vector<timestamp_ns>& last) {
+inline void project_launches(const trace& t, const trace_index& x, scratch_vector<timestamp_ns>& first, scratch_vector<timestamp_ns>& last) {
   first.assign(t.launches.size(), std::numeric_limits<timestamp_ns>::max());
   last.assign(t.launches.size(), 0);
   auto note = [&](const auto& records, const std::vector<std::uint32_t>& launch) {
@@ -55,7 +55,7 @@ inline void project_launches(const trace& t, const trace_index& x, std::vector<t
 }
 
 // Push/pop ranges, deepest first: children before their parents.
-inline std::vector<std::uint32_t> deepest_first(const trace& t, const trace_index& x) {
+inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const trace_index& x) {
   constexpr std::size_t levels = 0x10000;
   buckets by_depth(t.ranges.size(), levels, [&](std::size_t i) -> std::size_t {
     const auto& r = t.ranges[i];
@@ -71,7 +71,7 @@ inline std::vector<std::uint32_t> deepest_first(const trace& t, const trace_inde
 ///   auto p = nvscope::project_ranges(t, nvscope::index_trace(t));
 /// \endcode
 inline range_projection project_ranges(const trace& t, const trace_index& x) {
-  std::vector<timestamp_ns> lf, ll;
+  detail::scratch_vector<timestamp_ns> lf, ll;
   detail::project_launches(t, x, lf, ll);
   range_projection p;
   p.first.assign(t.ranges.size(), std::numeric_limits<timestamp_ns>::max());

@@ -31,7 +31,7 @@ namespace detail {
 // each a record index with its kind in the top two bits (0 kernel, 1 copy, 2 memset): four
 // bytes a pair, since there are as many pairs as records times interesting ranges above them.
 struct range_ops_index {
-  std::vector<std::uint32_t> offset, ref;
+  scratch_vector<std::uint32_t> offset, ref;
   static constexpr std::uint32_t kind_shift = 30, index_mask = (1u << kind_shift) - 1;
 };
 
@@ -108,7 +108,7 @@ inline void add_instance(range_metrics& m, const activity_metrics& a) {
 }
 
 // Ratios of the summed figures; gap and kernel medians over every instance's values.
-inline void finish_metrics(range_metrics& m, std::vector<std::uint64_t>& gaps, std::vector<std::uint64_t>& kernel_ns) {
+inline void finish_metrics(range_metrics& m, value_list& gaps, value_list& kernel_ns) {
   auto& a = m.activity;
   m.kernels_per_instance = m.instances ? static_cast<double>(m.kernels) / static_cast<double>(m.instances) : 0.0;
   if (a.window_ns) {
@@ -131,8 +131,8 @@ namespace detail {
 // The activity of one range instance from its records [first, last) and the merged syncs;
 // leaves its gaps in `gaps` and appends its kernel durations to `kernel_ns`.
 inline activity_metrics instance_activity(const trace& t, const std::uint32_t* first, const std::uint32_t* last, timestamp_ns lo,
-                                          timestamp_ns hi, const std::vector<interval>& syncs, gpu_intervals& g,
-                                          std::vector<std::uint64_t>& gaps, std::vector<std::uint64_t>& kernel_ns) {
+                                          timestamp_ns hi, const interval_list& syncs, gpu_intervals& g,
+                                          value_list& gaps, value_list& kernel_ns) {
   g.kernels.clear();
   g.copies.clear();
   g.memsets.clear();
@@ -163,7 +163,7 @@ namespace detail {
 // Rows of the per-range metrics: one per range group, one per step family (digits as N).
 struct range_rows {
   std::vector<range_metrics> rows;
-  std::vector<std::vector<std::uint64_t>> gaps, kernel_ns;
+  std::vector<value_list> gaps, kernel_ns;
   std::vector<std::uint32_t> row_of_group;
   std::unordered_map<std::string, std::uint32_t> row_of_family;
 
@@ -204,12 +204,13 @@ inline range_activity_result range_activity(const trace& t, const trace_index& x
   const auto too_many = detail::range_ops_index::index_mask;
   if (t.kernels.size() > too_many || t.copies.size() > too_many || t.memsets.size() > too_many) return out; // over 10^9 of one kind
   const auto ops = detail::range_ops(t, x, detail::interesting_links(t, x, p, is_step));
-  auto syncs = detail::intervals_of(t).syncs;
+  detail::interval_list syncs;
+  detail::take_intervals(t.syncs, syncs);
   detail::merge_intervals(syncs);
   detail::range_rows rows;
   rows.row_of_group.assign(x.group_first.size(), attribution::none);
   detail::gpu_intervals g;
-  std::vector<std::uint64_t> scratch;
+  detail::value_list scratch;
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
     if (ops.offset[r] == ops.offset[r + 1]) continue;
     const auto row = rows.row(t, x, r, is_step[r]);

@@ -33,17 +33,19 @@ namespace detail {
 // Kernels gathered per (range, kernel name) pair; pair p's durations are
 // durations[offset[p] .. offset[p + 1]).
 struct kernel_pairs {
-  std::vector<std::uint32_t> range, name, offset{0};
-  std::vector<std::uint64_t> durations;
+  std::vector<std::uint32_t> range, name;
+  scratch_vector<std::uint32_t> offset{0};
+  scratch_vector<std::uint64_t> durations;
 };
 
 // entries: (range, kernel index). Two counting sorts: by range, then by pair.
 inline kernel_pairs pair_kernels(const trace& t, const std::vector<string_id>& ids,
-                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& entries) {
+                                 const scratch_vector<std::pair<std::uint32_t, std::uint32_t>>& entries) {
   kernel_pairs kp;
   auto name_of = [&](std::uint32_t k) { return t.kernels[k].name < ids.size() ? ids[t.kernels[k].name] : 0; };
   buckets by_range(entries.size(), t.ranges.size(), [&](std::size_t e) { return entries[e].first; });
-  std::vector<std::uint32_t> pair_of(entries.size()), stamp(ids.size() + 1, no_index), slot(ids.size() + 1, 0);
+  scratch_vector<std::uint32_t> pair_of(entries.size());
+  std::vector<std::uint32_t> stamp(ids.size() + 1, no_index), slot(ids.size() + 1, 0);
   for (std::size_t r = 0; r < t.ranges.size(); ++r)
     for (auto e = by_range.begin(r); e != by_range.end(r); ++e) {
       const auto n = name_of(entries[*e].second);
@@ -153,7 +155,7 @@ inline void add_start_end(const trace& t, const trace_index& x, kernel_pairs& kp
 
 // The statistics of one row from its contributions (one unweighted pair: in place, linear).
 inline duration_stats row_stats(const kern_rows::contribution* first, const kern_rows::contribution* last,
-                                std::vector<weighted_value>& scratch, std::vector<std::uint64_t>& plain) {
+                                scratch_vector<weighted_value>& scratch, scratch_vector<std::uint64_t>& plain) {
   auto slice = [](const kern_rows::contribution& c) {
     auto* d = c.pairs->durations.data();
     return std::make_pair(d + c.pairs->offset[c.pair], d + c.pairs->offset[c.pair + 1]);
@@ -175,10 +177,10 @@ inline duration_stats row_stats(const kern_rows::contribution* first, const kern
 // The rows, statistics and labels filled in, in nsys's order.
 inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, const kern_rows& rows) {
   const buckets by_row(rows.parts.size(), rows.keys.size(), [&](std::size_t i) { return rows.parts[i].row; });
-  std::vector<kern_rows::contribution> parts(rows.parts.size());
+  scratch_vector<kern_rows::contribution> parts(rows.parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) parts[i] = rows.parts[by_row.order[i]];
-  std::vector<weighted_value> scratch;
-  std::vector<std::uint64_t> plain;
+  scratch_vector<weighted_value> scratch;
+  scratch_vector<std::uint64_t> plain;
   std::vector<range_kernel_row> out(rows.keys.size());
   for (std::size_t r = 0; r < out.size(); ++r) {
     const auto& k = rows.keys[r];
@@ -207,7 +209,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
 /// \endcode
 inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const trace_index& x, name_form form = name_form::demangled) {
   const auto ids = detail::kernel_name_ids(t, form);
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> push_pop, start_end;
+  detail::scratch_vector<std::pair<std::uint32_t, std::uint32_t>> push_pop, start_end;
   push_pop.reserve(t.kernels.size()); // reserved, not touched: no cost beyond what is used
   start_end.reserve(t.kernels.size());
   for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {

@@ -156,7 +156,7 @@ struct loss_entry {
 /// Which start/end ranges a launch belongs to in `nvtx_kern_sum`, `nvtx_gpu_proj_sum` and the
 /// per-range figures (docs/analysis.md).
 enum class start_end_rule : std::uint8_t {
-  nsys,          ///< as nsys: only ranges ended on the thread that opened them, when the trace says where a range ended
+  nsys,          ///< as nsys: only ranges ended on the thread that opened them (`range_record::closing_thread`)
   opening_thread ///< every start/end range open on the launching thread, wherever it ended
 };
 

@@ -77,7 +77,10 @@ inline duration_stats stats_of(std::uint64_t* first, std::uint64_t* last) noexce
   return s;
 }
 
-inline duration_stats stats_of(std::vector<std::uint64_t>& v) noexcept { return stats_of(v.data(), v.data() + v.size()); }
+template <class Alloc>
+duration_stats stats_of(std::vector<std::uint64_t, Alloc>& v) noexcept {
+  return stats_of(v.data(), v.data() + v.size());
+}
 
 /// A value counted `weight` times (a kernel under two nested ranges of one name counts twice
 /// in that name's figures, as nsys counts it).
@@ -122,7 +125,8 @@ inline duration_stats weighted_stats_of(weighted_value* first, weighted_value* l
 }
 
 // p-quantile (0 < p <= 1) by nearest rank, reordering v (linear time).
-inline double nearest_rank_select(std::vector<std::uint64_t>& v, double p) noexcept {
+template <class Alloc>
+double nearest_rank_select(std::vector<std::uint64_t, Alloc>& v, double p) noexcept {
   if (v.empty()) return 0.0;
   auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
   if (rank < 1) rank = 1;

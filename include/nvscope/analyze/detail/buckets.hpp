@@ -3,6 +3,7 @@
 
 // analyze/detail/buckets.hpp: thread slots and counting-sort buckets (internal to the analyze layer).
 
+#include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -41,7 +42,7 @@ class thread_table {
 // Items bucketed by a key below `buckets` (counting sort, stable): items of bucket b are
 // order[offset[b] .. offset[b + 1]).
 struct buckets {
-  std::vector<std::uint32_t> offset, order;
+  scratch_vector<std::uint32_t> offset, order;
 
   template <class KeyOf>
   buckets(std::size_t count, std::size_t nbuckets, KeyOf key_of) : offset(nbuckets + 1, 0) {

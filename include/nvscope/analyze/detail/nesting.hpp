@@ -28,16 +28,6 @@ struct thread_timelines {
   buckets queries;   // per thread slot: launches [0, nl), then marks (nl + range index), by time
 };
 
-// Where a range ended: `range_record::end_thread` when the trace records it, else its own thread.
-template <class R>
-auto end_thread_of(const R& r, int) noexcept -> decltype(static_cast<std::uint32_t>(r.end_thread)) {
-  return r.end_thread;
-}
-template <class R>
-std::uint32_t end_thread_of(const R& r, long) noexcept {
-  return r.thread;
-}
-
 // `same_thread_only`: start/end ranges ended on another thread take no launches (nsys's rule).
 inline thread_timelines timelines_of(const trace& t, const thread_table& slots, const std::vector<timestamp_ns>& end, bool same_thread_only) {
   const auto nr = t.ranges.size(), nl = t.launches.size(), ns = slots.size(), none = ns;
@@ -45,7 +35,7 @@ inline thread_timelines timelines_of(const trace& t, const thread_table& slots, 
     return [&, push_pop](std::size_t i) -> std::size_t {
       const auto& r = t.ranges[i];
       if (r.is_mark || r.is_push_pop != push_pop) return none;
-      if (!push_pop && same_thread_only && r.end != 0 && end_thread_of(r, 0) != r.thread) return none;
+      if (!push_pop && same_thread_only && r.end != 0 && r.closing_thread() != r.thread) return none;
       return slots.slot(r.thread);
     };
   };
@@ -99,7 +89,7 @@ inline void sweep_push_pop(const trace& t, const std::uint32_t* r_first, const s
 // each launch. Ranges enter once and leave once; the work is linear plus the pairs written.
 inline void sweep_start_end(const trace& t, const std::uint32_t* r_first, const std::uint32_t* r_last, const std::uint32_t* q_first,
                             const std::uint32_t* q_last, const std::vector<timestamp_ns>& end,
-                            std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs, std::vector<std::uint32_t>& open) {
+                            scratch_vector<std::pair<std::uint32_t, std::uint32_t>>& pairs, std::vector<std::uint32_t>& open) {
   const auto nl = t.launches.size();
   open.clear();
   for (auto q = q_first; q != q_last; ++q) {
