@@ -225,7 +225,7 @@ int collect(const std::string& prefix) {
       return 1;
     }
   }
-  for (const auto& line : report.warnings) std::fprintf(stderr, "fidelity: warning: %s\n", line.c_str());
+  for (const auto& line : nvscope::warning_lines(report)) std::fprintf(stderr, "fidelity: warning: %s\n", line.c_str());
   std::printf("fidelity: %zu kernels collected, tables written to %s_*.csv\n", c.result().kernels.size(), prefix.c_str());
   return 0;
 }
