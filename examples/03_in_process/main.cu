@@ -95,10 +95,10 @@ int main() {
   collector.stop();
   const nvscope::trace& t = collector.result();
   nvscope::analysis_report report = nvscope::analyze(t);
-  std::fputs(nvscope::to_text(report).c_str(), stdout);
+  std::fputs(nvscope::to_text(report, t).c_str(), stdout);
   bool written = save("trace.json", nvscope::to_chrome_trace(t)) &&
                  save("cuda_gpu_kern_sum.csv", nvscope::to_csv(report, nvscope::report::cuda_gpu_kern_sum)) &&
-                 save("summary.json", nvscope::to_json(report)) && save("stacks.folded", nvscope::to_folded(t));
+                 save("summary.json", nvscope::to_json(report, t)) && save("stacks.folded", nvscope::to_folded(t));
   if (!written) return 1;
   std::printf("\nwrote trace.json, cuda_gpu_kern_sum.csv, summary.json, stacks.folded (%zu kernels, %zu ranges)\n",
               t.kernels.size(), t.ranges.size());

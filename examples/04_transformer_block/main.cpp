@@ -125,7 +125,7 @@ void collect_config(nvscope::collector& c, int layers, int iters, Run&& run, con
   r.gaps_per_pass = passes ? double(o.gap_count) / double(passes) : 0;
   r.gap_median_us = o.gap_median_ns / 1e3;
   r.gap_p90_us = o.gap_p90_ns / 1e3;
-  r.verdict = nvscope::verdict_text(rep.verdict);
+  r.verdict = nvscope::findings_text(t, rep.diagnosis.verdict); // the class, then its findings
   for (const std::string& w : nvscope::warning_lines(rep)) r.warnings.push_back(w);
 
   const std::string stem = std::string("transformer_") + r.name;
@@ -136,6 +136,7 @@ void collect_config(nvscope::collector& c, int layers, int iters, Run&& run, con
       {stem + ".trace.json", nvscope::to_chrome_trace(t)},
       {stem + ".kern_sum.csv", nvscope::to_csv(rep, nvscope::report::cuda_gpu_kern_sum)},
       {stem + ".stacks.folded", nvscope::to_folded(t, fo)},
+      {stem + ".summary.json", nvscope::to_json(rep, t)}, // nvscope diff transformer_unfused.summary.json transformer_fused.summary.json
   };
   for (const auto& [path, text] : outputs) {
     if (auto w = nvscope::write_file(path, text); !w) r.warnings.push_back(w.error);
@@ -259,7 +260,11 @@ void print_config(const config_result& r, int iters) {
   }
   std::printf("  GPU busy         %.1f%%; launch gaps %.0f a pass, median %.1f us, p90 %.1f us\n", r.busy_percent,
               r.gaps_per_pass, r.gap_median_us, r.gap_p90_us);
-  std::printf("  verdict          %s\n", r.verdict.c_str());
+  std::string verdict = r.verdict; // several lines: indent the findings under the first
+  while (!verdict.empty() && verdict.back() == '\n') verdict.pop_back();
+  for (std::size_t at = verdict.find('\n'); at != std::string::npos; at = verdict.find('\n', at + 1))
+    verdict.insert(at + 1, "                   "), at += 19;
+  std::printf("  verdict          %s\n", verdict.c_str());
   if (!r.files.empty()) {
     std::printf("  wrote           ");
     for (const std::string& f : r.files) std::printf(" %s", f.c_str());

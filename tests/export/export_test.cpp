@@ -25,7 +25,13 @@ TEST_CASE("JSON summary parses and carries nsys column names, metrics, losses") 
   CHECK(j["reports"]["cuda_gpu_mem_size_sum"][0]["Operation"] == "[CUDA memcpy Host-to-Device]");
   CHECK(j["losses"]["dropped_records"] == 3);
   CHECK(j["warnings"].size() == 1);
-  CHECK(j["verdict"].get<std::string>() == nvscope::verdict_text(r.verdict));
+  CHECK(j["verdict"].get<std::string>() == nvscope::verdict_line(r.diagnosis.verdict));
+  CHECK(j["verdict_kind"].get<std::string>() == nvscope::bottleneck_name(r.diagnosis.verdict.kind));
+  const auto full = nlohmann::json::parse(nvscope::to_json(r, t)); // + the diagnosis nvscope diff reads
+  CHECK(full["reports"] == j["reports"]);
+  CHECK(full["diagnosis"]["verdict"].is_object());
+  CHECK(full["diagnosis"]["samples"]["kernels"].is_array());
+  CHECK(nvscope::to_text(r, t).find("** Diagnosis (nvscope):") != std::string::npos);
   CHECK(j["metrics"]["kernels"] == 6);
   CHECK(j["steps"] == 1);
   // nvtx names with a quote and a newline survive the round trip

@@ -93,10 +93,10 @@ written write_outputs(const run_options& o, const trace& t, const analysis_repor
     return w;
   }
   const std::string stem = dir.path + "/" + name.path;
-  if (o.outputs.summary && o.summary_to_file) write_one(w, stem, ".txt", to_text(r));
+  if (o.outputs.summary && o.summary_to_file) write_one(w, stem, ".txt", to_text(r, t));
   if (o.outputs.csv)
     for (report which : all_reports) write_one(w, stem, (std::string(".") + report_name(which) + ".csv").c_str(), to_csv(r, which));
-  if (o.outputs.json) write_one(w, stem, ".json", to_json(r));
+  if (o.outputs.json) write_one(w, stem, ".json", to_json(r, t));
   if (o.outputs.trace) write_one(w, stem, ".trace.json", to_chrome_trace(t));
   if (o.outputs.folded) write_one(w, stem, ".folded", to_folded(t));
   return w;
@@ -117,7 +117,7 @@ void finish(const char* why) {
   const analysis_report r = analyze(used, ao);
   const written w = write_outputs(s.options, used, r);
   if (s.options.outputs.summary && !s.options.summary_to_file)
-    std::fprintf(stderr, "nvscope: run: process %s (%s):\n%s", pid_text().c_str(), why, to_text(r).c_str());
+    std::fprintf(stderr, "nvscope: run: process %s (%s):\n%s", pid_text().c_str(), why, to_text(r, used).c_str());
   if (!wc.note.empty()) say("nvscope: run: process " + pid_text() + ": the window is empty: " + wc.note);
   for (const auto& e : w.errors) say(e);
   std::string list;

@@ -4,7 +4,7 @@
 /// \file analyze/analyze.hpp
 /// `analyze(trace)`: the pipeline of named passes over one indexed view of the trace. Each
 /// pass is a function of its own (index.hpp, summaries.hpp, projection.hpp,
-/// range_kernels.hpp, activity.hpp, range_activity.hpp, steps.hpp, verdict.hpp, losses.hpp)
+/// range_kernels.hpp, activity.hpp, range_activity.hpp, steps.hpp, losses.hpp, and the diagnosis of diagnose/diagnose.hpp)
 /// that a test or a tool can call alone.
 ///
 /// \code
@@ -14,6 +14,7 @@
 /// \endcode
 
 #include <nvscope/analyze/activity.hpp>
+#include <nvscope/analyze/diagnose/diagnose.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/losses.hpp>
 #include <nvscope/analyze/projection.hpp>
@@ -22,10 +23,21 @@
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/steps.hpp>
 #include <nvscope/analyze/summaries.hpp>
-#include <nvscope/analyze/verdict.hpp>
 
 namespace nvscope {
 inline namespace v1 {
+
+/// The diagnosis sees what the summaries see: the same step names and the same window.
+/// \code
+///   auto d = nvscope::diagnose(t, nvscope::attribute(t), nvscope::diagnosis_options_for(t, {}));
+/// \endcode
+inline diagnosis_options diagnosis_options_for(const trace& t, const analysis_options& options) {
+  diagnosis_options d;
+  d.step_range = options.step_range;
+  d.step_pattern = options.step_pattern;
+  d.window = analysis_window(t, options);
+  return d;
+}
 
 /// Computes every summary and metric of `t`. Records with no end (or an end before their
 /// start) are skipped and counted; ranges never closed are closed at the end of the trace
@@ -53,7 +65,7 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
   const step_summary steps = step_figures(t, x, options);
   r.steps = steps.steps;
   r.kernels_per_step = steps.kernels_per_step;
-  r.verdict = verdict_of(r.overall, r.steps, r.kernels_per_step);
+  r.diagnosis = diagnose(t, x.links, diagnosis_options_for(t, options));
   r.lost = t.lost;
   r.incomplete_found = x.incomplete_found;
   r.unclosed_found = x.unclosed_found;

@@ -8,10 +8,11 @@
 ///
 /// \code
 ///   nvscope::analysis_report r = nvscope::analyze(t);
-///   if (r.verdict.kind == nvscope::verdict_kind::launch_bound) { /* fuse kernels */ }
+///   if (r.diagnosis.verdict.kind == nvscope::bottleneck::launch_bound) { /* fuse kernels */ }
 /// \endcode
 
 #include <nvscope/analyze/stats.hpp>
+#include <nvscope/analyze/diagnose/results.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cstdint>
@@ -111,24 +112,6 @@ struct range_metrics {
   activity_metrics activity;
 };
 
-/// What limits the program, first matching rule of docs/analysis.md.
-enum class verdict_kind : std::uint8_t { no_gpu_activity, copy_bound, compute_bound, sync_bound, launch_bound, host_bound };
-
-/// The verdict and the figures its sentence quotes (export/table.hpp's `verdict_text`).
-struct verdict_result {
-  verdict_kind kind = verdict_kind::no_gpu_activity;
-  double gpu_busy_percent = 0.0;
-  double gpu_idle_percent = 0.0;
-  double copy_share_of_busy_percent = 0.0; ///< copy time / GPU busy time
-  double copy_compute_overlap_percent = 0.0;
-  double sync_percent = 0.0;
-  std::uint64_t kernels = 0;
-  std::uint64_t steps = 0;       ///< 0: no step ranges, `kernels_per_step` is not meaningful
-  double kernels_per_step = 0.0;
-  double kernel_median_ns = 0.0;
-  double gap_median_ns = 0.0;
-};
-
 /// A kind of loss; export/table.hpp's `loss_text` words each one.
 enum class loss_kind : std::uint8_t {
   dropped_records,    ///< collector: CUPTI dropped records (buffers full)
@@ -202,7 +185,9 @@ struct analysis_report {
   std::vector<step_metrics> step_details; ///< each step range instance that launched GPU work, in time order
   std::uint64_t steps = 0;
   double kernels_per_step = 0.0;
-  verdict_result verdict;
+  /// The diagnosis (issue 11): idle-time breakdown, launch statistics, nsys's expert rules,
+  /// step outliers, the verdict with its findings, and the samples `nvscope diff` compares.
+  ::nvscope::v1::diagnosis diagnosis;
   loss_counts lost;                   ///< as the producer reported them
   std::uint64_t incomplete_found = 0; ///< records skipped here: no end, or end before start
   std::uint64_t unclosed_found = 0;   ///< ranges never closed (closed at the trace end here)

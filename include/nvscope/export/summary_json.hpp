@@ -12,6 +12,7 @@
 
 #include <nvscope/analysis.hpp>
 #include <nvscope/export/detail/json_text.hpp>
+#include <nvscope/export/diagnosis_json.hpp>
 #include <nvscope/export/table.hpp>
 
 #include <algorithm>
@@ -115,6 +116,8 @@ inline void json_losses(std::string& out, const analysis_report& r) {
 /// `{"reports": {"cuda_gpu_kern_sum": [{"Time (%)": 80.0, ..., "Name": "gemm"}], ...},
 ///   "metrics": {...}, "per_range": [...], "steps": n, "kernels_per_step": x,
 ///   "verdict": "...", "verdict_kind": "launch_bound", "losses": {...}, "warnings": ["..."]}`.
+/// `to_json(report, trace)` adds "diagnosis" (export/diagnosis_json.hpp), with the samples
+/// that `nvscope diff` compares.
 /// \code
 ///   std::string j = nvscope::to_json(nvscope::analyze(t));
 /// \endcode
@@ -131,13 +134,25 @@ inline std::string to_json(const analysis_report& r) {
   out += ",\n \"kernels_per_step\": ";
   append_f(out, r.kernels_per_step);
   out += ",\n \"verdict\": ";
-  append_json_string(out, verdict_text(r.verdict));
+  append_json_string(out, verdict_line(r.diagnosis.verdict));
   out += ",\n \"verdict_kind\": ";
-  append_json_string(out, verdict_name(r.verdict.kind));
+  append_json_string(out, bottleneck_name(r.diagnosis.verdict.kind));
   out += ",\n \"losses\": ";
   json_losses(out, r);
   out += "\n}\n";
   return out;
+}
+
+/// The summary with the whole diagnosis as "diagnosis": findings with names from `t` (the
+/// trace `r` was made of) and the per-kernel, per-range and per-step samples `nvscope diff`
+/// reads. Write one per run and gate a CI job on `nvscope diff base.json new.json`.
+/// \code
+///   nvscope::write_output("summary_%p.json", nvscope::to_json(report, c.result()));
+/// \endcode
+inline std::string to_json(const analysis_report& r, const trace& t) {
+  std::string out = to_json(r);
+  out.resize(out.size() - 3); // "\n}\n"
+  return out + ",\n \"diagnosis\": " + diagnosis_json(t, r.diagnosis) + "\n}\n";
 }
 
 } // namespace v1

@@ -13,6 +13,7 @@
 /// \endcode
 
 #include <nvscope/analyze/report.hpp>
+#include <nvscope/export/diagnosis_text.hpp>
 
 #include <cstdio>
 #include <string>
@@ -283,53 +284,6 @@ inline std::string to_text(const analysis_report& r, report which, const text_op
   return out;
 }
 
-/// The verdict as one sentence, e.g. "launch-bound: 52 kernels a step, median 3.1 us, GPU idle 71%".
-/// \code
-///   std::printf("verdict: %s\n", nvscope::verdict_text(r.verdict).c_str());
-/// \endcode
-inline std::string verdict_text(const verdict_result& v) {
-  char buf[256];
-  switch (v.kind) {
-    case verdict_kind::no_gpu_activity: return "no GPU activity recorded";
-    case verdict_kind::copy_bound:
-      std::snprintf(buf, sizeof buf, "copy-bound: copies fill %.0f%% of GPU busy time, %.0f%% of copy time overlaps compute, GPU idle %.0f%%",
-                    v.copy_share_of_busy_percent, v.copy_compute_overlap_percent, v.gpu_idle_percent);
-      return buf;
-    case verdict_kind::compute_bound: std::snprintf(buf, sizeof buf, "compute-bound (GPU busy %.0f%%)", v.gpu_busy_percent); return buf;
-    case verdict_kind::sync_bound:
-      std::snprintf(buf, sizeof buf, "sync-bound: host waits on the GPU %.0f%% of the time, GPU idle %.0f%%", v.sync_percent, v.gpu_idle_percent);
-      return buf;
-    case verdict_kind::launch_bound:
-      if (v.steps)
-        std::snprintf(buf, sizeof buf, "launch-bound: %.0f kernels a step, median %.1f us, GPU idle %.0f%%", v.kernels_per_step,
-                      v.kernel_median_ns / 1000.0, v.gpu_idle_percent);
-      else
-        std::snprintf(buf, sizeof buf, "launch-bound: %llu kernels, median %.1f us, GPU idle %.0f%%", static_cast<unsigned long long>(v.kernels),
-                      v.kernel_median_ns / 1000.0, v.gpu_idle_percent);
-      return buf;
-    case verdict_kind::host_bound:
-      std::snprintf(buf, sizeof buf, "host-bound: GPU idle %.0f%%, median gap between GPU work %.1f us", v.gpu_idle_percent, v.gap_median_ns / 1000.0);
-      return buf;
-  }
-  return "unknown";
-}
-
-/// The short name of a verdict kind, for JSON and scripts: "launch_bound", ...
-/// \code
-///   std::string k = nvscope::verdict_name(r.verdict.kind);
-/// \endcode
-inline const char* verdict_name(verdict_kind k) noexcept {
-  switch (k) {
-    case verdict_kind::no_gpu_activity: return "no_gpu_activity";
-    case verdict_kind::copy_bound: return "copy_bound";
-    case verdict_kind::compute_bound: return "compute_bound";
-    case verdict_kind::sync_bound: return "sync_bound";
-    case verdict_kind::launch_bound: return "launch_bound";
-    case verdict_kind::host_bound: return "host_bound";
-  }
-  return "unknown";
-}
-
 /// One loss as a warning line, e.g. "17 records dropped by CUPTI (buffers full): figures undercount".
 /// \code
 ///   for (const auto& l : r.losses) std::puts(nvscope::loss_text(l).c_str());
@@ -407,7 +361,7 @@ inline std::string metrics_text(const analysis_report& r) {
     out += buf;
   }
   for (const auto& m : r.per_range) detail::append_range_line(out, m);
-  out += " verdict: " + verdict_text(r.verdict) + "\n";
+  out += " verdict: " + verdict_line(r.diagnosis.verdict) + "\n";
   for (const auto& w : warning_lines(r)) out += " warning: " + w + "\n";
   return out;
 }
@@ -427,6 +381,16 @@ inline std::string to_text(const analysis_report& r, const text_options& options
   }
   out += metrics_text(r);
   return out;
+}
+
+/// Every report, the metrics, then the whole diagnosis with names from `t` (the trace `r` was
+/// made of): the verdict's findings with the ranges and kernels responsible, idle time,
+/// launches, nsys's expert rules, steps.
+/// \code
+///   std::fputs(nvscope::to_text(report, c.result()).c_str(), stdout);
+/// \endcode
+inline std::string to_text(const analysis_report& r, const trace& t, const text_options& options = {}) {
+  return to_text(r, options) + "\n" + diagnosis_text(t, r.diagnosis);
 }
 
 } // namespace v1
