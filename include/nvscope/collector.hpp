@@ -17,4 +17,10 @@
 ///   auto report = nvscope::analyze(c.result());
 /// \endcode
 
+#if defined(__has_include)
+#if !__has_include(<cupti.h>) || !__has_include(<cuda_runtime_api.h>)
+#error "nvscope: <nvscope/collector.hpp> needs the CUDA runtime's and CUPTI's headers: add -I<CUDA>/include (and -I<CUDA>/extras/CUPTI/include on older toolkits), use pkg-config --cflags nvscope-cupti, or link nvscope::cupti in CMake"
+#endif
+#endif
+
 #include <nvscope/collect/collector.hpp>
