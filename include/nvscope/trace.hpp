@@ -27,6 +27,10 @@ inline namespace v1 {
 /// Nanoseconds on the collector's one calibrated clock (host and GPU alike).
 using timestamp_ns = std::uint64_t;
 
+/// "No such record": the one sentinel of every index into the trace's vectors (a range, a
+/// launch, a thread), wherever a layer needs one.
+inline constexpr std::uint32_t no_index = 0xffffffffu;
+
 /// An index into `string_table`; 0 is always the empty string.
 using string_id = std::uint32_t;
 
@@ -156,7 +160,7 @@ struct range_record {
   recorded_payload payload;
 
   /// `end_thread` when the range ended where it started, or nothing says otherwise.
-  static constexpr std::uint32_t same_thread = 0xffffffffu;
+  static constexpr std::uint32_t same_thread = no_index;
   /// The thread that closed the range (its own when unknown).
   std::uint32_t closing_thread() const noexcept { return end_thread == same_thread ? thread : end_thread; }
 };

@@ -34,7 +34,7 @@ inline namespace v1 {
 /// Where each GPU record came from: its launch and the innermost push/pop range open on the
 /// launching thread at that moment; and how ranges nest (computed from times, per thread).
 struct attribution {
-  static constexpr std::uint32_t none = 0xffffffffu;
+  static constexpr std::uint32_t none = no_index;
   std::vector<std::uint32_t> kernel_launch, copy_launch, memset_launch; ///< into trace::launches
   std::vector<std::uint32_t> kernel_owner, copy_owner, memset_owner;    ///< into trace::ranges
   std::vector<std::uint32_t> parent;   ///< per range: enclosing push/pop range on its thread (marks too)

@@ -14,8 +14,6 @@ namespace nvscope {
 inline namespace v1 {
 namespace detail {
 
-inline constexpr std::uint32_t no_index = 0xffffffffu;
-
 
 
 // Correlation id -> launch index, dense table when ids are compact, sorted pairs otherwise.

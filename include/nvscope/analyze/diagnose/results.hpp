@@ -22,7 +22,7 @@ namespace nvscope {
 inline namespace v1 {
 
 /// Index value meaning "no range", "no record".
-inline constexpr std::uint32_t diagnosis_none = 0xffffffffu;
+inline constexpr std::uint32_t diagnosis_none = no_index;
 
 /// Why the GPU (all streams together) was idle between two operations. nvscope's split of
 /// HTA's "host wait": the host waited in a sync, was launching, or was doing other work.

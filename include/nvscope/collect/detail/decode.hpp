@@ -277,7 +277,7 @@ class activity_decoder {
   }
 
  public:
-  static constexpr std::uint32_t no_thread = 0xffffffffu;
+  static constexpr std::uint32_t no_thread = no_index;
 
  private:
   struct cached_name {
