@@ -322,25 +322,6 @@ TEST_CASE("idle causes add up to the idle time in every scenario") {
   }
 }
 
-TEST_CASE("n log n: four times the records take well under sixteen times as long") {
-  auto seconds = [](const trace& t) {
-    double best = 1e300;
-    for (int rep = 0; rep < 3; ++rep) {
-      const auto start = std::chrono::steady_clock::now();
-      const auto d = diagnose(t, attribute(t));
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      CHECK(d.verdict.kind == bottleneck::launch_bound);
-      best = std::min(best, s);
-    }
-    return best;
-  };
-  const auto small = scenario::launch_bound(100); // 6,000 kernels
-  const auto large = scenario::launch_bound(400); // 24,000 kernels
-  const double ratio = seconds(large) / seconds(small);
-  MESSAGE("x4 records: x" << ratio << " time");
-  CHECK(ratio < 12.0);
-}
-
 TEST_CASE("a sync followed by long host work is host time, a prompt launch after a sync is sync time") {
   scenario::builder b;
   b.kernel("a", 50 * us);
