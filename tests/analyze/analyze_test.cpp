@@ -3,6 +3,7 @@
 #include <nvscope/analysis.hpp>
 #include <nvscope/export/table.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -349,6 +350,11 @@ TEST_CASE("losses: incomplete records, unclosed ranges, dropped records are repo
   CHECK(r.projections[0].projected.total == 100);
   const auto text = nvscope::to_text(r);
   CHECK(text.find("17 records dropped") != std::string::npos);
+  // The collector counted the open range too: still one line about it, not two.
+  b.t.lost.unclosed_ranges = 1;
+  const auto both = nvscope::warning_lines(nvscope::analyze(b.t));
+  CHECK(both.size() == 4);
+  CHECK(std::count_if(both.begin(), both.end(), [](const std::string& w) { return w.find("open") != std::string::npos || w.find("never closed") != std::string::npos; }) == 1);
 }
 
 TEST_CASE("CSV headers are nsys's column names") {
