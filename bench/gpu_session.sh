@@ -5,7 +5,7 @@
 #   COMMIT=$(git rev-parse --short HEAD) OUT=/tmp/out bash bench/gpu_session.sh
 set -o pipefail
 OUT=${OUT:-/tmp/nvscope-gpu}; mkdir -p "$OUT"
-NS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64
+NS=${NSYS_DIR:-$(dirname "$(ls -d /opt/nvidia/nsight-*/*/host/target-linux-x64/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | tail -1)")}  # where nsys lives
 R=$PWD
 export LD_LIBRARY_PATH=$R/.gpu/lib:$LD_LIBRARY_PATH PATH=$NS:$PATH
 nvidia-smi -L
