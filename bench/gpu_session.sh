@@ -11,10 +11,10 @@ export LD_LIBRARY_PATH=$R/.gpu/lib:$LD_LIBRARY_PATH PATH=$NS:$PATH
 nvidia-smi -L
 COMMIT=${COMMIT:-unknown}
 cmake --preset gpu > $OUT/build.log 2>&1 && cmake --build --preset gpu -j16 >> $OUT/build.log 2>&1 || { grep -a -B2 -A12 "error" $OUT/build.log | head -60; exit 1; }
-echo "build ok"
-ctest --preset gpu -j4 -E "consumer|browser|scale|layout|fuzz" --timeout 300 > $OUT/ctest.log 2>&1; echo "ctest rc=$?"
+echo "build ok (${SECONDS}s)"
+ctest --preset gpu -j4 -E "consumer|browser|scale|layout|fuzz" --timeout 120 --output-on-failure > $OUT/ctest.log 2>&1; echo "ctest rc=$? (${SECONDS}s)"
 grep -E "tests passed|\*\*\*Failed|Failed  |Not Run|Timeout|Skipped" $OUT/ctest.log | head -40
-python3 bench/fidelity/compare.py --workload build/gpu/bench/fidelity/fidelity_workload --out /tmp/fid --results $OUT/fidelity.json --commit $COMMIT 2>&1 | tail -30
+python3 bench/fidelity/compare.py --workload build/gpu/bench/fidelity/fidelity_workload --out /tmp/fid --results $OUT/fidelity.json --commit $COMMIT 2>&1 | tail -30; echo "fidelity done (${SECONDS}s)"
 D=/tmp/demo; mkdir -p $D/a $D/b; NV=$R/build/gpu/tools/nvscope
 ( cd $D/a && $R/build/gpu/examples/04_transformer_block/04_transformer_block ) > $OUT/demo.txt 2>&1
 ( cd $D/b && $R/build/gpu/examples/04_transformer_block/04_transformer_block ) > /dev/null 2>&1

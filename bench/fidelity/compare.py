@@ -2,7 +2,7 @@
 """Fidelity with Nsight Systems (issue 9): the six tables, row by row, on nsys's own keys.
 
 Runs the fidelity workload twice under nvscope's collector (its run-to-run spread) and once
-under `nsys profile --trace=cuda,nvtx`, exports nsys's six reports with `nsys stats --format
+under `nsys profile --trace=cuda,nvtx --cuda-graph-trace=node`, exports nsys's six reports with `nsys stats --format
 csv`, joins each table with nvscope's on the key nsys prints and reports:
   kernel_names_equal_fraction  kernel names spelled to the letter as nsys does / all names
   rows_only_in_one_side        rows, over all six tables, that one side lacks
@@ -127,6 +127,9 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--results")
     ap.add_argument("--commit", default=os.environ.get("COMMIT", "unknown"))
+    ap.add_argument("--graph-trace", choices=["node", "graph"], default="node",
+                    help="nsys --cuda-graph-trace: node (default; nvscope records each graph node as nsys does "
+                         "with node) or graph (nsys's own default: a graph launch is one range, its kernels unseen)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     log = os.path.join(args.out, "log.txt")
@@ -144,7 +147,8 @@ def main():
         print("SKIP: nsys not found (put it on PATH or set NSYS)")
         return 77
     rep = os.path.join(args.out, "nsys")
-    if run([nsys, "profile", "--trace=cuda,nvtx", "--force-overwrite=true", "-o", rep, args.workload, "--plain"], log) != 0:
+    nsys_flags = ["--trace=cuda,nvtx", "--cuda-graph-trace=" + args.graph_trace]
+    if run([nsys, "profile"] + nsys_flags + ["--force-overwrite=true", "-o", rep, args.workload, "--plain"], log) != 0:
         print("fidelity: nsys profile failed; see " + log)
         return 1
     if run([nsys, "stats", "--force-export=true", "--format", "csv", "--output", rep, "--report", ",".join(REPORTS),
@@ -179,6 +183,7 @@ def main():
                             text=True).stdout.strip().splitlines()
     result = {"topic": "fidelity", "device": device[0] if device else "unknown",
               "date": datetime.date.today().isoformat(), "commit": args.commit, "nsys_version": version,
+              "nsys_flags": " ".join(nsys_flags),
               "command": "bench/fidelity/run.sh", "metrics": metrics, "tables": tables,
               "median_err_by_kernel": errs}
     with open(os.path.join(args.out, "fidelity.json"), "w") as f:

@@ -233,14 +233,14 @@ TEST_CASE("start/end ranges project by time on the launching thread; push/pop on
   REQUIRE(r.projections.size() == 1);
   CHECK(r.projections[0].range == ":load");
   CHECK(r.projections[0].style == "StartEnd");
-  // nvtx_sum: start/end default-domain bare, push/pop with ':'
-  bool bare = false, colon = false;
+  // nvtx_sum labels both styles "domain:name" as nsys 2025.3 does (":load", not "load")
+  bool start_end = false, push_pop = false;
   for (const auto& row : r.ranges) {
-    bare = bare || (row.range == "load" && row.style == "StartEnd");
-    colon = colon || (row.range == ":other_thread" && row.style == "PushPop");
+    start_end = start_end || (row.range == ":load" && row.style == "StartEnd");
+    push_pop = push_pop || (row.range == ":other_thread" && row.style == "PushPop");
   }
-  CHECK(bare);
-  CHECK(colon);
+  CHECK(start_end);
+  CHECK(push_pop);
 }
 
 TEST_CASE("domains prefix range names") {

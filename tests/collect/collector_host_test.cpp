@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <set>
@@ -328,6 +329,12 @@ TEST_CASE("CUPTI failures read as one line naming the call, with what it means")
   CHECK(nd::cupti_error_message("cuptiActivityEnable", CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, nullptr, 0)
             .find("no permission") != std::string::npos);
   CHECK(static_cast<bool>(nd::cupti_check(CUPTI_SUCCESS, "x", nullptr, 0)));
+  // Under `nvscope run` the other client is nvscope's own injection: say that, not "nsys".
+  REQUIRE(::setenv("CUDA_INJECTION64_PATH", "/opt/nvscope/lib/libnvscope_inject.so", 1) == 0);
+  const auto run = nd::cupti_error_message("cuptiSubscribe", CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, nullptr, 0);
+  ::unsetenv("CUDA_INJECTION64_PATH");
+  CHECK(run.find("`nvscope run` already records this process") != std::string::npos);
+  CHECK(run.find("another profiler") == std::string::npos);
 }
 
 TEST_CASE("activity kinds: one list, CONCURRENT_KERNEL and never KERNEL, each kind once") {

@@ -215,4 +215,14 @@ TEST_CASE("session lines: nothing used CUDA; a process ended before writing; all
   lines = session_summary({refused});
   REQUIRE(lines.size() == 1);
   CHECK(lines[0] == "nvscope: run: no process was profiled; no profile written");
+  // A launcher (torchrun's agent) loads CUDA and records nothing: silent beside a written
+  // profile, named when no process wrote one.
+  process_notes launcher;
+  launcher.pid = 45;
+  launcher.kinds = {"started", "empty"};
+  launcher.details = {"", ""};
+  CHECK(session_summary({launcher, ok}).empty());
+  lines = session_summary({launcher});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "nvscope: run: no process launched GPU work or opened an NVTX range; no profile written");
 }

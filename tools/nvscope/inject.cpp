@@ -109,6 +109,12 @@ void finish(const char* why) {
   if (!s.started.load() || s.finished.exchange(true)) return;
   s.c->stop();
   const trace full = s.c->take();
+  if (full.kernels.empty() && full.copies.empty() && full.memsets.empty() && full.ranges.empty()) {
+    // A process that loaded CUDA but did no GPU work and opened no range (a launcher such as
+    // torchrun's agent): nothing to write, and nothing to say beside its children's profiles.
+    session_note("empty", "");
+    return;
+  }
   const window_choice wc = choose_windows(full, s.options);
   const trace t = wc.whole ? trace{} : restrict_to(full, wc.windows);
   const trace& used = wc.whole ? full : t;

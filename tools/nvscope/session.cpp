@@ -57,10 +57,11 @@ std::vector<process_notes> read_session(const std::string& folder) {
 
 std::vector<std::string> session_summary(const std::vector<process_notes>& notes) {
   std::vector<std::string> lines;
-  bool any_profile = false;
+  bool any_profile = false, any_empty = false;
   for (const auto& p : notes) {
     const auto has = [&](std::string_view k) { return std::find(p.kinds.begin(), p.kinds.end(), k) != p.kinds.end(); };
     if (has("written") || has("write-failed")) any_profile = true;
+    else if (has("empty")) any_empty = true;
     else if (has("started"))
       lines.push_back("nvscope: run: process " + std::to_string(p.pid) +
                       " ended without writing its profile (it called _exit, or died on a signal it did not "
@@ -69,7 +70,8 @@ std::vector<std::string> session_summary(const std::vector<process_notes>& notes
   if (notes.empty())
     lines.push_back("nvscope: run: no process of the program used CUDA; no profile written");
   else if (!any_profile && lines.empty())
-    lines.push_back("nvscope: run: no process was profiled; no profile written");
+    lines.push_back(any_empty ? "nvscope: run: no process launched GPU work or opened an NVTX range; no profile written"
+                              : "nvscope: run: no process was profiled; no profile written");
   return lines;
 }
 

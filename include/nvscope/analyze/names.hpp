@@ -42,13 +42,12 @@ inline constexpr const char* memset_operation_name = "[CUDA memset]";
 
 inline const char* style_name(const range_record& r) noexcept { return r.is_push_pop ? "PushPop" : "StartEnd"; }
 
-// nsys's labels: nvtx_kern_sum and nvtx_gpu_proj_sum write "domain:name" (":name" in the
-// default domain) for both styles; nvtx_sum does so for push/pop ranges and writes a
-// start/end range of the default domain as its bare name.
-inline std::string range_label(const trace& t, const range_record& r, bool bare_default_startend) {
+// nsys's label for a range in nvtx_sum, nvtx_kern_sum and nvtx_gpu_proj_sum: "domain:name",
+// ":name" in the default domain, for both styles (reports/nvtx_sum.py of nsys 2025.3 writes
+// `coalesce(domain, '') || ':' || text`; checked against nsys in bench/results/fidelity.json).
+inline std::string range_label(const trace& t, const range_record& r) {
   const auto domain = r.domain ? t.strings[r.domain] : std::string_view{};
   const auto name = t.strings[r.name];
-  if (bare_default_startend && !r.is_push_pop && domain.empty()) return std::string(name);
   std::string s;
   s.reserve(domain.size() + 1 + name.size());
   s.append(domain.data(), domain.size());

@@ -118,7 +118,7 @@ inline std::vector<gpu_projection_row> gpu_projection_summary(const trace& t, co
     if (!stats[g].count) continue;
     const auto& first = t.ranges[x.group_first[g]];
     const auto n = static_cast<double>(stats[g].count);
-    rows.push_back({detail::range_label(t, first, false), detail::style_name(first), stats[g], host[g], ops[g],
+    rows.push_back({detail::range_label(t, first), detail::style_name(first), stats[g], host[g], ops[g],
                     static_cast<double>(ops[g]) / n, static_cast<double>(level[g]) / n, static_cast<double>(kids[g]) / n,
                     std::string(t.strings[first.name])});
   }

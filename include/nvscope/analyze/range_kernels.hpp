@@ -186,7 +186,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     const auto& k = rows.keys[r];
     const auto& first = t.ranges[x.group_first[k.group]];
     auto& row = out[r];
-    row.range = range_label(t, first, false);
+    row.range = range_label(t, first);
     row.style = style_name(first);
     row.pid = t.process_id;
     row.tid = k.thread < t.threads.size() ? t.threads[k.thread].os_id : k.thread;

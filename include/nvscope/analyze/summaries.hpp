@@ -94,7 +94,7 @@ inline std::vector<range_summary_row> range_summary(const trace& t, const trace_
   std::vector<range_summary_row> rows;
   for (std::size_t g = 0; g < ng; ++g) {
     const auto& first = t.ranges[x.group_first[g]];
-    rows.push_back({0.0, stats[g], detail::style_name(first), detail::range_label(t, first, true), std::string(t.strings[first.name])});
+    rows.push_back({0.0, stats[g], detail::style_name(first), detail::range_label(t, first), std::string(t.strings[first.name])});
   }
   detail::set_percent(rows, [](const auto& r) { return r.time.total; }, [](auto& r) -> double& { return r.time_percent; });
   detail::order_rows(rows, [](const auto& r) {

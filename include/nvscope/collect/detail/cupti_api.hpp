@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace nvscope {
@@ -51,6 +52,10 @@ inline const char* cupti_result_name(int code) noexcept {
 inline std::string cupti_failure_hint(int code) {
   switch (code) {
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+      if (const char* injected = std::getenv("CUDA_INJECTION64_PATH");
+          injected != nullptr && std::strstr(injected, "nvscope_inject") != nullptr)
+        return "`nvscope run` already records this process (CUPTI takes one client); the "
+               "program's own collector stays off and the run's profile has its work";
       return "another profiler (nsys, ncu or compute-sanitizer) already holds CUPTI; this run is "
              "not collected in-process, and NVTX ranges still reach that tool";
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
