@@ -52,3 +52,58 @@ function(nvscope_add_example name)
   set_tests_properties(example.${name} PROPERTIES
     LABELS "example;gpu" SKIP_REGULAR_EXPRESSION "no CUDA device")
 endfunction()
+
+# nvscope_libfuzzer_clang(out): sets `out` to the clang++ that links libFuzzer with ASan and
+#   UBSan, or to "" where there is none (no clang, or a clang without its sanitizer runtimes:
+#   Debian's libclang-rt-*-dev). The probe links once per build folder; the answer is cached
+#   (NVSCOPE_CLANGXX, NVSCOPE_LIBFUZZER_WORKS).
+function(nvscope_libfuzzer_clang out)
+  find_program(NVSCOPE_CLANGXX NAMES clang++ clang++-19 clang++-18 clang++-17 clang++-16 clang++-15 clang++-14)
+  if(NVSCOPE_CLANGXX AND NOT DEFINED NVSCOPE_LIBFUZZER_WORKS)
+    set(_probe_dir ${PROJECT_BINARY_DIR}/libfuzzer_probe)
+    file(WRITE ${_probe_dir}/probe.cpp
+      "#include <cstddef>\n#include <cstdint>\nextern \"C\" int LLVMFuzzerTestOneInput(const std::uint8_t*, std::size_t) { return 0; }\n")
+    execute_process(COMMAND ${NVSCOPE_CLANGXX} -fsanitize=fuzzer,address,undefined ${_probe_dir}/probe.cpp -o ${_probe_dir}/probe
+      RESULT_VARIABLE _probe_rc OUTPUT_QUIET ERROR_QUIET)
+    if(_probe_rc EQUAL 0)
+      set(NVSCOPE_LIBFUZZER_WORKS ON CACHE INTERNAL "clang links libFuzzer with ASan and UBSan")
+    else()
+      set(NVSCOPE_LIBFUZZER_WORKS OFF CACHE INTERNAL "clang links libFuzzer with ASan and UBSan")
+    endif()
+  endif()
+  if(NVSCOPE_CLANGXX AND NVSCOPE_LIBFUZZER_WORKS)
+    set(${out} ${NVSCOPE_CLANGXX} PARENT_SCOPE)
+  else()
+    set(${out} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# nvscope_add_fuzzer(test TARGET target OUTPUT file SOURCES ... [FLAGS ...] [LIBS ...]
+#                    [DEPENDS ...] SECONDS n ARTIFACT_PREFIX prefix WORK_CORPUS dir
+#                    SEEDS dir... WHAT text)
+#   A libFuzzer program built with clang++ directly, whatever the project's compiler, with
+#   ASan and UBSan (call only where nvscope_libfuzzer_clang found one), and the ctest `test`
+#   that runs it for SECONDS: new inputs go to WORK_CORPUS (in the build folder), the
+#   checked-in SEEDS seed it. Labelled fuzz;nosan: it brings its own sanitizers and never runs
+#   under the asan/tsan presets' ones. OUTPUT and WORK_CORPUS are relative to the current
+#   build folder; FLAGS come before the sources, LIBS after them.
+function(nvscope_add_fuzzer test)
+  cmake_parse_arguments(F "" "TARGET;OUTPUT;SECONDS;ARTIFACT_PREFIX;WORK_CORPUS;WHAT"
+                        "SOURCES;FLAGS;LIBS;DEPENDS;SEEDS" ${ARGN})
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/${F_OUTPUT})
+  add_custom_command(OUTPUT ${_out}
+    COMMAND ${NVSCOPE_CLANGXX} -std=c++17 -g -O1 -Wall -Wextra -Werror
+            -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+            -I${PROJECT_SOURCE_DIR}/include ${F_FLAGS} ${F_SOURCES} -o ${_out} ${F_LIBS}
+    DEPENDS ${F_SOURCES} ${F_DEPENDS}
+    COMMENT "Building the ${F_WHAT} fuzzer with ${NVSCOPE_CLANGXX} (libFuzzer)"
+    VERBATIM)
+  add_custom_target(${F_TARGET} ALL DEPENDS ${_out})
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${F_WORK_CORPUS})
+  add_test(NAME ${test}
+    COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
+            ${_out} -max_total_time=${F_SECONDS} -timeout=5 -rss_limit_mb=2048 -print_final_stats=1
+            -artifact_prefix=${F_ARTIFACT_PREFIX}
+            ${CMAKE_CURRENT_BINARY_DIR}/${F_WORK_CORPUS} ${F_SEEDS})
+  set_tests_properties(${test} PROPERTIES LABELS "fuzz;nosan" TIMEOUT 120)
+endfunction()
