@@ -15,6 +15,8 @@
 ///   t.kernels.push_back(k);
 /// \endcode
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -216,6 +218,46 @@ struct time_window {
   timestamp_ns begin = 0;
   timestamp_ns end = 0;
 };
+
+/// `windows` in time order, overlapping or touching windows merged into one: the form that
+/// `in_windows` searches. They cover the same instants as before (an empty window, end <=
+/// begin, still covers none).
+/// \code
+///   auto w = nvscope::merge_windows({{300, 400}, {100, 200}, {150, 250}}); // {100, 250}, {300, 400}
+/// \endcode
+inline std::vector<time_window> merge_windows(std::vector<time_window> windows) {
+  std::sort(windows.begin(), windows.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
+  std::vector<time_window> merged;
+  for (const auto& w : windows) {
+    if (!merged.empty() && w.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, w.end);
+    else merged.push_back(w);
+  }
+  return merged;
+}
+
+/// True when `t` falls inside one of `merged` (as `merge_windows` returns them): a binary search.
+/// \code
+///   bool kept = nvscope::in_windows(t.capture_windows, k.start);
+/// \endcode
+inline bool in_windows(const std::vector<time_window>& merged, timestamp_ns t) noexcept {
+  auto it = std::upper_bound(merged.begin(), merged.end(), t, [](timestamp_ns x, const time_window& w) { return x < w.begin; });
+  if (it == merged.begin()) return false;
+  --it;
+  return t >= it->begin && t < it->end;
+}
+
+/// Removes from `records` those whose time, `when(record)`, is outside `merged` (as
+/// `merge_windows` returns them), keeping the others in order; returns how many went.
+/// \code
+///   auto gone = nvscope::erase_outside(t.ranges, windows, [](const nvscope::range_record& r) { return r.start; });
+/// \endcode
+template <class Record, class When>
+std::size_t erase_outside(std::vector<Record>& records, const std::vector<time_window>& merged, When when) {
+  const auto kept_end = std::remove_if(records.begin(), records.end(), [&](const Record& r) { return !in_windows(merged, when(r)); });
+  const auto gone = static_cast<std::size_t>(records.end() - kept_end);
+  records.erase(kept_end, records.end());
+  return gone;
+}
 
 /// What the collector could not keep, reported by every summary.
 struct loss_counts {

@@ -563,6 +563,37 @@ TEST_CASE("capture windows: profiler starts and stops by anyone, repeated calls 
   CHECK(nd::capture_windows_from({}, {}, begin, finish).empty());
 }
 
+TEST_CASE("time windows: merged windows cover the same instants as the raw ones; erase_outside keeps order") {
+  // Random windows, some overlapping, touching, empty or reversed, against a linear search
+  // of the raw list: what the collector's capture filter did before merging was shared.
+  std::uniform_int_distribution<ns::timestamp_ns> at(0, 2000), len(0, 200);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<ns::time_window> raw;
+    const int n = static_cast<int>(len(rng()) % 8);
+    for (int i = 0; i < n; ++i) {
+      const ns::timestamp_ns b = at(rng());
+      raw.push_back(i % 3 == 2 ? ns::time_window{b, b - len(rng()) % (b + 1)} : ns::time_window{b, b + len(rng())});
+    }
+    const auto merged = ns::merge_windows(raw);
+    for (std::size_t i = 1; i < merged.size(); ++i) CHECK(merged[i - 1].end < merged[i].begin);
+    for (ns::timestamp_ns t = 0; t <= 2300; ++t) {
+      const bool linear = std::any_of(raw.begin(), raw.end(), [t](const ns::time_window& w) { return t >= w.begin && t < w.end; });
+      if (ns::in_windows(merged, t) != linear) FAIL("instant " << t << " disagrees in round " << round);
+    }
+  }
+  const auto two = ns::merge_windows({{300, 400}, {100, 200}, {200, 250}});
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].begin == 100);
+  CHECK(two[0].end == 250);
+  CHECK(ns::in_windows(two, 249));
+  CHECK_FALSE(ns::in_windows(two, 250));
+  CHECK_FALSE(ns::in_windows({}, 0));
+  std::vector<int> values{5, 120, 399, 260, 300, 99, 150};
+  const auto gone = ns::erase_outside(values, two, [](int v) { return static_cast<ns::timestamp_ns>(v); });
+  CHECK(gone == 3);
+  CHECK(values == std::vector<int>{120, 399, 300, 150});
+}
+
 TEST_CASE("NVTX_INJECTION64_PATH is set only where recording can happen, and taken back when start fails") {
   const char* before = std::getenv("NVTX_INJECTION64_PATH");
   const std::string saved = before != nullptr ? before : "";

@@ -97,34 +97,6 @@ void clip(window_choice& c, timestamp_ns from, timestamp_ns to) {
   c.windows.swap(out);
 }
 
-void sort_and_merge(std::vector<time_window>& w) {
-  std::sort(w.begin(), w.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
-  std::vector<time_window> out;
-  for (const auto& x : w) {
-    if (!out.empty() && x.begin <= out.back().end) out.back().end = std::max(out.back().end, x.end);
-    else out.push_back(x);
-  }
-  w.swap(out);
-}
-
-bool inside(const std::vector<time_window>& w, timestamp_ns t) {
-  auto it = std::upper_bound(w.begin(), w.end(), t, [](timestamp_ns x, const time_window& y) { return x < y.begin; });
-  if (it == w.begin()) return false;
-  --it;
-  return t >= it->begin && t < it->end;
-}
-
-template <class Record, class When>
-void keep_if(std::vector<Record>& out, const std::vector<Record>& in, const std::vector<time_window>& w, When when) {
-  for (const auto& r : in)
-    if (inside(w, when(r))) out.push_back(r);
-}
-
-// Ranges and marks by their start; nesting is the analysis's to compute.
-void restrict_ranges(trace& out, const trace& t, const std::vector<time_window>& w) {
-  keep_if(out.ranges, t.ranges, w, [](const range_record& r) { return r.start; });
-}
-
 } // namespace
 
 bool glob_match(std::string_view pattern, std::string_view name) noexcept {
@@ -164,7 +136,7 @@ window_choice choose_windows(const trace& t, const run_options& o) {
     clip(c, from, to);
     if (had && c.windows.empty()) c.note = "nothing of the chosen range falls between --delay and --duration";
   }
-  sort_and_merge(c.windows);
+  c.windows = merge_windows(std::move(c.windows));
   return c;
 }
 
@@ -184,13 +156,21 @@ trace restrict_to(const trace& t, const std::vector<time_window>& w) {
     const auto it = launched.find(r.correlation);
     return it != launched.end() ? it->second : r.start;
   };
-  keep_if(out.kernels, t.kernels, w, launch_time);
-  keep_if(out.copies, t.copies, w, launch_time);
-  keep_if(out.memsets, t.memsets, w, launch_time);
-  keep_if(out.syncs, t.syncs, w, [](const sync_record& r) { return r.start; });
-  keep_if(out.launches, t.launches, w, [](const launch_record& r) { return r.time; });
-  keep_if(out.api_calls, t.api_calls, w, [](const api_record& r) { return r.start; });
-  restrict_ranges(out, t, w);
+  out.kernels = t.kernels;
+  out.copies = t.copies;
+  out.memsets = t.memsets;
+  out.syncs = t.syncs;
+  out.launches = t.launches;
+  out.api_calls = t.api_calls;
+  out.ranges = t.ranges;
+  erase_outside(out.kernels, w, launch_time);
+  erase_outside(out.copies, w, launch_time);
+  erase_outside(out.memsets, w, launch_time);
+  erase_outside(out.syncs, w, [](const sync_record& r) { return r.start; });
+  erase_outside(out.launches, w, [](const launch_record& r) { return r.time; });
+  erase_outside(out.api_calls, w, [](const api_record& r) { return r.start; });
+  // Ranges and marks by their start; nesting is the analysis's to compute.
+  erase_outside(out.ranges, w, [](const range_record& r) { return r.start; });
   out.begin = w.empty() ? t.begin : std::max(t.begin, w.front().begin);
   out.finish = w.empty() ? t.begin : std::min(t.finish ? t.finish : open_end, w.back().end);
   return out;

@@ -106,12 +106,6 @@ inline std::vector<sync_record> syncs_from_host_calls(std::vector<sync_call> cal
   return out;
 }
 
-inline bool in_any(const std::vector<time_window>& windows, timestamp_ns t) noexcept {
-  for (const auto& w : windows)
-    if (t >= w.begin && t < w.end) return true;
-  return false;
-}
-
 // A profiler start or stop on the trace clock.
 struct profiler_switch {
   timestamp_ns time = 0;
@@ -136,13 +130,7 @@ inline std::vector<time_window> capture_windows_from(std::vector<profiler_switch
   }
   if (open) all.push_back(time_window{since, finish});
   for (auto w : guards) all.push_back(time_window{w.begin, w.end == ~timestamp_ns{0} ? finish : w.end});
-  std::sort(all.begin(), all.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
-  std::vector<time_window> merged;
-  for (const auto& w : all) {
-    if (!merged.empty() && w.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, w.end);
-    else merged.push_back(w);
-  }
-  return merged;
+  return merge_windows(std::move(all));
 }
 
 struct finish_counts {
@@ -181,23 +169,18 @@ class host_call_index {
 };
 
 // Keeps what was launched (GPU records) or began (the rest) inside a window; returns how
-// many records were dropped.
+// many records were dropped. `windows` may overlap and come in any order.
 inline std::uint64_t keep_in_windows(trace& t, const host_call_index& calls, const std::vector<time_window>& windows) {
-  std::uint64_t dropped = 0;
-  auto filter = [&](auto& records, auto when) {
-    auto keep_end = std::remove_if(records.begin(), records.end(), [&](const auto& r) { return !in_any(windows, when(r)); });
-    dropped += static_cast<std::uint64_t>(records.end() - keep_end);
-    records.erase(keep_end, records.end());
-  };
+  const auto merged = merge_windows(windows);
   auto launched = [&](const auto& r) { return calls.launched_at(r.correlation, r.start); };
   auto started = [](const auto& r) { return r.start; };
-  filter(t.kernels, launched);
-  filter(t.copies, launched);
-  filter(t.memsets, launched);
-  filter(t.syncs, started);
-  filter(t.api_calls, started);
-  filter(t.ranges, started);
-  return dropped;
+  std::size_t dropped = erase_outside(t.kernels, merged, launched);
+  dropped += erase_outside(t.copies, merged, launched);
+  dropped += erase_outside(t.memsets, merged, launched);
+  dropped += erase_outside(t.syncs, merged, started);
+  dropped += erase_outside(t.api_calls, merged, started);
+  dropped += erase_outside(t.ranges, merged, started);
+  return static_cast<std::uint64_t>(dropped);
 }
 
 // One launch record per kept GPU record's launch call; each sync gets its call's thread.
