@@ -141,14 +141,7 @@ window_choice choose_windows(const trace& t, const run_options& o) {
 }
 
 trace restrict_to(const trace& t, const std::vector<time_window>& w) {
-  trace out;
-  out.strings = t.strings;
-  out.threads = t.threads;
-  out.devices = t.devices;
-  out.kernel_names = t.kernel_names;
-  out.capture_windows = t.capture_windows;
-  out.lost = t.lost;
-  out.process_id = t.process_id;
+  trace out = t;
   std::unordered_map<std::uint32_t, timestamp_ns> launched;
   launched.reserve(t.launches.size());
   for (const auto& l : t.launches) launched.emplace(l.correlation, l.time);
@@ -156,13 +149,6 @@ trace restrict_to(const trace& t, const std::vector<time_window>& w) {
     const auto it = launched.find(r.correlation);
     return it != launched.end() ? it->second : r.start;
   };
-  out.kernels = t.kernels;
-  out.copies = t.copies;
-  out.memsets = t.memsets;
-  out.syncs = t.syncs;
-  out.launches = t.launches;
-  out.api_calls = t.api_calls;
-  out.ranges = t.ranges;
   erase_outside(out.kernels, w, launch_time);
   erase_outside(out.copies, w, launch_time);
   erase_outside(out.memsets, w, launch_time);

@@ -29,9 +29,10 @@ bool glob_match(std::string_view pattern, std::string_view name) noexcept;
 
 window_choice choose_windows(const trace& t, const run_options& o);
 
-/// The records of `t` inside `w`: GPU work by its launch time (its start when the launch is
-/// unknown), ranges, marks, syncs and API calls by their start. `begin` and `finish` become
-/// the windows' bounds.
+/// The records of `t` inside `w` (as `choose_windows` gives them: sorted, disjoint): GPU work
+/// by its launch time (its start when the launch is unknown), launches by their time, ranges,
+/// marks, syncs and API calls by their start. `begin` and `finish` become the windows' bounds;
+/// the rest of `t` (strings, threads, devices, name spellings, capture windows, losses) is kept.
 trace restrict_to(const trace& t, const std::vector<time_window>& w);
 
 } // namespace tool
