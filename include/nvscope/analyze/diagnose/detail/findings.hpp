@@ -53,15 +53,43 @@ inline std::vector<name_time> top_kernels(const launch_overview& l, bool by_shor
   return out;
 }
 
+// A finding of `kind` with what to try; its figures are the caller's to fill.
+inline finding named_finding(finding_kind kind, advice todo) {
+  finding f;
+  f.kind = kind;
+  f.todo = todo;
+  return f;
+}
+
+inline const rule_result& rule_of(const verdict_inputs& in, rule_id id) { return (*in.rules)[static_cast<int>(id)]; }
+
+// A finding whose time, count and ranges are those of a rule's matching calls.
+inline finding rule_finding(const verdict_inputs& in, rule_id id, finding_kind kind, advice todo) {
+  const rule_result& r = rule_of(in, id);
+  finding f = named_finding(kind, todo);
+  f.ns = r.total_ns;
+  f.count = r.matches;
+  f.ranges = row_ranges(*in.tl, r);
+  return f;
+}
+
+// A finding whose time is `ns`, spent in `count` records of one kind of GPU work.
+inline finding op_finding(const verdict_inputs& in, op_kind op, finding_kind kind, advice todo, std::uint64_t ns,
+                          std::uint64_t count) {
+  finding f = named_finding(kind, todo);
+  f.ns = ns;
+  f.count = count;
+  f.ranges = op_ranges(*in.tl, op);
+  return f;
+}
+
 inline finding gap_finding(const verdict_inputs& in, idle_cause c) {
   static constexpr finding_kind kinds[] = {finding_kind::launch_gaps, finding_kind::sync_gaps, finding_kind::host_gaps,
                                            finding_kind::other_gaps};
   static constexpr advice todo[] = {advice::fuse_or_graph, advice::drop_sync, advice::move_host_work,
                                     advice::check_dependencies};
   const auto i = static_cast<int>(c);
-  finding f;
-  f.kind = kinds[i];
-  f.todo = todo[i];
+  finding f = named_finding(kinds[i], todo[i]);
   f.ns = in.idle->cause_ns[i];
   f.count = in.idle->cause_count[i];
   f.ranges = in.idle->cause_ranges[i];
@@ -70,65 +98,41 @@ inline finding gap_finding(const verdict_inputs& in, idle_cause c) {
 }
 
 inline finding copy_finding(const verdict_inputs& in) {
-  const auto& pageable = (*in.rules)[static_cast<int>(rule_id::pageable_async_copy)];
-  finding f;
-  if (pageable.matches > 0) {
-    f.kind = finding_kind::pageable_copies;
-    f.todo = advice::pinned_memory;
-    f.ns = pageable.total_ns;
-    f.count = pageable.matches;
-    f.ranges = row_ranges(*in.tl, pageable);
-    return f;
-  }
-  f.kind = finding_kind::copy_time;
-  f.todo = advice::overlap_copies;
-  f.ns = in.idle->copy_only_ns;
-  f.count = in.tl->t->copies.size();
-  f.ranges = op_ranges(*in.tl, op_kind::copy);
-  return f;
+  if (rule_of(in, rule_id::pageable_async_copy).matches > 0)
+    return rule_finding(in, rule_id::pageable_async_copy, finding_kind::pageable_copies, advice::pinned_memory);
+  return op_finding(in, op_kind::copy, finding_kind::copy_time, advice::overlap_copies, in.idle->copy_only_ns,
+                    in.tl->t->copies.size());
 }
 
 inline finding gpu_finding(const verdict_inputs& in) {
-  finding f;
-  f.kind = finding_kind::gpu_time;
-  f.todo = advice::optimise_kernels;
-  f.ns = in.idle->kernel_ns;
-  f.count = in.launches->launches;
-  f.ranges = op_ranges(*in.tl, op_kind::kernel);
+  finding f = op_finding(in, op_kind::kernel, finding_kind::gpu_time, advice::optimise_kernels, in.idle->kernel_ns,
+                         in.launches->launches);
   f.kernels = top_kernels(*in.launches, false);
   return f;
 }
 
 inline finding short_kernel_finding(const verdict_inputs& in) {
-  finding f;
-  f.kind = finding_kind::short_kernels;
-  f.todo = advice::fuse_or_graph;
-  f.count = in.launches->short_kernels;
+  std::uint64_t ns = 0;
   for (const auto& k : in.launches->kernels)
-    if (k.short_kernels) f.ns += static_cast<std::uint64_t>(k.kernel_median_ns) * k.short_kernels;
+    if (k.short_kernels) ns += static_cast<std::uint64_t>(k.kernel_median_ns) * k.short_kernels;
+  finding f = op_finding(in, op_kind::kernel, finding_kind::short_kernels, advice::fuse_or_graph, ns,
+                         in.launches->short_kernels);
   f.kernels = top_kernels(*in.launches, true);
-  f.ranges = op_ranges(*in.tl, op_kind::kernel);
   return f;
 }
 
 inline finding sync_call_finding(const verdict_inputs& in) {
-  const auto& r = (*in.rules)[static_cast<int>(rule_id::sync_call)];
-  finding f;
-  f.kind = finding_kind::sync_calls;
-  f.ns = r.total_ns;
-  f.count = r.matches;
-  f.ranges = row_ranges(*in.tl, r);
+  finding f = rule_finding(in, rule_id::sync_call, finding_kind::sync_calls, advice::none);
   double busy = 0.0;
-  for (const auto& row : r.rows) busy += row.gpu_busy_percent / 100.0 * static_cast<double>(row.duration);
+  for (const auto& row : rule_of(in, rule_id::sync_call).rows)
+    busy += row.gpu_busy_percent / 100.0 * static_cast<double>(row.duration);
   f.gpu_busy_share = share_of(static_cast<std::uint64_t>(busy), f.ns);
   f.todo = f.gpu_busy_share >= 0.8 ? advice::none : advice::drop_sync; // waiting on a busy GPU is fine
   return f;
 }
 
 inline finding step_finding(const verdict_inputs& in) {
-  finding f;
-  f.kind = finding_kind::outlier_steps;
-  f.todo = advice::inspect_outlier_steps;
+  finding f = named_finding(finding_kind::outlier_steps, advice::inspect_outlier_steps);
   f.count = in.steps->outlier_count;
   range_tally tally(*in.tl->t);
   for (const auto& o : in.steps->outliers) {
