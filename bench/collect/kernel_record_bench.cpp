@@ -65,15 +65,8 @@ struct compact_decoder {
 
   void decode(const CUpti_ActivityKernel10& k) {
     kernel_config c{};
-    c.grid[0] = static_cast<std::uint32_t>(k.gridX);
-    c.grid[1] = static_cast<std::uint32_t>(k.gridY);
-    c.grid[2] = static_cast<std::uint32_t>(k.gridZ);
-    c.block[0] = static_cast<std::uint16_t>(k.blockX);
-    c.block[1] = static_cast<std::uint16_t>(k.blockY);
-    c.block[2] = static_cast<std::uint16_t>(k.blockZ);
+    nvscope::detail::decode_launch_config(c, k); // the collector's own decoding of these fields
     c.device = static_cast<std::uint16_t>(k.deviceId);
-    c.registers = k.registersPerThread;
-    c.shared_bytes = static_cast<std::uint32_t>(k.staticSharedMemory) + static_cast<std::uint32_t>(k.dynamicSharedMemory);
     c.context = k.contextId;
     c.graph = k.graphId;
     auto it = index.find(c);

@@ -111,7 +111,7 @@ TEST_CASE("kernel names are cached by pointer yet stay right when a pointer is r
   CHECK(t.strings[t.kernels[1].name] == "bar(int)");
 }
 
-TEST_CASE("copies and memsets keep bytes, direction and memory kinds exactly") {
+TEST_CASE("copies, memsets and syncs keep bytes, direction, memory kinds, stream, device and graph exactly") {
   ns::trace t;
   nd::activity_decoder d(t, true);
   std::uniform_int_distribution<std::uint64_t> u(1, 1ull << 40);
@@ -125,6 +125,10 @@ TEST_CASE("copies and memsets keep bytes, direction and memory kinds exactly") {
   m.start = 1000;
   m.end = 2000;
   m.correlationId = 77;
+  m.streamId = 21;
+  m.contextId = 4;
+  m.deviceId = 2;
+  m.graphId = 6;
   d.decode(as_activity(&m));
   CUpti_ActivityMemset4 s;
   std::memset(&s, 0, sizeof s);
@@ -134,7 +138,22 @@ TEST_CASE("copies and memsets keep bytes, direction and memory kinds exactly") {
   s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   s.start = 3000;
   s.end = 3100;
+  s.correlationId = 78;
+  s.streamId = 22;
+  s.contextId = 5;
+  s.deviceId = 3;
+  s.graphId = 7;
   d.decode(as_activity(&s));
+  CUpti_ActivitySynchronization2 w;
+  std::memset(&w, 0, sizeof w);
+  w.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  w.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  w.start = 4000;
+  w.end = 4500;
+  w.correlationId = 79;
+  w.streamId = 23;
+  w.contextId = 6;
+  d.decode(as_activity(&w));
   REQUIRE(t.copies.size() == 1);
   const std::uint64_t copy_bytes = m.bytes;
   CHECK(t.copies[0].bytes == copy_bytes);
@@ -147,6 +166,15 @@ TEST_CASE("copies and memsets keep bytes, direction and memory kinds exactly") {
   CHECK(t.memsets[0].bytes == set_bytes);
   CHECK(t.memsets[0].value == 0xab);
   CHECK(t.memsets[0].memory == ns::memory_kind::device);
+  // Where and when: the fields every GPU record shares.
+  const auto& c = t.copies[0];
+  CHECK((c.start == 1000 && c.end == 2000 && c.stream == 21 && c.context == 4 && c.device == 2 && c.graph == 6));
+  const auto& e = t.memsets[0];
+  CHECK((e.start == 3000 && e.end == 3100 && e.correlation == 78 && e.stream == 22 && e.context == 5 && e.device == 3 && e.graph == 7));
+  REQUIRE(t.syncs.size() == 1);
+  const auto& y = t.syncs[0];
+  CHECK((y.start == 4000 && y.end == 4500 && y.correlation == 79 && y.stream == 23 && y.context == 6));
+  CHECK(y.kind == ns::sync_kind::stream);
 }
 
 TEST_CASE("NVTX events become ranges: push/pop per thread and domain, start/end across threads, marks; attributes kept") {

@@ -70,6 +70,40 @@ inline sync_kind to_sync_kind(std::uint32_t k) noexcept {
   }
 }
 
+// The fields every GPU activity record carries under the same CUPTI names: when it ran, which
+// launch it belongs to (correlation id), on which stream of which context.
+template <class Record, class Activity>
+void decode_stream_fields(Record& r, const Activity& a) noexcept {
+  r.start = a.start;
+  r.end = a.end;
+  r.correlation = a.correlationId;
+  r.stream = a.streamId;
+  r.context = a.contextId;
+}
+
+// The same, with the device and the CUDA graph of a kernel, copy or memset.
+template <class Record, class Activity>
+void decode_device_fields(Record& r, const Activity& a) noexcept {
+  decode_stream_fields(r, a);
+  r.device = static_cast<std::uint16_t>(a.deviceId);
+  r.graph = a.graphId;
+}
+
+// A kernel's launch configuration: grid, block, registers per thread and shared memory per
+// block (static + dynamic). `Config` is `kernel_record` or anything with the same fields
+// (bench/collect measures another layout through it).
+template <class Config>
+void decode_launch_config(Config& c, const CUpti_ActivityKernel10& k) noexcept {
+  c.grid[0] = static_cast<std::uint32_t>(k.gridX);
+  c.grid[1] = static_cast<std::uint32_t>(k.gridY);
+  c.grid[2] = static_cast<std::uint32_t>(k.gridZ);
+  c.block[0] = static_cast<std::uint16_t>(k.blockX);
+  c.block[1] = static_cast<std::uint16_t>(k.blockY);
+  c.block[2] = static_cast<std::uint16_t>(k.blockZ);
+  c.registers = k.registersPerThread;
+  c.shared_bytes = static_cast<std::uint32_t>(k.staticSharedMemory) + static_cast<std::uint32_t>(k.dynamicSharedMemory);
+}
+
 // A launch or sync call taken from a RUNTIME or DRIVER activity record (launches from the
 // activity API instead of callbacks): start on the trace clock, thread as an index.
 struct api_host_call {
@@ -181,66 +215,37 @@ class activity_decoder {
   void kernel(const CUpti_ActivityKernel10& k) {
     if (!complete(k.start, k.end)) return;
     kernel_record r;
-    r.start = k.start;
-    r.end = k.end;
+    decode_device_fields(r, k);
+    decode_launch_config(r, k);
     r.name = kernel_name(k.name);
-    r.correlation = k.correlationId;
-    r.stream = k.streamId;
-    r.context = k.contextId;
-    r.grid[0] = static_cast<std::uint32_t>(k.gridX);
-    r.grid[1] = static_cast<std::uint32_t>(k.gridY);
-    r.grid[2] = static_cast<std::uint32_t>(k.gridZ);
-    r.block[0] = static_cast<std::uint16_t>(k.blockX);
-    r.block[1] = static_cast<std::uint16_t>(k.blockY);
-    r.block[2] = static_cast<std::uint16_t>(k.blockZ);
-    r.device = static_cast<std::uint16_t>(k.deviceId);
-    r.registers = k.registersPerThread;
-    r.shared_bytes = static_cast<std::uint32_t>(k.staticSharedMemory) + static_cast<std::uint32_t>(k.dynamicSharedMemory);
-    r.graph = k.graphId;
     out_->kernels.push_back(r);
   }
 
   void memcpy_(const CUpti_ActivityMemcpy6& m) {
     if (!complete(m.start, m.end)) return;
     copy_record r;
-    r.start = m.start;
-    r.end = m.end;
+    decode_device_fields(r, m);
     r.bytes = m.bytes;
-    r.correlation = m.correlationId;
-    r.stream = m.streamId;
-    r.context = m.contextId;
-    r.device = static_cast<std::uint16_t>(m.deviceId);
     r.kind = to_copy_kind(m.copyKind);
     r.src = to_memory_kind(m.srcKind);
     r.dst = to_memory_kind(m.dstKind);
-    r.graph = m.graphId;
     out_->copies.push_back(r);
   }
 
   void memset_(const CUpti_ActivityMemset4& m) {
     if (!complete(m.start, m.end)) return;
     memset_record r;
-    r.start = m.start;
-    r.end = m.end;
+    decode_device_fields(r, m);
     r.bytes = m.bytes;
     r.value = m.value;
-    r.correlation = m.correlationId;
-    r.stream = m.streamId;
-    r.context = m.contextId;
-    r.device = static_cast<std::uint16_t>(m.deviceId);
     r.memory = to_memory_kind(m.memoryKind);
-    r.graph = m.graphId;
     out_->memsets.push_back(r);
   }
 
   void sync(const CUpti_ActivitySynchronization2& s) {
     if (!complete(s.start, s.end)) return;
     sync_record r;
-    r.start = s.start;
-    r.end = s.end;
-    r.correlation = s.correlationId;
-    r.stream = s.streamId;
-    r.context = s.contextId;
+    decode_stream_fields(r, s);
     r.kind = to_sync_kind(s.type);
     r.thread = no_thread; // set from the host call with the same correlation id
     out_->syncs.push_back(r);
