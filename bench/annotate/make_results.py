@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns the two Google Benchmark JSON files of run.sh into bench/results/annotation.{json,md}."""
+"""Turns the three Google Benchmark JSON files of run.sh into bench/results/annotation.{json,md}."""
 import json
 import subprocess
 import sys
@@ -18,6 +18,23 @@ def medians(path):
     return data["context"], out
 
 
+# The benchmarks reported under every tool condition.
+COMMON = ["raw_push_pop", "raw_domain_registered", "nvtx3_scoped_range", "nvscope_range", "nvscope_func_range"]
+
+
+def tool_figures(prefix, med, benches, func_ratio):
+    """One tool condition's figures, keys starting with `prefix`: nvscope's range against the raw
+    NVTX pair (plain and registered; NVSCOPE_FUNC_RANGE too when `func_ratio`), and ns per range
+    of each of `benches` (named without their nvscope_ prefix)."""
+    out = {prefix + "range_vs_raw_ratio": med["nvscope_range"] / med["raw_push_pop"]}
+    if func_ratio:
+        out[prefix + "func_range_vs_raw_ratio"] = med["nvscope_func_range"] / med["raw_push_pop"]
+    out[prefix + "range_vs_raw_registered_ratio"] = med["nvscope_range"] / med["raw_domain_registered"]
+    for b in benches:
+        out[prefix + b.removeprefix("nvscope_") + "_ns"] = med[b]
+    return out
+
+
 def main():
     no_tool_path, counting_path, tool_path, stem, command = sys.argv[1:6]
     context, m = medians(no_tool_path)
@@ -30,9 +47,7 @@ def main():
             break
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     metrics = {
-        "range_vs_raw_ratio": m["nvscope_range"] / m["raw_push_pop"],
-        "func_range_vs_raw_ratio": m["nvscope_func_range"] / m["raw_push_pop"],
-        "range_vs_raw_registered_ratio": m["nvscope_range"] / m["raw_domain_registered"],
+        **tool_figures("", m, COMMON + ["nvscope_runtime_name_range"], func_ratio=True),
         # With a tool attached (the counting one): formatting, lookup and the NVTX call.
         # With no tool at all nvscope skips the formatting: formatted_range_no_tool_ns.
         "formatted_range_ns": c["nvscope_formatted_range"],
@@ -40,29 +55,8 @@ def main():
         "disabled_range_ns": m["nvscope_range_compiled_out"],
         "empty_loop_ns": m["empty_loop"],
         "runtime_disabled_range_ns": m["nvscope_range_runtime_disabled"],
-        "runtime_name_range_ns": m["nvscope_runtime_name_range"],
-        "raw_push_pop_ns": m["raw_push_pop"],
-        "raw_domain_registered_ns": m["raw_domain_registered"],
-        "nvtx3_scoped_range_ns": m["nvtx3_scoped_range"],
-        "range_ns": m["nvscope_range"],
-        "func_range_ns": m["nvscope_func_range"],
-        "counting_tool_range_vs_raw_ratio": c["nvscope_range"] / c["raw_push_pop"],
-        "counting_tool_func_range_vs_raw_ratio": c["nvscope_func_range"] / c["raw_push_pop"],
-        "counting_tool_range_vs_raw_registered_ratio": c["nvscope_range"] / c["raw_domain_registered"],
-        "counting_tool_raw_push_pop_ns": c["raw_push_pop"],
-        "counting_tool_raw_domain_registered_ns": c["raw_domain_registered"],
-        "counting_tool_nvtx3_scoped_range_ns": c["nvtx3_scoped_range"],
-        "counting_tool_range_ns": c["nvscope_range"],
-        "counting_tool_func_range_ns": c["nvscope_func_range"],
-        "counting_tool_runtime_name_range_ns": c["nvscope_runtime_name_range"],
-        "tool_raw_push_pop_ns": t["raw_push_pop"],
-        "tool_raw_domain_registered_ns": t["raw_domain_registered"],
-        "tool_nvtx3_scoped_range_ns": t["nvtx3_scoped_range"],
-        "tool_range_ns": t["nvscope_range"],
-        "tool_func_range_ns": t["nvscope_func_range"],
-        "tool_formatted_range_ns": t["nvscope_formatted_range"],
-        "tool_range_vs_raw_ratio": t["nvscope_range"] / t["raw_push_pop"],
-        "tool_range_vs_raw_registered_ratio": t["nvscope_range"] / t["raw_domain_registered"],
+        **tool_figures("counting_tool_", c, COMMON + ["nvscope_runtime_name_range"], func_ratio=True),
+        **tool_figures("tool_", t, COMMON + ["nvscope_formatted_range"], func_ratio=False),
     }
     metrics = {k: round(v, 4) for k, v in metrics.items()}
     result = {
