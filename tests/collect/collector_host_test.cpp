@@ -23,14 +23,31 @@ std::mt19937_64& rng() {
   return g;
 }
 
+// A CUPTI record of `kind`, zeroed as CUPTI leaves unused fields, that ran [start, end) for
+// launch `corr`.
+template <class Activity>
+Activity gpu_activity(CUpti_ActivityKind kind, std::uint64_t start, std::uint64_t end, std::uint32_t corr) {
+  Activity a;
+  std::memset(&a, 0, sizeof a);
+  a.kind = kind;
+  a.start = start;
+  a.end = end;
+  a.correlationId = corr;
+  return a;
+}
+
+// Where a copy or memset ran.
+template <class Activity>
+void place(Activity& a, std::uint32_t stream, std::uint32_t context, std::uint32_t device, std::uint32_t graph) {
+  a.streamId = stream;
+  a.contextId = context;
+  a.deviceId = device;
+  a.graphId = graph;
+}
+
 CUpti_ActivityKernel10 make_kernel(const char* name, std::uint64_t start, std::uint64_t end, std::uint32_t corr) {
-  CUpti_ActivityKernel10 k;
-  std::memset(&k, 0, sizeof k);
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  auto k = gpu_activity<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, start, end, corr);
   k.name = name;
-  k.start = start;
-  k.end = end;
-  k.correlationId = corr;
   return k;
 }
 
@@ -115,42 +132,21 @@ TEST_CASE("copies, memsets and syncs keep bytes, direction, memory kinds, stream
   ns::trace t;
   nd::activity_decoder d(t, true);
   std::uniform_int_distribution<std::uint64_t> u(1, 1ull << 40);
-  CUpti_ActivityMemcpy6 m;
-  std::memset(&m, 0, sizeof m);
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  auto m = gpu_activity<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY, 1000, 2000, 77);
   m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
   m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   m.bytes = u(rng());
-  m.start = 1000;
-  m.end = 2000;
-  m.correlationId = 77;
-  m.streamId = 21;
-  m.contextId = 4;
-  m.deviceId = 2;
-  m.graphId = 6;
+  place(m, 21, 4, 2, 6);
   d.decode(as_activity(&m));
-  CUpti_ActivityMemset4 s;
-  std::memset(&s, 0, sizeof s);
-  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  auto s = gpu_activity<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET, 3000, 3100, 78);
   s.bytes = u(rng());
   s.value = 0xab;
   s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  s.start = 3000;
-  s.end = 3100;
-  s.correlationId = 78;
-  s.streamId = 22;
-  s.contextId = 5;
-  s.deviceId = 3;
-  s.graphId = 7;
+  place(s, 22, 5, 3, 7);
   d.decode(as_activity(&s));
-  CUpti_ActivitySynchronization2 w;
-  std::memset(&w, 0, sizeof w);
-  w.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  auto w = gpu_activity<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 4000, 4500, 79);
   w.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-  w.start = 4000;
-  w.end = 4500;
-  w.correlationId = 79;
   w.streamId = 23;
   w.contextId = 6;
   d.decode(as_activity(&w));
