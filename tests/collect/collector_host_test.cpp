@@ -36,7 +36,7 @@ Activity gpu_activity(CUpti_ActivityKind kind, std::uint64_t start, std::uint64_
   return a;
 }
 
-// Where a copy or memset ran.
+// Where a kernel, copy or memset ran.
 template <class Activity>
 void place(Activity& a, std::uint32_t stream, std::uint32_t context, std::uint32_t device, std::uint32_t graph) {
   a.streamId = stream;
@@ -69,13 +69,10 @@ TEST_CASE("kernel records decode with every field, demangled by default") {
   k.blockX = 256;
   k.blockY = 2;
   k.blockZ = 1;
-  k.deviceId = 1;
-  k.contextId = 5;
-  k.streamId = 13;
+  place(k, 13, 5, 1, 9);
   k.registersPerThread = 40;
   k.staticSharedMemory = 1024;
   k.dynamicSharedMemory = 2048;
-  k.graphId = 9;
   d.decode(as_activity(&k));
   REQUIRE(t.kernels.size() == 1);
   const auto& r = t.kernels[0];
