@@ -76,6 +76,24 @@ def run(cmd, env_extra=None, timeout=300, log=None):
     return p
 
 
+def nsys_profile(common, out, capture_args, example_args, spec, log):
+    """Runs the example under nsys profile (capture_args) into `out`, old reports removed first.
+    Returns the process and the reports written, sorted."""
+    for old in glob.glob(out + "*"):
+        os.remove(old)
+    p = run(common + capture_args + ["-o", out] + example_args, {"NVSCOPE_CAPTURE": spec}, log=log)
+    return p, sorted(glob.glob(out + "*.nsys-rep"))
+
+
+def check_profile(label, p, recorded, problems):
+    """nsys exited 0 and the example's recorded_steps= line names `recorded`."""
+    if p.returncode != 0:
+        problems.append("%s: nsys profile exited %d" % (label, p.returncode))
+    if example_recorded(p.stdout) != recorded:
+        problems.append("%s: the example says it recorded %s, want %s" %
+                        (label, example_recorded(p.stdout), recorded))
+
+
 def example_recorded(output):
     m = re.search(r"nvscope-capture: recorded_steps=([0-9,]*) ", output)
     if not m:
@@ -178,19 +196,14 @@ def main():
     # A. cudaProfilerApi, a repeating schedule: one report per cycle.
     spec_a = "skip=2,wait=1,warmup=1,active=3,repeat=2"
     cycles_a = reference_steps(spec_a, args.steps)
-    out_a = os.path.join(args.work, "cuda_api")
-    for old in glob.glob(out_a + "*"):
-        os.remove(old)
-    p = run(common + ["--capture-range=cudaProfilerApi",
-                      "--capture-range-end=repeat:%d" % len(cycles_a), "-o", out_a,
-                      args.example, "--steps", str(args.steps), "--mechanism", "both"],
-            {"NVSCOPE_CAPTURE": spec_a}, log=log)
-    if p.returncode != 0:
-        problems.append("A: nsys profile exited %d" % p.returncode)
-    if example_recorded(p.stdout) != sum(cycles_a, []):
-        problems.append("A: the example says it recorded %s, want %s" %
-                        (example_recorded(p.stdout), sum(cycles_a, [])))
-    reps = sorted(glob.glob(out_a + "*.nsys-rep"))
+
+    def example(mechanism):
+        return [args.example, "--steps", str(args.steps), "--mechanism", mechanism]
+
+    p, reps = nsys_profile(common, os.path.join(args.work, "cuda_api"),
+                           ["--capture-range=cudaProfilerApi", "--capture-range-end=repeat:%d" % len(cycles_a)],
+                           example("both"), spec_a, log)
+    check_profile("A", p, sum(cycles_a, []), problems)
     if len(reps) != len(cycles_a):
         problems.append("A: %d reports %s, want %d (one per cycle)" % (len(reps), reps, len(cycles_a)))
     exp_a = rep_a = unexp_a = 0
@@ -207,19 +220,10 @@ def main():
     # B. --capture-range=nvtx, with the NVTX backend alone.
     spec_b = "skip=3,warmup=2,active=4"
     cycles_b = reference_steps(spec_b, args.steps)
-    out_b = os.path.join(args.work, "nvtx")
-    for old in glob.glob(out_b + "*"):
-        os.remove(old)
-    p = run(common + ["--capture-range=nvtx", "--nvtx-capture=capture@nvscope",
-                      "--capture-range-end=stop", "-o", out_b,
-                      args.example, "--steps", str(args.steps), "--mechanism", "nvtx"],
-            {"NVSCOPE_CAPTURE": spec_b}, log=log)
-    if p.returncode != 0:
-        problems.append("B: nsys profile exited %d" % p.returncode)
-    if example_recorded(p.stdout) != sum(cycles_b, []):
-        problems.append("B: the example says it recorded %s, want %s" %
-                        (example_recorded(p.stdout), sum(cycles_b, [])))
-    reps = sorted(glob.glob(out_b + "*.nsys-rep"))
+    p, reps = nsys_profile(common, os.path.join(args.work, "nvtx"),
+                           ["--capture-range=nvtx", "--nvtx-capture=capture@nvscope", "--capture-range-end=stop"],
+                           example("nvtx"), spec_b, log)
+    check_profile("B", p, sum(cycles_b, []), problems)
     rep_b = unexp_b = 0
     if len(reps) != 1:
         problems.append("B: %d reports, want 1" % len(reps))
@@ -238,7 +242,7 @@ def main():
             os.remove(ncu_csv)
         p = run([ncu, "--profile-from-start", "off", "--clock-control", "none",
                  "--metrics", "gpu__time_duration.sum", "--csv", "--log-file", ncu_csv,
-                 args.example, "--steps", str(args.steps), "--mechanism", "cuda", "--n", "65536"],
+                 *example("cuda"), "--n", "65536"],
                 {"NVSCOPE_CAPTURE": spec_a}, log=log, timeout=400)
         if p.returncode != 0:
             problems.append("C: ncu exited %d" % p.returncode)
@@ -262,12 +266,7 @@ def main():
     # D. Control: the same program traced in full (no capture range) shows every step, the
     # warm-up ranges and the kernel before the loop, so that their absence above means
     # something.
-    out_d = os.path.join(args.work, "full")
-    for old in glob.glob(out_d + "*"):
-        os.remove(old)
-    p = run(common + ["-o", out_d, args.example, "--steps", str(args.steps), "--mechanism", "cuda"],
-            {"NVSCOPE_CAPTURE": spec_a}, log=log)
-    reps = sorted(glob.glob(out_d + "*.nsys-rep"))
+    p, reps = nsys_profile(common, os.path.join(args.work, "full"), [], example("cuda"), spec_a, log)
     full_steps = full_kernels = 0
     if p.returncode != 0 or len(reps) != 1:
         problems.append("D: full trace failed (exit %d, %d reports)" % (p.returncode, len(reps)))
