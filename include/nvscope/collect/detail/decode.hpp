@@ -6,6 +6,7 @@
 // not its library, so the host tests feed it hand-made records.
 
 #include <nvscope/collect/detail/demangle.hpp>
+#include <nvscope/collect/detail/launch_log.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cupti.h>
@@ -105,13 +106,9 @@ void decode_launch_config(Config& c, const CUpti_ActivityKernel10& k) noexcept {
 }
 
 // A launch or sync call taken from a RUNTIME or DRIVER activity record (launches from the
-// activity API instead of callbacks): start on the trace clock, thread as an index.
-struct api_host_call {
-  std::uint64_t time = 0;
-  std::uint32_t correlation = 0;
-  std::uint32_t thread = 0;
-  std::uint32_t flags = 0; // the flags the caller's table gives this callback id
-};
+// activity API instead of callbacks): its start, thread as an index, and the flags the
+// caller's table gives its callback id.
+using api_host_call = traced_host_call;
 
 class activity_decoder {
  public:

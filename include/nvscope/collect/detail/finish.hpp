@@ -30,14 +30,9 @@ struct timed_host_call {
 
 // The entry or exit of a sync call seen by the collector's callbacks (sync_source::
 // host_callbacks), on the trace clock, with its thread index. `flags` as host_call_flags
-// (collector_launch_log.hpp): host_call_exit for an exit, the sync kind in bits 5-7 of an
-// entry, the stream id in bits 9-31 of an exit.
-struct sync_call {
-  timestamp_ns time = 0;
-  std::uint32_t correlation = 0;
-  std::uint32_t thread = 0;
-  std::uint32_t flags = 0;
-};
+// (launch_log.hpp): host_call_exit for an exit, the sync kind in bits 5-7 of an entry, the
+// stream id in bits 9-31 of an exit.
+using sync_call = traced_host_call;
 
 struct sync_pairing_counts {
   std::uint64_t nested = 0;   // calls inside another sync call of their thread, folded into it

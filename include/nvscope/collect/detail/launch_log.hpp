@@ -41,6 +41,17 @@ enum host_call_flags : std::uint32_t {
   host_call_stream_shift = 9u, // bits 9-31 of an exit: CUPTI's stream id + 1 (0: unknown)
 };
 
+// A host call once drained or decoded: on the trace clock, its thread as an index into
+// `trace::threads`, `flags` as host_call_flags. Launch and sync calls taken from RUNTIME or
+// DRIVER activity records (decode.hpp's api_host_call) and the entries and exits of sync calls
+// seen by the callbacks (finish.hpp's sync_call) are both this.
+struct traced_host_call {
+  std::uint64_t time = 0;
+  std::uint32_t correlation = 0;
+  std::uint32_t thread = 0;
+  std::uint32_t flags = 0;
+};
+
 // The stream part of an exit's flags: CUPTI's stream id + 1, or 0 when it is unknown or does
 // not fit in the 23 bits left.
 constexpr std::uint32_t host_call_stream_bits(std::uint32_t stream_id) noexcept {
