@@ -91,7 +91,7 @@ TEST_CASE("groups in one run only, and too few samples, are listed but not teste
   REQUIRE(only != nullptr);
   CHECK(only->new_count == 0);
   CHECK(comparison_text(c, {}).find("not tested") != std::string::npos);
-  CHECK(comparison_csv(c).find("step,\"steps\",0,10") != std::string::npos);
+  CHECK(comparison_csv(c).find("step-host,\"steps\",0,10") != std::string::npos);
 }
 
 TEST_CASE("a speed-up is significant, not a regression") {
@@ -102,4 +102,46 @@ TEST_CASE("a speed-up is significant, not a regression") {
   CHECK(r->ci_high < 0);
   CHECK_FALSE(r->regression);
   CHECK_FALSE(c.gate_failed);
+}
+
+TEST_CASE("host times are listed, not gated, unless gate_host; GPU projections are gated") {
+  // Three runs of examples/04 on an H100 moved host range medians by up to 57 % while
+  // kernels moved under 1 %: a 40 % host shift alone must not fail the default gate.
+  auto shifted = [](const sample_set& s, double f) {
+    sample_set out = s;
+    for (auto& v : out.ns) v = static_cast<std::uint64_t>(static_cast<double>(v) * f);
+    return out;
+  };
+  const auto k = noise::run(21, 1, 200);
+  const auto& set = k.kernels[0];
+  run_samples base, host_slow, gpu_slow;
+  base.ranges_gpu = host_slow.ranges_gpu = {set};
+  base.ranges = gpu_slow.ranges = {set};
+  host_slow.ranges = {shifted(set, 1.4)};
+  gpu_slow.ranges_gpu = {shifted(set, 1.4)};
+  base.steps_gpu = host_slow.steps_gpu = gpu_slow.steps_gpu = {set};
+
+  const auto host = compare_runs(base, host_slow, quick());
+  CHECK_FALSE(host.gate_failed);
+  CHECK(host.regressions == 0);
+  CHECK(host.ungated_above == 1);
+  const comparison_row* h = nullptr;
+  for (const auto& r : host.rows)
+    if (r.group == sample_group::range_host) h = &r;
+  REQUIRE(h != nullptr);
+  CHECK(h->above_threshold);
+  CHECK_FALSE(h->gated);
+  CHECK(comparison_text(host, quick()).find("slower, host time: not gated") != std::string::npos);
+  CHECK(comparison_text(host, quick()).find("(1 host times above it, not gated): pass") != std::string::npos);
+
+  auto gated = quick();
+  gated.gate_host = true;
+  CHECK(compare_runs(base, host_slow, gated).gate_failed);
+
+  const auto gpu = compare_runs(base, gpu_slow, quick());
+  CHECK(gpu.gate_failed);
+  REQUIRE_FALSE(gpu.rows.empty());
+  CHECK(gpu.rows[0].group == sample_group::range_gpu); // gated rows first
+  CHECK(gpu.rows[0].regression);
+  CHECK(comparison_csv(gpu).find("range-gpu,") != std::string::npos);
 }

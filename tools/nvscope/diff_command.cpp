@@ -32,6 +32,8 @@ constexpr const char* usage_text =
     "usage: nvscope diff [options] BASE NEW\n"
     "  BASE, NEW           summaries nvscope wrote (JSON with \"samples\" or \"diagnosis\".\"samples\")\n"
     "  --threshold P       fail on a regression whose interval lies wholly above P percent (default 5)\n"
+    "  --gate-host         host times of ranges and steps fail the gate too (by default they are\n"
+    "                      listed, not gated: they move between runs of an unchanged program)\n"
     "  --alpha A           1 - confidence of the intervals (default 0.05)\n"
     "  --resamples N       bootstrap resamples (default 2000)\n"
     "  --min-samples N     fewer samples on a side: listed, not tested (default 5)\n"
@@ -87,6 +89,10 @@ std::string parse_args(int argc, const char* const* argv, diff_args& a) {
     if (arg == "-h" || arg == "--help") {
       a.help = true;
       return "";
+    }
+    if (arg == "--gate-host") { // the one option without a value
+      a.compare.gate_host = true;
+      continue;
     }
     if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
       const auto eq = arg.find('=');
@@ -164,7 +170,8 @@ bool shares_a_group(const run_samples& a, const run_samples& b) {
       if (names.count(s.name)) return true;
     return false;
   };
-  return any(a.kernels, b.kernels) || any(a.ranges, b.ranges) || any(a.steps, b.steps);
+  return any(a.kernels, b.kernels) || any(a.ranges, b.ranges) || any(a.steps, b.steps) ||
+         any(a.ranges_gpu, b.ranges_gpu) || any(a.steps_gpu, b.steps_gpu);
 }
 
 int fail(std::string& err, const std::string& line) {
@@ -190,7 +197,8 @@ bool read_samples(std::string_view text, run_samples& out, std::string& error) {
   if (version->get<std::uint64_t>() != 1)
     return error = "samples.version " + std::to_string(version->get<std::uint64_t>()) + " is not 1 (written by another nvscope)", false;
   return read_sets(*samples, "kernels", out.kernels, error) && read_sets(*samples, "ranges", out.ranges, error) &&
-         read_sets(*samples, "steps", out.steps, error);
+         read_sets(*samples, "steps", out.steps, error) && read_sets(*samples, "ranges_gpu", out.ranges_gpu, error) &&
+         read_sets(*samples, "steps_gpu", out.steps_gpu, error);
 }
 
 int diff_run(int argc, const char* const* argv, std::string& out, std::string& err) {

@@ -245,6 +245,8 @@ inline std::string samples_json(const run_samples& s) {
     detail::diag_json::sample_sets(o.key("kernels"), s.kernels);
     detail::diag_json::sample_sets(o.key("ranges"), s.ranges);
     detail::diag_json::sample_sets(o.key("steps"), s.steps);
+    detail::diag_json::sample_sets(o.key("ranges_gpu"), s.ranges_gpu);
+    detail::diag_json::sample_sets(o.key("steps_gpu"), s.steps_gpu);
   }
   return out;
 }
@@ -277,6 +279,8 @@ inline std::string comparison_json(const run_comparison& c, const compare_option
     o.u("tested", c.tested);
     o.u("significant", c.significant);
     o.u("regressions", c.regressions);
+    o.b("gate_host", opt.gate_host);
+    o.u("ungated_above", c.ungated_above);
     detail::diag_json::array(o.key("rows"), c.rows, [&](const comparison_row& r) {
       detail::diag_json::object ro(out);
       ro.s("group", sample_group_name(r.group));
@@ -291,6 +295,8 @@ inline std::string comparison_json(const run_comparison& c, const compare_option
       ro.b("tested", r.tested);
       ro.b("significant", r.significant);
       ro.b("regression", r.regression);
+      ro.b("gated", r.gated);
+      ro.b("above_threshold", r.above_threshold);
     });
   }
   return out;

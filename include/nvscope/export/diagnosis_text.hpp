@@ -130,7 +130,7 @@ inline std::string kernel_list(const trace& t, const std::vector<name_time>& ker
   std::string s;
   for (const auto& k : kernels) {
     if (!s.empty()) s += ", ";
-    s += std::string(t.strings[k.name]) + " " + duration(static_cast<double>(k.ns));
+    s += std::string(kernel_name(t, k.name, name_form::base)) + " " + duration(static_cast<double>(k.ns));
   }
   return s;
 }
@@ -237,7 +237,7 @@ inline std::string steps_section(const trace& t, const step_analysis& st) {
                        duration(double(o.duration)).c_str());
     for (const auto& g : o.grew) {
       s += std::string(" ") + component_name(g.kind);
-      if (g.kind == component_kind::kernel) s += " " + std::string(t.strings[g.name]);
+      if (g.kind == component_kind::kernel) s += " " + std::string(kernel_name(t, g.name, name_form::base));
       s += " " + duration(g.median_ns) + " -> " + duration(double(g.step_ns)) + ";";
     }
     s += "\n";
@@ -282,41 +282,60 @@ inline std::string diagnosis_text(const trace& t, const diagnosis& d) {
   return s + "\n" + w::steps_section(t, d.steps);
 }
 
-/// "kernel", "range", "step".
+/// "kernel", "range-gpu", "step-gpu", "range-host", "step-host".
 inline const char* sample_group_name(sample_group g) noexcept {
-  static constexpr const char* names[] = {"kernel", "range", "step"};
-  return names[static_cast<int>(g) % 3];
+  static constexpr const char* names[] = {"kernel", "range-gpu", "step-gpu", "range-host", "step-host"};
+  const auto i = static_cast<std::size_t>(g);
+  return i < 5 ? names[i] : "?";
 }
 
-/// A comparison as text: one line per group, largest change first, and the gate.
+namespace detail {
+namespace diag_text {
+
+inline const char* comparison_mark(const comparison_row& r) noexcept {
+  if (r.regression) return "REGRESSION";
+  if (r.above_threshold) return "slower, host time: not gated";
+  return r.significant ? "significant" : r.tested ? "" : "not tested";
+}
+
+inline std::string comparison_line(const comparison_row& r) {
+  const std::string interval =
+      r.tested ? printf_string("[%+7.1f%%, %+7.1f%%]", 100 * r.ci_low, 100 * r.ci_high) : std::string("        -          ");
+  return printf_string("  %+7.1f%%  %s  %11.0f  %11.0f  %7" PRIu64 "  %7" PRIu64 "  %-10s  %s  %s\n", 100 * r.change,
+                       interval.c_str(), r.base_median, r.new_median, r.base_count, r.new_count, sample_group_name(r.group),
+                       r.name.c_str(), comparison_mark(r));
+}
+
+} // namespace diag_text
+} // namespace detail
+
+/// A comparison as text: one line per group, gated and largest change first, and the gate.
 inline std::string comparison_text(const run_comparison& c, const compare_options& o) {
   using detail::diag_text::printf_string;
   std::string s = printf_string("nvscope diff: change of the median, %.0f%% percentile bootstrap interval (%u resamples), "
-                                "threshold %.1f%%\n", 100.0 * (1 - o.alpha), o.resamples, 100.0 * o.threshold);
-  s += "  change     interval              base med      new med   base n    new n  group   name\n";
-  for (const auto& r : c.rows) {
-    const char* mark = r.regression ? "REGRESSION" : r.significant ? "significant" : r.tested ? "" : "not tested";
-    s += printf_string("  %+7.1f%%  [%+7.1f%%, %+7.1f%%]  %11.0f  %11.0f  %7" PRIu64 "  %7" PRIu64 "  %-6s  %s  %s\n",
-                       100 * r.change, 100 * r.ci_low, 100 * r.ci_high, r.base_median, r.new_median, r.base_count,
-                       r.new_count, sample_group_name(r.group), r.name.c_str(), mark);
-  }
-  s += printf_string("%" PRIu64 " compared, %" PRIu64 " significant, %" PRIu64 " regressions above %.1f%%: %s\n", c.tested,
-                     c.significant, c.regressions, 100.0 * o.threshold, c.gate_failed ? "FAIL" : "pass");
-  return s;
+                                "threshold %.1f%%; gated: kernels, GPU time of ranges and steps%s\n",
+                                100.0 * (1 - o.alpha), o.resamples, 100.0 * o.threshold,
+                                o.gate_host ? ", host time" : " (host times listed, not gated)");
+  s += "  change     interval              base med      new med   base n    new n  group       name\n";
+  for (const auto& r : c.rows) s += detail::diag_text::comparison_line(r);
+  s += printf_string("%" PRIu64 " compared, %" PRIu64 " significant, %" PRIu64 " regressions above %.1f%%", c.tested,
+                     c.significant, c.regressions, 100.0 * o.threshold);
+  if (c.ungated_above) s += printf_string(" (%" PRIu64 " host times above it, not gated)", c.ungated_above);
+  return s + (c.gate_failed ? ": FAIL\n" : ": pass\n");
 }
 
 /// A comparison as CSV (RFC 4180 quoting of names), one row per group.
 inline std::string comparison_csv(const run_comparison& c) {
   using detail::diag_text::printf_string;
-  std::string s = "Group,Name,Base Count,New Count,Base Median (ns),New Median (ns),Change (%),CI Low (%),CI High (%),Tested,Significant,Regression\n";
+  std::string s = "Group,Name,Base Count,New Count,Base Median (ns),New Median (ns),Change (%),CI Low (%),CI High (%),Tested,Significant,Regression,Gated,Above Threshold\n";
   for (const auto& r : c.rows) {
     std::string name = "\"";
     for (const char ch : r.name) name += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     name += '"';
     s += printf_string("%s,", sample_group_name(r.group)) + name +
-         printf_string(",%" PRIu64 ",%" PRIu64 ",%.1f,%.1f,%.2f,%.2f,%.2f,%d,%d,%d\n", r.base_count, r.new_count,
+         printf_string(",%" PRIu64 ",%" PRIu64 ",%.1f,%.1f,%.2f,%.2f,%.2f,%d,%d,%d,%d,%d\n", r.base_count, r.new_count,
                        r.base_median, r.new_median, 100 * r.change, 100 * r.ci_low, 100 * r.ci_high, int(r.tested),
-                       int(r.significant), int(r.regression));
+                       int(r.significant), int(r.regression), int(r.gated), int(r.above_threshold));
   }
   return s;
 }

@@ -3,11 +3,14 @@
 
 /// \file analyze/diagnose/samples.hpp
 /// The durations a saved summary carries so that `nvscope diff` can compare two runs: every
-/// kernel instance by demangled name, every range instance (host time) by label (`name` in
-/// the default domain, `domain:name` otherwise; marks left out), and every step range, all
-/// in one group `steps` (so `step_0`, `step_1`, ... are not groups of one). Beyond
-/// `max_samples` in a group, evenly spaced order statistics of the sorted durations are kept
-/// (the distribution, hence its median and spread, survives; `count` says how many there were).
+/// kernel instance by demangled name; every range instance by label (`name` in the default
+/// domain, `domain:name` otherwise; marks left out) twice, as host time and, for push/pop
+/// ranges that launched GPU work, as GPU projection (first start to last end of the kernels,
+/// copies and memsets launched inside it, nested ranges included, as `nvtx_gpu_proj_sum`);
+/// and every step range, host and GPU, each in one group `steps` (so `step_0`, `step_1`, ...
+/// are not groups of one). Beyond `max_samples` in a group, evenly spaced order statistics of
+/// the sorted durations are kept (the distribution, hence its median and spread, survives;
+/// `count` says how many there were).
 ///
 /// \code
 ///   nvscope::run_samples s = nvscope::collect_samples(t, nvscope::attribute(t));
@@ -64,15 +67,48 @@ inline std::string range_label(const trace& t, const range_record& r) {
 } // namespace diag
 } // namespace detail
 
-/// The samples of `t` (see the file comment).
-inline run_samples collect_samples(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
-  const auto inside = [&](timestamp_ns start) {
-    return o.window.end == 0 || (start >= o.window.begin && start < o.window.end);
+namespace detail {
+namespace diag {
+
+// Per range: first start and last end of the GPU work launched inside it, nested push/pop
+// ranges included (last == 0: none). Work goes to its owner, then owners pass their window
+// to their parents, deepest first (linear in records and ranges).
+inline void gpu_windows(const trace& t, const attribution& a, std::vector<timestamp_ns>& first, std::vector<timestamp_ns>& last) {
+  first.assign(t.ranges.size(), ~timestamp_ns{0});
+  last.assign(t.ranges.size(), 0);
+  const auto widen = [&](std::uint32_t r, timestamp_ns f, timestamp_ns l) {
+    first[r] = std::min(first[r], f);
+    last[r] = std::max(last[r], l);
   };
-  std::map<std::string, std::vector<std::uint64_t>> kernels, ranges, steps;
+  const auto note = [&](const auto& records, const std::vector<std::uint32_t>& owner) {
+    for (std::size_t i = 0; i < records.size() && i < owner.size(); ++i)
+      if (owner[i] < t.ranges.size() && records[i].end > records[i].start) widen(owner[i], records[i].start, records[i].end);
+  };
+  note(t.kernels, a.kernel_owner);
+  note(t.copies, a.copy_owner);
+  note(t.memsets, a.memset_owner);
+  std::vector<std::uint32_t> order(t.ranges.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (a.depth.size() == order.size())
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return a.depth[x] > a.depth[y]; });
+  for (const auto r : order) {
+    const auto up = r < a.parent.size() ? a.parent[r] : attribution::none;
+    if (last[r] != 0 && up < t.ranges.size()) widen(up, first[r], last[r]);
+  }
+}
+
+using sample_groups = std::map<std::string, std::vector<std::uint64_t>>;
+
+// The diagnosis window (`end == 0`: the whole trace) holds what starts inside it.
+inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
+  return w.end == 0 || (start >= w.begin && start < w.end);
+}
+
+inline sample_groups kernel_groups(const trace& t, const diagnosis_options& o) {
+  sample_groups kernels;
   std::vector<std::vector<std::uint64_t>*> by_name(t.strings.size(), nullptr);
   for (const auto& k : t.kernels) {
-    if (k.end == 0 || k.end < k.start || !inside(k.start)) continue;
+    if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) continue;
     if (k.name >= by_name.size()) { // not in the string table: "<unknown>"
       kernels[std::string(t.strings[k.name])].push_back(k.end - k.start);
       continue;
@@ -81,20 +117,35 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
     if (slot == nullptr) slot = &kernels[std::string(t.strings[k.name])];
     slot->push_back(k.end - k.start);
   }
+  return kernels;
+}
+
+} // namespace diag
+} // namespace detail
+
+/// The samples of `t` (see the file comment).
+inline run_samples collect_samples(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
+  detail::diag::sample_groups ranges, steps, ranges_gpu, steps_gpu;
+  std::vector<timestamp_ns> first, last;
+  detail::diag::gpu_windows(t, a, first, last);
   analysis_options ao;
   ao.step_range = o.step_range;
   ao.step_pattern = o.step_pattern;
   for (std::size_t i = 0; i < t.ranges.size() && i < a.range_end.size(); ++i) {
     const auto& r = t.ranges[i];
-    if (r.is_mark || a.range_end[i] < r.start || !inside(r.start)) continue;
-    const std::uint64_t ns = a.range_end[i] - r.start;
-    if (is_step_name(t.strings[r.name], ao)) steps["steps"].push_back(ns); // step_0, step_1, ...: one group
-    else ranges[detail::diag::range_label(t, r)].push_back(ns);
+    if (r.is_mark || a.range_end[i] < r.start || !detail::diag::in_window(o.window, r.start)) continue;
+    const bool step = is_step_name(t.strings[r.name], ao); // step_0, step_1, ...: one group
+    const std::string label = step ? "steps" : detail::diag::range_label(t, r);
+    (step ? steps : ranges)[label].push_back(a.range_end[i] - r.start);
+    if (r.is_push_pop && last[i] != 0) (step ? steps_gpu : ranges_gpu)[label].push_back(last[i] - first[i]);
   }
+  auto kernels = detail::diag::kernel_groups(t, o);
   run_samples s;
   s.kernels = detail::diag::thin_all(kernels, o.max_samples);
   s.ranges = detail::diag::thin_all(ranges, o.max_samples);
   s.steps = detail::diag::thin_all(steps, o.max_samples);
+  s.ranges_gpu = detail::diag::thin_all(ranges_gpu, o.max_samples);
+  s.steps_gpu = detail::diag::thin_all(steps_gpu, o.max_samples);
   return s;
 }
 
