@@ -226,3 +226,23 @@ TEST_CASE("session lines: nothing used CUDA; a process ended before writing; all
   REQUIRE(lines.size() == 1);
   CHECK(lines[0] == "nvscope: run: no process launched GPU work or opened an NVTX range; no profile written");
 }
+
+TEST_CASE("restrict_to keeps what is not a record: strings, threads, name spellings, losses") {
+  trace t;
+  t.begin = 0;
+  t.finish = 1000;
+  t.kernel_name_spelling = name_spelling::itanium;
+  t.lost.dropped_records = 3;
+  t.threads.push_back({42, t.strings.intern("main")});
+  kernel_record k;
+  k.start = 100;
+  k.end = 200;
+  k.name = t.strings.intern("k");
+  t.kernels.push_back(k);
+  const trace r = restrict_to(t, {time_window{150, 500}});
+  CHECK(r.kernels.empty()); // started (no launch known) before the window
+  CHECK(r.kernel_name_spelling == name_spelling::itanium);
+  CHECK(r.lost.dropped_records == 3);
+  REQUIRE(r.threads.size() == 1);
+  CHECK(r.strings[r.threads[0].name] == "main");
+}
