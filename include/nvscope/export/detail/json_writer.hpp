@@ -9,6 +9,7 @@
 
 #include <nvscope/export/detail/json_text.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -178,8 +179,19 @@ class json_writer {
   }
   void put(std::string_view s) { put(s.data(), s.size()); }
   void flush() {
+    if (out_.size() + size_ > out_.capacity()) grow(out_.size() + size_);
     out_.append(stage_, size_);
     size_ = 0;
+  }
+  // Past the reserved size: a new buffer of twice the size, advised before the text is
+  // copied in. std::string's own regrowth would fault the copy in 4 KiB pages: at 4 M
+  // kernels that was 560,000 faults and four fifths of the Chrome trace's time.
+  void grow(std::size_t need) {
+    std::string bigger;
+    bigger.reserve(std::max(need, 2 * out_.capacity()));
+    prefer_huge_pages(bigger.data(), bigger.capacity());
+    bigger.append(out_);
+    out_.swap(bigger);
   }
   // A large output is written once, front to back: on Linux, ask for 2 MiB pages (where
   // transparent huge pages are on "madvise", the usual setting). The first touch of each 4 KiB
