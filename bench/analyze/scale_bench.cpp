@@ -1,112 +1,121 @@
 // Scale of analysis and exports (issue 13): synthetic traces of 1, 2, 4 and 8 million kernels
 // with ranges of every kind (tests/analyze/synthetic_trace.hpp), each size in a child process
-// of its own, CPU time of that process (one core: the passes are single-threaded). Writes the
-// JSON object of bench/results/scale.json to the file named by its first argument, or stdout.
+// of its own, 5 runs of each pass on fresh memory, as a program that analyses once sees them
+// (tests/analyze/scale_measure.hpp: CPU time of the measuring thread). Writes the JSON object of bench/results/scale.json's "metrics" to the
+// file named by its first argument, or stdout; every run to stderr.
 //
-//   analyze_records_per_s      records (kernels, copies, memsets, syncs, ranges, launches) per
-//                              CPU second through nvscope::analyze, best of 3, at 2 M kernels
-//   chrome_trace_events_per_s  the same records per CPU second through to_chrome_trace
-//   folded_records_per_s       the same through to_folded
-//   bytes_per_record_peak      peak resident memory of a child / its records (trace, analysis,
-//                              exports' output included), the largest over the sizes
-//   worst_doubling_ratio       the largest time(2n) / time(n) over sizes and the three passes
-#include "synthetic_trace.hpp"
-
-#include <nvscope/analysis.hpp>
-#include <nvscope/export.hpp>
-
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
+//   analyze_records_per_s         records (kernels, copies, memsets, syncs, ranges, launches)
+//                                 per CPU second through nvscope::analyze at 2 M kernels, median
+//                                 of 5 runs; _slowest/_fastest: the slowest and fastest run
+//   analyze_pass_s_*              the passes one by one at 2 M kernels (one run, fresh memory)
+//   chrome_trace_events_per_s     the same records per CPU second through to_chrome_trace (median)
+//   folded_records_per_s          the same through to_folded (median)
+//   bytes_per_record_peak         peak resident memory of a child / its records (trace, analysis,
+//                                 exports' output included), the largest over the sizes
+//   worst_doubling_ratio          the largest time(2n) / time(n) over 1-8 M kernels and the three
+//                                 passes, medians on fresh memory (page faults included; the
+//                                 scaling test bounds the passes' own work on warm memory)
+#include "scale_measure.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <string>
+#include <utility>
 
 namespace {
 
-struct size_result {
-  double records = 0, analyze_s = 0, chrome_s = 0, folded_s = 0, rss_bytes = 0;
-};
+constexpr int reps = 5;
 
-double cpu_now() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-template <class F>
-double best_of(int reps, F&& f) {
-  double best = 1e30;
-  for (int i = 0; i < reps; ++i) {
-    const double a = cpu_now();
-    f();
-    best = std::min(best, cpu_now() - a);
-  }
-  return best;
-}
-
-size_result measure_here(std::uint64_t kernels) {
+// analyze's passes one by one (their sum is about analyze's time), at `kernels` kernels.
+std::string pass_figures(std::uint64_t kernels) {
+  using namespace nvscope;
   const auto t = synthetic::make_trace(kernels);
-  size_result s;
-  s.records = static_cast<double>(synthetic::records(t));
-  std::size_t sink = 0;
-  s.analyze_s = best_of(3, [&] { sink += nvscope::analyze(t).kernels.size(); });
-  s.folded_s = best_of(3, [&] { sink += nvscope::to_folded(t).size(); });
-  s.chrome_s = best_of(1, [&] { sink += nvscope::to_chrome_trace(t).size(); });
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  s.rss_bytes = 1024.0 * static_cast<double>(u.ru_maxrss) + static_cast<double>(sink & 0);
-  return s;
+  const analysis_options o;
+  std::string out;
+  auto timed = [&](const char* name, auto&& f) {
+    const double a = scale::thread_cpu();
+    f();
+    char line[128];
+    std::snprintf(line, sizeof line, "\"analyze_pass_s_%s\": %.3f, ", name, scale::thread_cpu() - a);
+    out += line;
+  };
+  trace_index x;
+  range_projection p;
+  timed("index_trace", [&] { x = index_trace(t, o.start_end); });
+  timed("summaries", [&] { (void)kernel_summary(t, x, o.kernel_names), (void)memop_summary(t), (void)range_summary(t, x); });
+  timed("projection", [&] { p = project_ranges(t, x), (void)gpu_projection_summary(t, x, p); });
+  timed("range_kernel_summary", [&] { (void)range_kernel_summary(t, x, o.kernel_names); });
+  timed("overall_activity", [&] { (void)overall_activity(t, analysis_window(t, o)); });
+  timed("range_activity", [&] { (void)range_activity(t, x, p, o); });
+  timed("steps_and_losses", [&] { (void)step_figures(t, x, o), (void)losses_of(t, x, o); });
+  timed("diagnose", [&] { (void)diagnose(t, x.links, diagnosis_options_for(t, o)); });
+  return out;
 }
 
-bool measure(std::uint64_t kernels, size_result& s) {
-  int fd[2];
-  if (pipe(fd) != 0) return false;
-  const pid_t child = fork();
-  if (child < 0) return false;
-  if (child == 0) {
-    close(fd[0]);
-    const auto r = measure_here(kernels);
-    _exit(write(fd[1], &r, sizeof r) == static_cast<ssize_t>(sizeof r) ? 0 : 1);
+double worst_ratio(const scale::size_result* at, int sizes, double (scale::pass_times::*figure)() const) {
+  double worst = 0;
+  for (int i = 1; i < sizes; ++i)
+    for (auto pass : {&scale::size_result::analyze, &scale::size_result::chrome, &scale::size_result::folded})
+      worst = std::max(worst, (at[i].*pass.*figure)() / (at[i - 1].*pass.*figure)());
+  return worst;
+}
+
+void print_runs(const scale::size_result& s, const char* how) {
+  std::fprintf(stderr, "%llu records (%s):", static_cast<unsigned long long>(s.records), how);
+  for (auto [name, p] : {std::make_pair("analyze", &s.analyze), std::make_pair("chrome", &s.chrome), std::make_pair("folded", &s.folded)}) {
+    std::fprintf(stderr, " %s", name);
+    for (int r = 0; r < p->reps; ++r) std::fprintf(stderr, " %.3f s/%ld faults", p->seconds[r], p->faults[r]);
+    std::fprintf(stderr, ";");
   }
-  close(fd[1]);
-  const auto n = read(fd[0], &s, sizeof s);
-  close(fd[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  return n == static_cast<ssize_t>(sizeof s) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::fprintf(stderr, " peak %.0f B/record\n", s.peak_bytes_per_record());
+}
+
+std::string series(const scale::size_result* at, const scale::pass_times scale::size_result::*pass) {
+  std::string s = "[";
+  for (int i = 0; i < 4; ++i) {
+    char v[32];
+    std::snprintf(v, sizeof v, "%s%.3f", i ? ", " : "", (at[i].*pass).median());
+    s += v;
+  }
+  return s + "]";
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-  size_result at[4];
-  double worst = 0, peak = 0;
+  scale::size_result at[4];
+  double peak = 0;
   for (int i = 0; i < 4; ++i) {
-    if (!measure(1000000ull << i, at[i])) {
-      std::fprintf(stderr, "nvscope: scale_bench: the run of %llu kernels failed\n", 1000000ull << i);
+    const auto kernels = 1000000ull << i;
+    if (!scale::measure(kernels, reps, at[i])) {
+      std::fprintf(stderr, "nvscope: scale_bench: the run of %llu kernels failed\n", kernels);
       return 1;
     }
-    const auto& s = at[i];
-    std::fprintf(stderr, "%.0f records: analyze %.3f s, chrome %.3f s, folded %.3f s, peak %.0f B/record\n", s.records, s.analyze_s,
-                 s.chrome_s, s.folded_s, s.rss_bytes / s.records);
-    peak = std::max(peak, s.rss_bytes / s.records);
-    if (i) worst = std::max({worst, s.analyze_s / at[i - 1].analyze_s, s.chrome_s / at[i - 1].chrome_s, s.folded_s / at[i - 1].folded_s});
+    print_runs(at[i], "fresh memory");
+    peak = std::max(peak, at[i].peak_bytes_per_record());
   }
   const auto& m = at[1];
-  char json[1024];
-  std::snprintf(json, sizeof json,
-                "{\"analyze_records_per_s\": %.0f, \"chrome_trace_events_per_s\": %.0f, \"folded_records_per_s\": %.0f, "
-                "\"bytes_per_record_peak\": %.0f, \"worst_doubling_ratio\": %.2f, \"records_at_2m_kernels\": %.0f}\n",
-                m.records / m.analyze_s, m.records / m.chrome_s, m.records / m.folded_s, peak, worst, m.records);
+  const double n = static_cast<double>(m.records);
+  std::string json = "{" + pass_figures(2000000);
+  char buf[2048];
+  std::snprintf(buf, sizeof buf,
+                "\"analyze_records_per_s\": %.0f, \"analyze_records_per_s_slowest\": %.0f, \"analyze_records_per_s_fastest\": %.0f, "
+                "\"chrome_trace_events_per_s\": %.0f, \"folded_records_per_s\": %.0f, "
+                "\"bytes_per_record_peak\": %.0f, \"worst_doubling_ratio\": %.2f, "
+                "\"records_at_2m_kernels\": %.0f, ",
+                n / m.analyze.median(), n / m.analyze.worst(), n / m.analyze.best(),
+                n / m.chrome.median(), n / m.folded.median(), peak,
+                worst_ratio(at, 4, &scale::pass_times::median), n);
+  json += buf;
+  json += "\"analyze_s_at_1_2_4_8m_kernels\": " + series(at, &scale::size_result::analyze) + ", ";
+  json += "\"chrome_trace_s_at_1_2_4_8m_kernels\": " + series(at, &scale::size_result::chrome) + ", ";
+  json += "\"folded_s_at_1_2_4_8m_kernels\": " + series(at, &scale::size_result::folded) + "}\n";
   FILE* out = argc > 1 ? std::fopen(argv[1], "w") : stdout;
   if (!out) {
     std::fprintf(stderr, "nvscope: scale_bench: cannot write '%s'\n", argv[1]);
     return 1;
   }
-  std::fputs(json, out);
+  std::fputs(json.c_str(), out);
   if (out != stdout) std::fclose(out);
   return 0;
 }

@@ -166,3 +166,19 @@ TEST_CASE("json_writer: exact microseconds, keys, literals, one element a line")
   w.key("f").value(0.5).key("nan").value(std::nan("")).end_object().raw("\n");
   CHECK(w.take() == "{\"ts\":1234.567,\"zero\":0.000,\"ok\":true,\"list\":[\n1,\n\"x\"\n],\"f\":0.5,\"nan\":0}\n");
 }
+
+TEST_CASE("json_writer: past its reserved size the text moves once per doubling, unchanged (40 MB from 1 KiB)") {
+  nvscope::detail::json_writer w(1024); // grows past 32 MiB, where the new buffer is advised huge pages
+  std::string expected = "[";
+  w.begin_array();
+  for (std::uint64_t i = 0; i < 4000000; ++i) {
+    w.value(i * 7919);
+    if (i) expected += ',';
+    expected += std::to_string(i * 7919);
+  }
+  w.end_array();
+  expected += ']';
+  const std::string text = w.take();
+  CHECK(text.size() == expected.size());
+  CHECK(text == expected);
+}

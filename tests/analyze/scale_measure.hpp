@@ -1,0 +1,147 @@
+// Measuring trace sizes for the scaling test (tests/analyze/analyze_scale_test.cpp) and the
+// scale benchmark (bench/analyze/scale_bench.cpp): `analyze`, `to_chrome_trace` and
+// `to_folded` on synthetic traces (synthetic_trace.hpp), run in a child process. Times are CPU
+// seconds of the measuring thread (CLOCK_THREAD_CPUTIME_ID: other processes do not count).
+//
+// Two ways, because on this project's virtual machine first touching fresh memory costs 10
+// times what it costs on bare metal, and varies from 0.5 to 4 s per GiB from one run to the
+// next (measured with a plain memset; bench/results/scale.json's notes):
+//  - `measure`: one size alone, every run on fresh memory, as a program that analyses once
+//    sees it; its peak memory is its own. The benchmark's figures.
+//  - `measure_warm`: several sizes in one child, interleaved rounds (a neighbour's load falls
+//    on every size alike), the allocator told to keep what is freed, and a first round that
+//    is not counted: the later rounds measure the passes' own work, not the machine's price
+//    of a fresh page. What the scaling test bounds; memory is bounded apart, by peak resident
+//    bytes per record, which bounds the page faults too.
+#pragma once
+#include "synthetic_trace.hpp"
+
+#include <nvscope/analysis.hpp>
+#include <nvscope/export.hpp>
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <ctime>
+#include <vector>
+
+namespace scale {
+
+inline double thread_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+inline long minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_minflt;
+}
+
+// One pass's runs: CPU seconds and minor page faults of each.
+constexpr int max_reps = 5;
+struct pass_times {
+  int reps = 0;
+  double seconds[max_reps]{};
+  long faults[max_reps]{};
+
+  double best() const { return *std::min_element(seconds, seconds + reps); }
+  double worst() const { return *std::max_element(seconds, seconds + reps); }
+  double median() const {
+    std::vector<double> v(seconds, seconds + reps);
+    std::sort(v.begin(), v.end());
+    return reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
+  }
+};
+
+// Plain data: it crosses a pipe from the child.
+struct size_result {
+  std::uint64_t kernels = 0, records = 0, chrome_bytes = 0;
+  pass_times analyze, chrome, folded;
+  long peak_kb = 0;
+  double peak_bytes_per_record() const { return 1024.0 * static_cast<double>(peak_kb) / static_cast<double>(records); }
+};
+
+// Runs f as run `i` of p (i < 0: a warm-up, not kept).
+template <class F>
+void run(pass_times& p, int i, F&& f) {
+  const long faults = minor_faults();
+  const double start = thread_cpu();
+  f();
+  if (i < 0) return;
+  p.seconds[i] = thread_cpu() - start;
+  p.faults[i] = minor_faults() - faults;
+  p.reps = std::max(p.reps, i + 1);
+}
+
+inline void run_passes(const nvscope::trace& t, int i, size_result& s) {
+  std::uint64_t sink = 0;
+  run(s.analyze, i, [&] { sink += nvscope::analyze(t).range_kernels.size(); });
+  run(s.folded, i, [&] { sink += nvscope::to_folded(t).size(); });
+  run(s.chrome, i, [&] { s.chrome_bytes = nvscope::to_chrome_trace(t).size() + (sink & 0); });
+}
+
+inline long peak_kb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+// Runs `child(out)` in a child process and reads its `count` results back; false when it failed.
+template <class Child>
+bool in_child(size_result* out, std::size_t count, Child&& child) {
+  int fd[2];
+  if (pipe(fd) != 0) return false;
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  const std::size_t bytes = count * sizeof *out;
+  if (pid == 0) {
+    close(fd[0]);
+    child(out);
+    _exit(write(fd[1], out, bytes) == static_cast<ssize_t>(bytes) ? 0 : 1);
+  }
+  close(fd[1]);
+  std::size_t got = 0;
+  for (ssize_t n = 1; n > 0 && got < bytes; got += static_cast<std::size_t>(n))
+    n = std::max<ssize_t>(read(fd[0], reinterpret_cast<char*>(out) + got, bytes - got), 0);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return got == bytes && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// One size alone, `reps` runs of each pass on fresh memory.
+inline bool measure(std::uint64_t kernels, int reps, size_result& out) {
+  return in_child(&out, 1, [&](size_result* s) {
+    const auto t = synthetic::make_trace(kernels);
+    s->kernels = t.kernels.size();
+    s->records = synthetic::records(t);
+    for (int i = 0; i < std::min(reps, max_reps); ++i) run_passes(t, i, *s);
+    s->peak_kb = peak_kb();
+  });
+}
+
+// Several sizes, a warm-up round and `rounds` counted rounds, memory kept by the allocator.
+inline bool measure_warm(const std::uint64_t* kernels, std::size_t sizes, int rounds, size_result* out) {
+  return in_child(out, sizes, [&](size_result* s) {
+    mallopt(M_MMAP_MAX, 0);             // every block from the heap, which
+    mallopt(M_TRIM_THRESHOLD, INT_MAX); // keeps what is freed for the next round
+    std::vector<nvscope::trace> traces;
+    for (std::size_t k = 0; k < sizes; ++k) {
+      traces.push_back(synthetic::make_trace(kernels[k]));
+      s[k].kernels = traces.back().kernels.size();
+      s[k].records = synthetic::records(traces.back());
+    }
+    for (int i = -1; i < std::min(rounds, max_reps); ++i)
+      for (std::size_t k = 0; k < sizes; ++k) run_passes(traces[k], i, s[k]);
+    for (std::size_t k = 0; k < sizes; ++k) s[k].peak_kb = peak_kb();
+  });
+}
+
+} // namespace scale
