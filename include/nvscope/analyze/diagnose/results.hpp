@@ -235,8 +235,8 @@ struct run_samples {
   std::vector<sample_set> kernels;    ///< by demangled name
   std::vector<sample_set> ranges;     ///< by range label ("name", "domain:name"), host time
   std::vector<sample_set> steps;      ///< one set: every step range, host time
-  std::vector<sample_set> ranges_gpu; ///< push/pop ranges that launched GPU work: their GPU projection
-  std::vector<sample_set> steps_gpu;  ///< one set: the GPU projection of every step that launched work
+  std::vector<sample_set> ranges_gpu; ///< push/pop ranges that launched GPU work: summed GPU time of that work
+  std::vector<sample_set> steps_gpu;  ///< one set: the GPU time of every step that launched work
 };
 
 /// Everything `diagnose` computes.

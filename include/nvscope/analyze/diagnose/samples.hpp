@@ -5,8 +5,10 @@
 /// The durations a saved summary carries so that `nvscope diff` can compare two runs: every
 /// kernel instance by demangled name; every range instance by label (`name` in the default
 /// domain, `domain:name` otherwise; marks left out) twice, as host time and, for push/pop
-/// ranges that launched GPU work, as GPU projection (first start to last end of the kernels,
-/// copies and memsets launched inside it, nested ranges included, as `nvtx_gpu_proj_sum`);
+/// ranges that launched GPU work, as GPU time (the summed durations of the kernels, copies
+/// and memsets launched inside it, nested ranges included: the range's `nvtx_kern_sum` total
+/// with copies and memsets, per instance; not the projection's span, whose idle gaps follow
+/// the host's launch pace and move between runs as host times do);
 /// and every step range, host and GPU, each in one group `steps` (so `step_0`, `step_1`, ...
 /// are not groups of one). Beyond `max_samples` in a group, evenly spaced order statistics of
 /// the sorted durations are kept (the distribution, hence its median and spread, survives;
@@ -70,19 +72,14 @@ inline std::string range_label(const trace& t, const range_record& r) {
 namespace detail {
 namespace diag {
 
-// Per range: first start and last end of the GPU work launched inside it, nested push/pop
-// ranges included (last == 0: none). Work goes to its owner, then owners pass their window
-// to their parents, deepest first (linear in records and ranges).
-inline void gpu_windows(const trace& t, const attribution& a, std::vector<timestamp_ns>& first, std::vector<timestamp_ns>& last) {
-  first.assign(t.ranges.size(), ~timestamp_ns{0});
-  last.assign(t.ranges.size(), 0);
-  const auto widen = [&](std::uint32_t r, timestamp_ns f, timestamp_ns l) {
-    first[r] = std::min(first[r], f);
-    last[r] = std::max(last[r], l);
-  };
+// Per range: the summed durations of the kernels, copies and memsets launched inside it,
+// nested push/pop ranges included. Work goes to its owner, then owners pass their sums to
+// their parents, deepest first (linear in records and ranges).
+inline std::vector<std::uint64_t> gpu_work(const trace& t, const attribution& a) {
+  std::vector<std::uint64_t> work(t.ranges.size(), 0);
   const auto note = [&](const auto& records, const std::vector<std::uint32_t>& owner) {
     for (std::size_t i = 0; i < records.size() && i < owner.size(); ++i)
-      if (owner[i] < t.ranges.size() && records[i].end > records[i].start) widen(owner[i], records[i].start, records[i].end);
+      if (owner[i] < t.ranges.size() && records[i].end > records[i].start) work[owner[i]] += records[i].end - records[i].start;
   };
   note(t.kernels, a.kernel_owner);
   note(t.copies, a.copy_owner);
@@ -93,8 +90,9 @@ inline void gpu_windows(const trace& t, const attribution& a, std::vector<timest
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return a.depth[x] > a.depth[y]; });
   for (const auto r : order) {
     const auto up = r < a.parent.size() ? a.parent[r] : attribution::none;
-    if (last[r] != 0 && up < t.ranges.size()) widen(up, first[r], last[r]);
+    if (work[r] != 0 && up < t.ranges.size()) work[up] += work[r];
   }
+  return work;
 }
 
 using sample_groups = std::map<std::string, std::vector<std::uint64_t>>;
@@ -126,8 +124,7 @@ inline sample_groups kernel_groups(const trace& t, const diagnosis_options& o) {
 /// The samples of `t` (see the file comment).
 inline run_samples collect_samples(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
   detail::diag::sample_groups ranges, steps, ranges_gpu, steps_gpu;
-  std::vector<timestamp_ns> first, last;
-  detail::diag::gpu_windows(t, a, first, last);
+  const auto work = detail::diag::gpu_work(t, a);
   analysis_options ao;
   ao.step_range = o.step_range;
   ao.step_pattern = o.step_pattern;
@@ -137,7 +134,7 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
     const bool step = is_step_name(t.strings[r.name], ao); // step_0, step_1, ...: one group
     const std::string label = step ? "steps" : detail::diag::range_label(t, r);
     (step ? steps : ranges)[label].push_back(a.range_end[i] - r.start);
-    if (r.is_push_pop && last[i] != 0) (step ? steps_gpu : ranges_gpu)[label].push_back(last[i] - first[i]);
+    if (r.is_push_pop && work[i] != 0) (step ? steps_gpu : ranges_gpu)[label].push_back(work[i]);
   }
   auto kernels = detail::diag::kernel_groups(t, o);
   run_samples s;
