@@ -10,11 +10,12 @@
 //                                      process: the writer's own share of the gain
 //
 // bench/export/run.sh runs before and after in fresh processes, interleaved over several
-// rounds, and writes bench/results/export.json. The synthetic trace is analyze_bench's:
-// 100 steps x 12 layers x (attention, ffn) ranges, ~1M kernels, a copy per layer, a graph
-// launch per step. "Records" counts what analysis.json's chrome_trace_records_per_s counted
+// rounds, and writes bench/results/export.json. The synthetic trace is analyze_bench's
+// (tests/analyze/synthetic_trace.hpp's training_run: 100 steps x 12 layers x (attention, ffn)
+// ranges, ~1M kernels, a copy per layer, a graph launch per step). "Records" counts what analysis.json's chrome_trace_records_per_s counted
 // (kernels, copies, memsets, ranges, launches, syncs), so the figures compare.
 #include "chrome_trace_before.hpp"
+#include "synthetic_trace.hpp"
 
 #include <nvscope/export/chrome_trace.hpp>
 
@@ -32,67 +33,7 @@
 
 namespace {
 
-nvscope::trace synthetic() {
-  nvscope::trace t;
-  t.process_id = 1;
-  t.threads.push_back({100, 0});
-  std::uint64_t now = 1000, gpu = 2000;
-  std::uint32_t corr = 1;
-  const nvscope::string_id kernels[] = {t.strings.intern("gemm_kernel<128, 64>"), t.strings.intern("softmax_kernel"),
-                                        t.strings.intern("layernorm_kernel"), t.strings.intern("gelu_kernel"),
-                                        t.strings.intern("add_bias_kernel")};
-  auto range = [&](const std::string& name, std::uint64_t start) {
-    nvscope::range_record r;
-    r.name = t.strings.intern(name);
-    r.start = start;
-    t.ranges.push_back(r);
-    return t.ranges.size() - 1;
-  };
-  auto kernel = [&](nvscope::string_id name, std::uint32_t stream, std::uint64_t length) {
-    nvscope::kernel_record k;
-    k.name = name;
-    k.start = gpu;
-    k.end = gpu + length;
-    k.correlation = corr;
-    k.stream = stream;
-    gpu = k.end + 500;
-    t.kernels.push_back(k);
-  };
-  for (int step = 0; step < 100; ++step) {
-    const auto s = range("step_" + std::to_string(step), now++);
-    for (int layer = 0; layer < 12; ++layer) {
-      const auto l = range("layer_" + std::to_string(layer), now++);
-      t.launches.push_back({now, corr, 0});
-      nvscope::copy_record c;
-      c.kind = nvscope::copy_kind::host_to_device;
-      c.bytes = 1 << 20;
-      c.start = gpu;
-      c.end = gpu + 4000;
-      c.correlation = corr++;
-      c.stream = 8;
-      t.copies.push_back(c);
-      now += 1000;
-      for (const char* part : {"attention", "ffn"}) {
-        const auto p = range(part, now++);
-        for (int k = 0; k < 416; ++k) {
-          t.launches.push_back({now, corr, 0});
-          kernel(kernels[k % 5], 7, 2000 + (corr % 7) * 300);
-          ++corr;
-          now += 3000;
-        }
-        t.ranges[p].end = now++;
-      }
-      t.ranges[l].end = now++;
-    }
-    t.launches.push_back({now, corr, 0}); // a graph launch of 8 kernels sharing one correlation
-    for (int k = 0; k < 8; ++k) kernel(kernels[k % 5], 9, 1000);
-    ++corr;
-    t.ranges[s].end = now++;
-  }
-  t.begin = 0;
-  t.finish = std::max(now, gpu) + 1;
-  return t;
-}
+nvscope::trace training_run_trace() { return synthetic::training_run(); }
 
 // Every kind of record and field, hostile names included, on several threads and devices.
 nvscope::trace varied(unsigned seed) {
@@ -171,7 +112,7 @@ int check() {
                  before.size(), after.size());
     ++bad;
   };
-  same("synthetic", synthetic(), {});
+  same("synthetic", training_run_trace(), {});
   same("empty", nvscope::trace{}, {});
   for (unsigned seed = 1; seed <= 100; ++seed) {
     const auto t = varied(seed);
@@ -198,7 +139,7 @@ int timed(const char* impl, int runs) {
     if (::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) std::perror("prctl(PR_SET_THP_DISABLE)");
 #endif
   }
-  const nvscope::trace t = synthetic();
+  const nvscope::trace t = training_run_trace();
   std::vector<double> seconds, cpu_seconds;
   std::size_t bytes = 0;
   for (int i = 0; i < runs; ++i) {

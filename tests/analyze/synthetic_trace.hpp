@@ -1,6 +1,7 @@
-// A synthetic trace of a training run with every kind of range, at any size: shared by the
+// Synthetic traces of a training run. `make_trace`: every kind of range, at any size, for the
 // scaling test (tests/analyze/analyze_scale_test.cpp) and the scale benchmark
-// (bench/analyze/scale_bench.cpp).
+// (bench/analyze/scale_bench.cpp). `training_run`: the fixed trace of the analysis and Chrome
+// trace benchmarks.
 //
 // Per thread (8 threads, one of them recorded under an index outside the thread table):
 // steps (push/pop `step_N`) of 4 layers (`layer_N`) of `attention` and `ffn` (push/pop, 3
@@ -10,6 +11,7 @@
 #pragma once
 #include <nvscope/trace.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -119,6 +121,72 @@ inline nvscope::trace make_trace(std::uint64_t kernels) {
   g.t.begin = 0;
   g.t.finish = g.gpu + 1000000;
   return std::move(g.t);
+}
+
+// The trace of bench/analyze/analyze_bench and bench/export/chrome_trace_bench (the figures of
+// bench/results/analysis.json and export.json): one thread, 100 steps x 12 layers x
+// (attention, ffn) push/pop ranges of 416 kernels each (~1M kernels), a copy per layer, a
+// graph launch of 8 kernels per step.
+inline nvscope::trace training_run() {
+  nvscope::trace t;
+  t.process_id = 1;
+  t.threads.push_back({100, 0});
+  std::uint64_t now = 1000, gpu = 2000;
+  std::uint32_t corr = 1;
+  const nvscope::string_id kernels[] = {t.strings.intern("gemm_kernel<128, 64>"), t.strings.intern("softmax_kernel"),
+                                        t.strings.intern("layernorm_kernel"), t.strings.intern("gelu_kernel"),
+                                        t.strings.intern("add_bias_kernel")};
+  auto range = [&](const std::string& name, std::uint64_t start) {
+    nvscope::range_record r;
+    r.name = t.strings.intern(name);
+    r.start = start;
+    t.ranges.push_back(r);
+    return t.ranges.size() - 1;
+  };
+  auto kernel = [&](nvscope::string_id name, std::uint32_t stream, std::uint64_t length) {
+    nvscope::kernel_record k;
+    k.name = name;
+    k.start = gpu;
+    k.end = gpu + length;
+    k.correlation = corr;
+    k.stream = stream;
+    gpu = k.end + 500;
+    t.kernels.push_back(k);
+  };
+  for (int step = 0; step < 100; ++step) {
+    const auto s = range("step_" + std::to_string(step), now++);
+    for (int layer = 0; layer < 12; ++layer) {
+      const auto l = range("layer_" + std::to_string(layer), now++);
+      t.launches.push_back({now, corr, 0});
+      nvscope::copy_record c;
+      c.kind = nvscope::copy_kind::host_to_device;
+      c.bytes = 1 << 20;
+      c.start = gpu;
+      c.end = gpu + 4000;
+      c.correlation = corr++;
+      c.stream = 8;
+      t.copies.push_back(c);
+      now += 1000;
+      for (const char* part : {"attention", "ffn"}) {
+        const auto p = range(part, now++);
+        for (int k = 0; k < 416; ++k) {
+          t.launches.push_back({now, corr, 0});
+          kernel(kernels[k % 5], 7, 2000 + (corr % 7) * 300);
+          ++corr;
+          now += 3000;
+        }
+        t.ranges[p].end = now++;
+      }
+      t.ranges[l].end = now++;
+    }
+    t.launches.push_back({now, corr, 0}); // a graph launch of 8 kernels sharing one correlation
+    for (int k = 0; k < 8; ++k) kernel(kernels[k % 5], 9, 1000);
+    ++corr;
+    t.ranges[s].end = now++;
+  }
+  t.begin = 0;
+  t.finish = std::max(now, gpu) + 1;
+  return t;
 }
 
 inline std::uint64_t records(const nvscope::trace& t) {

@@ -183,6 +183,20 @@ inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_r
 /// \endcode
 inline attribution attribute(const trace& t) { return index_trace(t).links; }
 
+/// Per CUDA API call of `t` (`trace::api_calls`), the launch with its correlation id (an index
+/// into `trace::launches`, the first of that id), or `attribution::none`: the lookup analysis
+/// links GPU records with, for exports that draw API calls.
+/// \code
+///   auto l = nvscope::api_call_launches(t);
+///   if (l[0] != nvscope::attribution::none) std::printf("%llu\n", (unsigned long long)t.launches[l[0]].time);
+/// \endcode
+inline std::vector<std::uint32_t> api_call_launches(const trace& t) {
+  const detail::launch_lookup lookup(t.launches);
+  std::vector<std::uint32_t> out(t.api_calls.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = lookup.find(t.api_calls[i].correlation);
+  return out;
+}
+
 /// How the ranges of `t` nest, computed from times per thread: per range its parent (or
 /// `attribution::none`) and depth. The trace itself is left as its producer wrote it.
 /// \code

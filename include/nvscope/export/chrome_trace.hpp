@@ -173,14 +173,15 @@ inline std::vector<char> write_api_calls(chrome_trace_job& job) {
   const trace& t = job.t;
   std::vector<char> covered(t.launches.size(), 0);
   if (!job.options.api_calls || t.api_calls.empty()) return covered;
-  const launch_lookup lookup(t.launches);
+  const auto launch_of = api_call_launches(t);
   auto& w = job.events.json();
-  for (const auto& c : t.api_calls) {
+  for (std::size_t i = 0; i < t.api_calls.size(); ++i) {
+    const auto& c = t.api_calls[i];
     if (!valid_interval(c.start, c.end)) continue;
     job.events.slice(job.frame.host(c.thread), c.start, c.end).string(t.strings[c.name]);
     w.key("cat").literal("\"cuda_api\"").key("args").begin_object().key("correlation").value(c.correlation);
     w.end_object().end_object();
-    const auto l = lookup.find(c.correlation);
+    const auto l = launch_of[i];
     if (l != attribution::none && c.start <= t.launches[l].time && t.launches[l].time <= c.end) covered[l] = 1;
   }
   return covered;
