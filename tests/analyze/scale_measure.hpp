@@ -83,13 +83,13 @@ void run(pass_times& p, int i, F&& f, int tries = 1) {
   }
 }
 
-// The folded stacks take a thirtieth of analyze's time: three tries a run, so that a run right
-// after analyze does not measure only the caches analyze left cold (30 ms instead of 27 at 1 M
-// kernels, enough to move a doubling's ratio by 0.3).
-inline void run_passes(const nvscope::trace& t, int i, size_result& s) {
+// `folded_tries`: the folded stacks take a thirtieth of analyze's time; on warm memory three
+// tries a run, so that a run right after analyze does not measure only the caches analyze left
+// cold (30 ms instead of 27 at 1 M kernels, enough to move a doubling's ratio by 0.3).
+inline void run_passes(const nvscope::trace& t, int i, size_result& s, int folded_tries) {
   std::uint64_t sink = 0;
   run(s.analyze, i, [&] { sink += nvscope::analyze(t).range_kernels.size(); });
-  run(s.folded, i, [&] { sink += nvscope::to_folded(t).size(); }, 3);
+  run(s.folded, i, [&] { sink += nvscope::to_folded(t).size(); }, folded_tries);
   run(s.chrome, i, [&] { s.chrome_bytes = nvscope::to_chrome_trace(t).size() + (sink & 0); });
 }
 
@@ -128,7 +128,7 @@ inline bool measure(std::uint64_t kernels, int reps, size_result& out) {
     const auto t = synthetic::make_trace(kernels);
     s->kernels = t.kernels.size();
     s->records = synthetic::records(t);
-    for (int i = 0; i < std::min(reps, max_reps); ++i) run_passes(t, i, *s);
+    for (int i = 0; i < std::min(reps, max_reps); ++i) run_passes(t, i, *s, 1);
     s->peak_kb = peak_kb();
   });
 }
@@ -145,7 +145,7 @@ inline bool measure_warm(const std::uint64_t* kernels, std::size_t sizes, int ro
       s[k].records = synthetic::records(traces.back());
     }
     for (int i = -1; i < std::min(rounds, max_reps); ++i)
-      for (std::size_t k = 0; k < sizes; ++k) run_passes(traces[k], i, s[k]);
+      for (std::size_t k = 0; k < sizes; ++k) run_passes(traces[k], i, s[k], 3);
     for (std::size_t k = 0; k < sizes; ++k) s[k].peak_kb = peak_kb();
   });
 }
