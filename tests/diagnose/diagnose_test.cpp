@@ -425,3 +425,25 @@ TEST_CASE("long kernel and range names are printed whole") {
   CHECK(text.find(kernel + "\n") != std::string::npos); // the launch table's last column
   CHECK(text.find(range + " ") != std::string::npos);
 }
+
+TEST_CASE("findings name kernels by what they are about: GPU time, short kernels, launches") {
+  // examples/04 on an H200 named gemm (480 launches, most time) first under "GPU idle between
+  // launches"; the kernels launched most (map_kernel, 1440) are what fusing or a graph helps.
+  launch_overview l;
+  launch_stats_row gemm, map, reduce;
+  gemm.name = 1, gemm.launches = 480, gemm.kernel_total_ns = 16'000'000, gemm.short_kernels = 0;
+  map.name = 2, map.launches = 1440, map.kernel_total_ns = 4'800'000, map.short_kernels = 10;
+  reduce.name = 3, reduce.launches = 960, reduce.kernel_total_ns = 3'200'000, reduce.short_kernels = 900;
+  l.kernels = {gemm, map, reduce};
+  namespace dd = nvscope::detail::diag;
+  const auto by_time = dd::top_kernels(l, dd::kernel_rank::time);
+  const auto by_launches = dd::top_kernels(l, dd::kernel_rank::launches);
+  const auto by_short = dd::top_kernels(l, dd::kernel_rank::short_kernels);
+  REQUIRE(by_time.size() == 3);
+  REQUIRE(by_launches.size() == 3);
+  REQUIRE(by_short.size() == 3);
+  CHECK(by_time[0].name == 1);
+  CHECK(by_launches[0].name == 2);
+  CHECK(by_launches[1].name == 3);
+  CHECK(by_short[0].name == 3);
+}

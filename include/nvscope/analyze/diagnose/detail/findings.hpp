@@ -42,11 +42,16 @@ inline std::vector<range_time> row_ranges(const timeline& tl, const rule_result&
   return tally.top(3);
 }
 
-inline std::vector<name_time> top_kernels(const launch_overview& l, bool by_short) {
+// Which kernels a finding names: most GPU time, most short kernels, or most launches (the
+// candidates for fusing or a graph when the GPU waits between launches).
+enum class kernel_rank : std::uint8_t { time, short_kernels, launches };
+
+inline std::vector<name_time> top_kernels(const launch_overview& l, kernel_rank rank) {
   std::vector<name_time> out;
-  for (const auto& k : l.kernels) out.push_back(name_time{k.name, k.kernel_total_ns, by_short ? k.short_kernels : k.launches});
+  for (const auto& k : l.kernels)
+    out.push_back(name_time{k.name, k.kernel_total_ns, rank == kernel_rank::short_kernels ? k.short_kernels : k.launches});
   std::sort(out.begin(), out.end(), [&](const name_time& x, const name_time& y) {
-    if (by_short && x.count != y.count) return x.count > y.count;
+    if (rank != kernel_rank::time && x.count != y.count) return x.count > y.count;
     return x.ns != y.ns ? x.ns > y.ns : x.name < y.name;
   });
   if (out.size() > 3) out.resize(3);
@@ -93,7 +98,7 @@ inline finding gap_finding(const verdict_inputs& in, idle_cause c) {
   f.ns = in.idle->cause_ns[i];
   f.count = in.idle->cause_count[i];
   f.ranges = in.idle->cause_ranges[i];
-  if (c == idle_cause::launch) f.kernels = top_kernels(*in.launches, false);
+  if (c == idle_cause::launch) f.kernels = top_kernels(*in.launches, kernel_rank::launches);
   return f;
 }
 
@@ -107,7 +112,7 @@ inline finding copy_finding(const verdict_inputs& in) {
 inline finding gpu_finding(const verdict_inputs& in) {
   finding f = op_finding(in, op_kind::kernel, finding_kind::gpu_time, advice::optimise_kernels, in.idle->kernel_ns,
                          in.launches->launches);
-  f.kernels = top_kernels(*in.launches, false);
+  f.kernels = top_kernels(*in.launches, kernel_rank::time);
   return f;
 }
 
@@ -117,7 +122,7 @@ inline finding short_kernel_finding(const verdict_inputs& in) {
     if (k.short_kernels) ns += static_cast<std::uint64_t>(k.kernel_median_ns) * k.short_kernels;
   finding f = op_finding(in, op_kind::kernel, finding_kind::short_kernels, advice::fuse_or_graph, ns,
                          in.launches->short_kernels);
-  f.kernels = top_kernels(*in.launches, true);
+  f.kernels = top_kernels(*in.launches, kernel_rank::short_kernels);
   return f;
 }
 
