@@ -54,15 +54,17 @@ inline void project_launches(const trace& t, const trace_index& x, scratch_vecto
   note(t.memsets, x.links.memset_launch);
 }
 
-// Push/pop ranges, deepest first: children before their parents.
-inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const trace_index& x) {
+// Push/pop ranges, deepest first: children before their parents (`a.depth` per range).
+inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const attribution& a) {
   constexpr std::size_t levels = 0x10000;
   buckets by_depth(t.ranges.size(), levels, [&](std::size_t i) -> std::size_t {
     const auto& r = t.ranges[i];
-    return r.is_mark || !r.is_push_pop ? levels : levels - 1 - x.links.depth[i];
+    return r.is_mark || !r.is_push_pop ? levels : levels - 1 - a.depth[i];
   });
   return std::move(by_depth.order);
 }
+
+inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const trace_index& x) { return deepest_first(t, x.links); }
 
 } // namespace detail
 

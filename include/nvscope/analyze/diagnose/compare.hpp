@@ -3,10 +3,10 @@
 
 /// \file analyze/diagnose/compare.hpp
 /// Two runs compared, group by group (kernel names; ranges and steps, each by the GPU time
-/// of the work launched inside and by host time): the change of the median, new / base - 1, with a percentile bootstrap
-/// confidence interval (each side resampled with replacement, `resamples` times, the ratio of
-/// the two medians each time; the interval is the alpha/2 and 1 - alpha/2 quantiles of those
-/// ratios). A change is significant when the interval excludes 0; above the threshold when the
+/// of the work launched inside and by host time): the change of the median, new / base - 1,
+/// with a percentile bootstrap confidence interval (each side resampled with replacement,
+/// `resamples` times, the ratio of the two medians each time; the interval is the alpha/2 and
+/// 1 - alpha/2 quantiles of those ratios). A change is significant when the interval excludes 0; above the threshold when the
 /// whole interval lies above `threshold` (significantly more than the threshold slower, so a
 /// noisy group whose median moved by chance does not count). The gate fails on a group above
 /// the threshold that is gated: GPU-side groups (kernels, GPU time of ranges and steps)
@@ -14,8 +14,8 @@
 /// processes by far more than any useful threshold (three runs of examples/04 on an H100:
 /// range host medians 6-57% apart, kernel medians at most 0.9%; bench/results/diagnosis.json),
 /// and the bootstrap sees only the spread inside one run, so they are listed, not gated, by
-/// default. The
-/// generator is seeded from the group's name, so a comparison always gives the same figures.
+/// default. The generator is seeded from the group's name, so a comparison always gives the
+/// same figures.
 /// Groups with fewer than `min_samples` on a side are listed, not tested.
 ///
 /// \code

@@ -20,7 +20,9 @@
 /// \endcode
 
 #include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/step_names.hpp>
+#include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
 #include <nvscope/trace.hpp>
@@ -84,11 +86,8 @@ inline std::vector<std::uint64_t> gpu_work(const trace& t, const attribution& a)
   note(t.kernels, a.kernel_owner);
   note(t.copies, a.copy_owner);
   note(t.memsets, a.memset_owner);
-  std::vector<std::uint32_t> order(t.ranges.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (a.depth.size() == order.size())
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return a.depth[x] > a.depth[y]; });
-  for (const auto r : order) {
+  if (a.depth.size() != t.ranges.size()) return work; // not attribute(t)'s: no nesting to follow
+  for (const auto r : deepest_first(t, a)) {
     const auto up = r < a.parent.size() ? a.parent[r] : attribution::none;
     if (work[r] != 0 && up < t.ranges.size()) work[up] += work[r];
   }
@@ -96,11 +95,6 @@ inline std::vector<std::uint64_t> gpu_work(const trace& t, const attribution& a)
 }
 
 using sample_groups = std::map<std::string, std::vector<std::uint64_t>>;
-
-// The diagnosis window (`end == 0`: the whole trace) holds what starts inside it.
-inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
-  return w.end == 0 || (start >= w.begin && start < w.end);
-}
 
 inline sample_groups kernel_groups(const trace& t, const diagnosis_options& o) {
   sample_groups kernels;

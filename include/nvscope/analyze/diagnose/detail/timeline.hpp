@@ -50,6 +50,11 @@ struct api_call {
 };
 
 // The view. Pointers stay valid while the trace and attribution live.
+// The diagnosis window (`end == 0`: the whole trace) holds what starts inside it.
+inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
+  return w.end == 0 || (start >= w.begin && start < w.end);
+}
+
 struct timeline {
   const trace* t = nullptr;
   const attribution* a = nullptr;
@@ -62,9 +67,7 @@ struct timeline {
   timestamp_ns end = 0;   // last operation's end
   time_window window{};   // what is diagnosed, by start time; end == 0: everything
 
-  bool inside(timestamp_ns start) const noexcept {
-    return window.end == 0 || (start >= window.begin && start < window.end);
-  }
+  bool inside(timestamp_ns start) const noexcept { return in_window(window, start); }
 
   // Innermost push/pop range open on `thread` at `time`, or none.
   std::uint32_t range_at(std::uint32_t thread, timestamp_ns time) const noexcept {
