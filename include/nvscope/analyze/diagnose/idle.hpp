@@ -40,6 +40,7 @@ inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns 
 // Union lengths of all operations and of kernels with memsets; the stretches between.
 inline void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
   timestamp_ns cover = 0, kernel_cover = 0;
+  b.stretches.reserve(tl.ops.size()); // at most one a operation; only what is written is touched
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const gpu_op& op = tl.ops[i];
     if (i > 0 && op.start > cover) {
@@ -71,50 +72,41 @@ inline void charge_stretches(const timeline& tl, const diagnosis_options& o, idl
     tallies[static_cast<std::size_t>(c)].add(s.range, s.duration);
   }
   for (int c = 0; c < idle_cause_count; ++c) b.cause_ranges[c] = tallies[static_cast<std::size_t>(c)].top(3);
-  b.longest = b.stretches;
-  const auto n = std::min<std::size_t>(o.top_idle, b.longest.size());
-  std::partial_sort(b.longest.begin(), b.longest.begin() + static_cast<std::ptrdiff_t>(n), b.longest.end(),
-                    [](const idle_stretch& x, const idle_stretch& y) {
-                      return x.duration != y.duration ? x.duration > y.duration : x.start < y.start;
-                    });
-  b.longest.resize(n);
+  b.longest.resize(std::min<std::size_t>(o.top_idle, b.stretches.size()));
+  std::partial_sort_copy(b.stretches.begin(), b.stretches.end(), b.longest.begin(), b.longest.end(),
+                         [](const idle_stretch& x, const idle_stretch& y) {
+                           return x.duration != y.duration ? x.duration > y.duration : x.start < y.start;
+                         });
 }
 
 // HTA's per-stream rule on consecutive operations of one stream.
-inline void stream_rows(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
-  std::vector<std::uint32_t> order(tl.ops.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-    const auto& p = tl.ops[x];
-    const auto& q = tl.ops[y];
-    return p.device != q.device ? p.device < q.device : p.stream < q.stream;
-  });
+inline stream_idle_row stream_row(const timeline& tl, const std::uint32_t* from, const std::uint32_t* to,
+                                  const diagnosis_options& o) {
   stream_idle_row row;
-  timestamp_ns prev_end = 0, first = 0;
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const gpu_op& op = tl.ops[order[k]];
-    if (row.operations == 0 || op.device != row.device || op.stream != row.stream) {
-      if (row.operations) b.streams.push_back(row);
-      row = stream_idle_row{};
-      row.device = op.device;
-      row.stream = op.stream;
-      prev_end = first = op.start;
-    } else if (op.start > prev_end) {
+  row.device = tl.ops[*from].device;
+  row.stream = tl.ops[*from].stream;
+  const timestamp_ns first = tl.ops[*from].start;
+  timestamp_ns prev_end = first;
+  for (auto i = from; i != to; ++i) {
+    const gpu_op& op = tl.ops[*i];
+    if (op.start > prev_end) {
       const auto gap = op.start - prev_end;
-      if (op.has_call || op.call_start) {
-        if (op.call_start > prev_end) row.host_wait_ns += gap;
-        else if (gap < o.kernel_wait_max_ns) row.kernel_wait_ns += gap;
-        else row.other_ns += gap;
-      } else {
-        row.other_ns += gap;
-      }
+      if (!(op.has_call || op.call_start)) row.other_ns += gap;
+      else if (op.call_start > prev_end) row.host_wait_ns += gap;
+      else if (gap < o.kernel_wait_max_ns) row.kernel_wait_ns += gap;
+      else row.other_ns += gap;
     }
     row.operations += 1;
     if (op.end > std::max(op.start, prev_end)) row.busy_ns += op.end - std::max(op.start, prev_end);
     prev_end = std::max(prev_end, op.end);
-    row.idle_ns = (prev_end - first) - row.busy_ns;
   }
-  if (row.operations) b.streams.push_back(row);
+  row.idle_ns = (prev_end - first) - row.busy_ns;
+  return row;
+}
+
+inline void stream_rows(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
+  for (std::size_t g = 0; g < tl.by_stream.size(); ++g)
+    b.streams.push_back(stream_row(tl, tl.by_stream.begin(g), tl.by_stream.end(g), o));
 }
 
 // The idle-time breakdown of `tl` (see the file comment).

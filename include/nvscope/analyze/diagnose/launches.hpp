@@ -30,88 +30,109 @@ namespace detail {
 namespace diag {
 
 // Queue depth at each operation's launch, by op index; 0 where the launch time is unknown.
+// Per stream, the launched operations in launch order (sorted only where they are not).
 inline std::vector<std::uint32_t> queue_depths(const timeline& tl) {
-  std::vector<std::uint32_t> depth(tl.ops.size(), 0), order;
-  for (std::uint32_t i = 0; i < tl.ops.size(); ++i)
-    if (tl.ops[i].call_start != 0) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-    const auto& p = tl.ops[x];
-    const auto& q = tl.ops[y];
-    if (p.device != q.device) return p.device < q.device;
-    if (p.stream != q.stream) return p.stream < q.stream;
-    return p.call_start < q.call_start;
-  });
+  std::vector<std::uint32_t> depth(tl.ops.size(), 0), launched;
   std::vector<timestamp_ns> ends; // running max of ends in launch order, within one stream
-  for (std::size_t k = 0, first = 0; k < order.size(); ++k) {
-    const auto& op = tl.ops[order[k]];
-    if (k == 0 || op.device != tl.ops[order[k - 1]].device || op.stream != tl.ops[order[k - 1]].stream) {
-      first = k;
-      ends.clear();
+  const auto by_launch = [&](std::uint32_t x, std::uint32_t y) { return tl.ops[x].call_start < tl.ops[y].call_start; };
+  for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
+    launched.clear();
+    for (auto i = tl.by_stream.begin(s); i != tl.by_stream.end(s); ++i)
+      if (tl.ops[*i].call_start != 0) launched.push_back(*i);
+    if (!std::is_sorted(launched.begin(), launched.end(), by_launch))
+      std::stable_sort(launched.begin(), launched.end(), by_launch);
+    ends.clear();
+    std::size_t done = 0; // launches are in order, so the ended ones only grow
+    for (const auto i : launched) {
+      const auto& op = tl.ops[i];
+      while (done < ends.size() && ends[done] <= op.call_start) ++done;
+      depth[i] = static_cast<std::uint32_t>(ends.size() - done);
+      ends.push_back(ends.empty() ? op.end : std::max(ends.back(), op.end));
     }
-    const auto done = std::upper_bound(ends.begin(), ends.end(), op.call_start) - ends.begin();
-    depth[order[k]] = static_cast<std::uint32_t>((k - first) - static_cast<std::size_t>(done));
-    ends.push_back(ends.empty() ? op.end : std::max(ends.back(), op.end));
   }
   return depth;
 }
 
-inline launch_stats_row launch_row(const timeline& tl, const std::vector<std::uint32_t>& ops,
-                                   const std::vector<std::uint32_t>& depth, const diagnosis_options& o) {
-  launch_stats_row row;
-  std::vector<std::uint64_t> calls, delays, durations, queue;
-  for (auto i : ops) {
-    const gpu_op& op = tl.ops[i];
+// The kernels of one name: order[from, to) into tl.ops.
+struct op_span {
+  const std::uint32_t* from;
+  const std::uint32_t* to;
+};
+
+// `v` (a buffer reused from name to name) holds f(op) for the ops where `keep(op)`.
+template <class Keep, class F>
+std::vector<std::uint64_t>& gather(const timeline& tl, op_span s, std::vector<std::uint64_t>& v, Keep keep, F f) {
+  v.clear();
+  for (auto it = s.from; it != s.to; ++it)
+    if (keep(tl.ops[*it])) v.push_back(f(*it, tl.ops[*it]));
+  return v;
+}
+
+inline std::uint64_t call_ns(const gpu_op& op) noexcept { return op.call_end - op.call_start; }
+inline std::uint64_t delay_ns(const gpu_op& op) noexcept { return op.start > op.call_end ? op.start - op.call_end : 0; }
+
+inline void launch_counts(const timeline& tl, op_span s, const diagnosis_options& o, launch_stats_row& row) {
+  for (auto it = s.from; it != s.to; ++it) {
+    const gpu_op& op = tl.ops[*it];
     const std::uint64_t dur = op.end - op.start;
-    durations.push_back(dur);
     row.kernel_total_ns += dur;
     if (op.call_start == 0) continue;
-    const std::uint64_t call = op.call_end - op.call_start;
-    if (op.has_call) calls.push_back(call), row.with_call += 1;
-    const std::uint64_t delay = op.start > op.call_end ? op.start - op.call_end : 0;
-    delays.push_back(delay);
-    queue.push_back(depth[i]);
-    row.short_kernels += dur < (op.has_call ? call : o.assumed_launch_ns);
-    row.call_outliers += op.has_call && call > o.call_outlier_ns;
-    row.delay_outliers += delay > o.delay_outlier_ns;
+    row.with_call += op.has_call;
+    row.short_kernels += dur < (op.has_call ? call_ns(op) : o.assumed_launch_ns);
+    row.call_outliers += op.has_call && call_ns(op) > o.call_outlier_ns;
+    row.delay_outliers += delay_ns(op) > o.delay_outlier_ns;
   }
-  for (auto* v : {&calls, &delays, &durations, &queue}) std::sort(v->begin(), v->end());
-  row.launches = ops.size();
-  row.call_median_ns = median(calls);
-  row.call_p90_ns = quantile(calls, 0.9);
-  row.delay_median_ns = median(delays);
-  row.delay_p90_ns = quantile(delays, 0.9);
-  row.delay_max_ns = delays.empty() ? 0 : delays.back();
-  row.kernel_median_ns = median(durations);
-  const double fence = upper_fence(durations);
-  for (auto d : durations) row.duration_outliers += static_cast<double>(d) > fence;
-  row.queue_median = median(queue);
-  row.queue_max = queue.empty() ? 0 : queue.back();
+}
+
+// One row: counts, then each distribution gathered into `v` and read through order_places.
+inline launch_stats_row launch_row(const timeline& tl, op_span s, const std::vector<std::uint32_t>& depth,
+                                   const diagnosis_options& o, std::vector<std::uint64_t>& v) {
+  launch_stats_row row;
+  row.launches = static_cast<std::uint64_t>(s.to - s.from);
+  launch_counts(tl, s, o, row);
+  const auto launched = [](const gpu_op& op) { return op.call_start != 0; };
+  order_places(gather(tl, s, v, [](const gpu_op& op) { return op.has_call && op.call_start != 0; },
+                      [](std::uint32_t, const gpu_op& op) { return call_ns(op); }), {0.9});
+  row.call_median_ns = median(v);
+  row.call_p90_ns = quantile(v, 0.9);
+  order_places(gather(tl, s, v, launched, [](std::uint32_t, const gpu_op& op) { return delay_ns(op); }), {0.9});
+  row.delay_median_ns = median(v);
+  row.delay_p90_ns = quantile(v, 0.9);
+  row.delay_max_ns = v.empty() ? 0 : v.back();
+  order_places(gather(tl, s, v, [](const gpu_op&) { return true; },
+                      [](std::uint32_t, const gpu_op& op) { return op.end - op.start; }), {0.25, 0.75});
+  row.kernel_median_ns = median(v);
+  const double fence = upper_fence(v);
+  for (auto d : v) row.duration_outliers += static_cast<double>(d) > fence;
+  order_places(gather(tl, s, v, launched, [&](std::uint32_t i, const gpu_op&) { return std::uint64_t{depth[i]}; }), {});
+  row.queue_median = median(v);
+  row.queue_max = v.empty() ? 0 : v.back();
   return row;
 }
 
 inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o) {
   launch_overview out;
   const auto depth = queue_depths(tl);
-  std::unordered_map<string_id, std::vector<std::uint32_t>> by_name;
-  std::vector<std::uint64_t> all_depths;
-  for (std::uint32_t i = 0; i < tl.ops.size(); ++i) {
-    const gpu_op& op = tl.ops[i];
-    out.call_durations_from_api = out.call_durations_from_api || op.has_call;
-    if (op.call_start != 0) all_depths.push_back(depth[i]);
-    if (op.kind == op_kind::kernel) by_name[tl.t->kernels[op.index].name].push_back(i);
-  }
-  for (const auto& [name, ops] : by_name) {
-    out.kernels.push_back(launch_row(tl, ops, depth, o));
-    out.kernels.back().name = name;
-    out.launches += ops.size();
+  std::vector<std::uint64_t> v; // one buffer for every distribution
+  for (const auto& op : tl.ops) out.call_durations_from_api = out.call_durations_from_api || op.has_call;
+  const op_groups by_name = group_ops(
+      tl, [&](const gpu_op& op) { return op.kind == op_kind::kernel ? tl.t->kernels[op.index].name : op_groups::skip; },
+      tl.t->strings.size());
+  for (std::size_t g = 0; g < by_name.size(); ++g) {
+    out.kernels.push_back(launch_row(tl, {by_name.begin(g), by_name.end(g)}, depth, o, v));
+    out.kernels.back().name = static_cast<string_id>(by_name.keys[g]);
+    out.launches += out.kernels.back().launches;
     out.short_kernels += out.kernels.back().short_kernels;
   }
   std::sort(out.kernels.begin(), out.kernels.end(), [](const launch_stats_row& x, const launch_stats_row& y) {
     return x.launches != y.launches ? x.launches > y.launches : x.name < y.name;
   });
-  std::sort(all_depths.begin(), all_depths.end());
-  out.queue_median = median(all_depths);
-  out.queue_max = all_depths.empty() ? 0 : all_depths.back();
+  v.clear();
+  for (std::uint32_t i = 0; i < tl.ops.size(); ++i)
+    if (tl.ops[i].call_start != 0) v.push_back(depth[i]);
+  order_places(v, {});
+  out.queue_median = median(v);
+  out.queue_max = v.empty() ? 0 : v.back();
   return out;
 }
 

@@ -43,6 +43,7 @@ inline void memop_rules(const timeline& tl, const diagnosis_options& o, std::vec
   auto& sync_memset = out[static_cast<int>(rule_id::sync_memset)];
   sync_copy.evaluated = sync_memset.evaluated = named;
   for (const gpu_op& op : tl.ops) {
+    if (op.kind == op_kind::kernel) continue;
     const std::string_view call = t.strings[tl.call_name(op.correlation)];
     const bool known = named && !call.empty();
     const bool async = has_text(call, "Async");
@@ -60,8 +61,7 @@ inline void memop_rules(const timeline& tl, const diagnosis_options& o, std::vec
   for (auto* r : {&pageable, &sync_copy, &sync_memset}) finish_rule(*r, o.rule_rows);
 }
 
-inline void sync_rule(const timeline& tl, const diagnosis_options& o, rule_result& r) {
-  const busy_index busy(tl);
+inline void sync_rule(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o, rule_result& r) {
   const trace& t = *tl.t;
   for (std::uint32_t i = 0; i < t.syncs.size(); ++i) {
     const auto& s = t.syncs[i];
@@ -76,9 +76,13 @@ inline void sync_rule(const timeline& tl, const diagnosis_options& o, rule_resul
     row.thread = s.thread;
     row.range = tl.range_at(s.thread, s.start);
     row.stream = s.stream;
-    if (row.duration > 0)
-      row.gpu_busy_percent = 100.0 * static_cast<double>(busy.busy(s.start, s.end)) / static_cast<double>(row.duration);
     r.rows.push_back(row);
+  }
+  if (!r.rows.empty()) {
+    const busy_index busy(tl, idle);
+    for (auto& row : r.rows)
+      if (row.duration > 0)
+        row.gpu_busy_percent = 100.0 * static_cast<double>(busy.busy(row.start, row.start + row.duration)) / static_cast<double>(row.duration);
   }
   finish_rule(r, o.rule_rows);
 }
@@ -100,7 +104,7 @@ inline std::vector<rule_result> expert_rules_of(const timeline& tl, const idle_b
   std::vector<rule_result> out(rule_count);
   for (int i = 0; i < rule_count; ++i) out[static_cast<std::size_t>(i)].rule = static_cast<rule_id>(i);
   memop_rules(tl, o, out);
-  sync_rule(tl, o, out[static_cast<int>(rule_id::sync_call)]);
+  sync_rule(tl, idle, o, out[static_cast<int>(rule_id::sync_call)]);
   gap_rule(idle, o, out[static_cast<int>(rule_id::gpu_gap)]);
   utilization_rule(tl, idle, o, out[static_cast<int>(rule_id::low_utilization)]);
   return out;

@@ -22,6 +22,7 @@
 #include <nvscope/analyze/diagnose/results.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -63,31 +64,73 @@ inline step_set find_steps(const timeline& tl, const diagnosis_options& o) {
   return s;
 }
 
-// The step enclosing range `r` on its thread (r itself included), or none.
-inline std::uint32_t step_of(const step_set& s, const attribution& a, std::uint32_t r) noexcept {
-  for (int depth = 0; r != diagnosis_none && r < s.ordinal_of.size() && depth < 0x10000; ++depth) {
-    if (s.ordinal_of[r] != diagnosis_none) return s.ordinal_of[r];
-    r = r < a.parent.size() ? a.parent[r] : diagnosis_none;
+// The step enclosing each range on its thread (the range itself included), or none: each
+// chain of parents walked once (a walk stops at a range already known), so linear.
+inline std::vector<std::uint32_t> step_of_ranges(const step_set& s, const attribution& a) {
+  constexpr std::uint32_t unknown = diagnosis_none - 1;
+  const std::size_t n = s.ordinal_of.size();
+  std::vector<std::uint32_t> step(n, unknown), path;
+  for (std::uint32_t r = 0; r < n; ++r) {
+    std::uint32_t x = r, found = diagnosis_none;
+    path.clear();
+    while (x < n && path.size() < 0x10000) { // a cycle of parents ends at the bound, stepless
+      if (step[x] != unknown) {
+        found = step[x];
+        break;
+      }
+      path.push_back(x);
+      if (s.ordinal_of[x] != diagnosis_none) {
+        found = s.ordinal_of[x];
+        break;
+      }
+      x = x < a.parent.size() ? a.parent[x] : diagnosis_none;
+    }
+    for (auto p : path) step[p] = found;
   }
-  return diagnosis_none;
+  return step;
 }
+
+// Adds time to a step's (kind, name) column, each column looked up once: kernels by name,
+// the other kinds (nameless) by kind.
+class step_columns {
+ public:
+  step_columns(step_set& s, const trace& t) : s_(&s), kernels_(t.strings.size(), nullptr) {}
+  void add(component_kind kind, string_id name, std::uint32_t step, std::uint64_t ns) {
+    const bool kernel = kind == component_kind::kernel;
+    if (kernel && name >= kernels_.size()) return s_->add(kind, name, step, ns);
+    auto*& column = kernel ? kernels_[name] : others_[static_cast<std::size_t>(kind) % others_.size()];
+    if (column == nullptr) {
+      s_->add(kind, name, step, 0);
+      column = &s_->per_key[(static_cast<std::uint64_t>(kind) << 32) | name]; // nodes: the address stays
+    }
+    (*column)[step] += ns;
+  }
+
+ private:
+  step_set* s_;
+  std::vector<std::vector<std::uint64_t>*> kernels_;
+  std::array<std::vector<std::uint64_t>*, 8> others_{};
+};
 
 inline void tally_components(const timeline& tl, const idle_breakdown& idle, step_set& s) {
   const trace& t = *tl.t;
+  const auto step = step_of_ranges(s, *tl.a);
+  const auto step_at = [&](std::uint32_t range) { return range < step.size() ? step[range] : diagnosis_none; };
+  step_columns columns(s, t);
   for (const auto& op : tl.ops) {
-    const auto k = step_of(s, *tl.a, op.owner);
+    const auto k = step_at(op.owner);
     if (k == diagnosis_none) continue;
-    if (op.kind == op_kind::kernel) s.add(component_kind::kernel, t.kernels[op.index].name, k, op.end - op.start);
-    else s.add(op.kind == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
+    if (op.kind == op_kind::kernel) columns.add(component_kind::kernel, t.kernels[op.index].name, k, op.end - op.start);
+    else columns.add(op.kind == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
   }
-  for (const auto& st : idle.stretches) {
-    const auto k = st.thread == diagnosis_none ? diagnosis_none : step_of(s, *tl.a, tl.range_at(st.thread, st.start));
-    if (k != diagnosis_none) s.add(component_kind::idle, 0, k, st.duration);
+  for (const auto& st : idle.stretches) { // st.range: the range open on st.thread at st.start
+    const auto k = step_at(st.range);
+    if (k != diagnosis_none) columns.add(component_kind::idle, 0, k, st.duration);
   }
   for (const auto& sy : t.syncs) {
     if (sy.end < sy.start || sy.end == 0) continue;
-    const auto k = step_of(s, *tl.a, tl.range_at(sy.thread, sy.start));
-    if (k != diagnosis_none) s.add(component_kind::sync, 0, k, sy.end - sy.start);
+    const auto k = step_at(tl.range_at(sy.thread, sy.start));
+    if (k != diagnosis_none) columns.add(component_kind::sync, 0, k, sy.end - sy.start);
   }
 }
 

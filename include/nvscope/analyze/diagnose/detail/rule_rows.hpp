@@ -43,27 +43,35 @@ inline rule_row op_row(const timeline& tl, const gpu_op& op, std::uint64_t bytes
   return row;
 }
 
-// Merged busy intervals with prefix sums: GPU busy time inside any [a, b] in log time.
-struct busy_index {
-  std::vector<std::pair<timestamp_ns, timestamp_ns>> spans;
-  std::vector<std::uint64_t> before; // busy time of spans[0..i)
-
-  explicit busy_index(const timeline& tl) {
-    for (const auto& op : tl.ops) {
-      if (!spans.empty() && op.start <= spans.back().second) spans.back().second = std::max(spans.back().second, op.end);
-      else spans.emplace_back(op.start, op.end);
-    }
-    before.resize(spans.size() + 1, 0);
-    for (std::size_t i = 0; i < spans.size(); ++i) before[i + 1] = before[i] + (spans[i].second - spans[i].first);
-  }
-  std::uint64_t busy_until(timestamp_ns x) const noexcept {
-    auto it = std::upper_bound(spans.begin(), spans.end(), std::make_pair(x, ~timestamp_ns{0}));
-    const auto i = static_cast<std::size_t>(it - spans.begin());
-    if (i == 0) return 0;
-    const auto& s = spans[i - 1];
-    return before[i - 1] + (std::min(x, s.second) - s.first);
+// GPU busy time inside any [a, b] in log time: the window (first operation's start to the
+// last one's end) less the idle stretches inside, from prefix sums over the stretches.
+class busy_index {
+ public:
+  busy_index(const timeline& tl, const idle_breakdown& idle) : tl_(&tl), stretches_(&idle.stretches) {
+    before_.reserve(stretches_->size() + 1);
+    before_.push_back(0);
+    for (const auto& st : *stretches_) before_.push_back(before_.back() + st.duration);
   }
   std::uint64_t busy(timestamp_ns a, timestamp_ns b) const noexcept { return b > a ? busy_until(b) - busy_until(a) : 0; }
+
+ private:
+  std::uint64_t idle_until(timestamp_ns x) const noexcept {
+    const auto& s = *stretches_;
+    const auto it = std::upper_bound(s.begin(), s.end(), x, [](timestamp_ns v, const idle_stretch& st) { return v < st.start; });
+    const auto i = static_cast<std::size_t>(it - s.begin());
+    if (i == 0) return 0;
+    const auto& st = s[i - 1];
+    return before_[i - 1] + (std::min(x, st.start + st.duration) - st.start);
+  }
+  std::uint64_t busy_until(timestamp_ns x) const noexcept {
+    if (tl_->ops.empty() || x <= tl_->begin) return 0;
+    x = std::min(x, tl_->end);
+    return (x - tl_->begin) - idle_until(x);
+  }
+
+  const timeline* tl_;
+  const std::vector<idle_stretch>* stretches_;
+  std::vector<std::uint64_t> before_; // idle time of stretches[0..i)
 };
 
 } // namespace diag

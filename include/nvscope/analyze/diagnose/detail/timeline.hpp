@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -43,10 +44,76 @@ inline std::size_t thread_slot(const trace& t, std::uint32_t thread) noexcept {
   return thread < t.threads.size() ? thread : t.threads.size();
 }
 
-struct api_call {
-  timestamp_ns start = 0;
-  timestamp_ns end = 0;
-  string_id name = 0;
+// Correlation id -> the API call that launched it: the runtime call where there is one (it
+// wraps the driver call), else the driver call. A table indexed by id where ids are dense (as
+// CUPTI hands them out), else sorted pairs; linear to build, no hashing.
+class call_table {
+ public:
+  static constexpr std::uint32_t none = 0xffffffffu;
+
+  void build(const std::vector<api_record>& calls) {
+    calls_ = &calls;
+    std::uint64_t top = 0, valid = 0;
+    for (const auto& c : calls)
+      if (usable(c)) top = std::max<std::uint64_t>(top, c.correlation), ++valid;
+    if (valid == 0) return;
+    if (top <= 4 * valid + 4096) return build_dense(top);
+    build_sparse();
+  }
+  const api_record* find(std::uint32_t correlation) const noexcept {
+    std::uint32_t i = none;
+    if (!dense_.empty()) {
+      if (correlation < dense_.size()) i = dense_[correlation];
+    } else if (!sparse_.empty()) {
+      const auto it = std::lower_bound(sparse_.begin(), sparse_.end(), std::make_pair(correlation, std::uint32_t{0}));
+      if (it != sparse_.end() && it->first == correlation) i = it->second;
+    }
+    return i == none ? nullptr : &(*calls_)[i];
+  }
+  bool empty() const noexcept { return dense_.empty() && sparse_.empty(); }
+
+ private:
+  static bool usable(const api_record& c) noexcept { return c.correlation != 0 && c.end >= c.start; }
+  // Whether call `i` replaces the one held: the runtime call wraps the driver one.
+  bool replaces(std::uint32_t held, std::uint32_t i) const noexcept {
+    const auto& c = (*calls_)[i];
+    return held == none || (!c.is_driver && c.start <= (*calls_)[held].start);
+  }
+  void build_dense(std::uint64_t top) {
+    dense_.assign(static_cast<std::size_t>(top) + 1, none);
+    const auto& calls = *calls_;
+    for (std::uint32_t i = 0; i < calls.size(); ++i)
+      if (usable(calls[i]) && replaces(dense_[calls[i].correlation], i)) dense_[calls[i].correlation] = i;
+  }
+  void build_sparse() {
+    const auto& calls = *calls_;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> all; // (correlation, call), in record order per id
+    for (std::uint32_t i = 0; i < calls.size(); ++i)
+      if (usable(calls[i])) all.emplace_back(calls[i].correlation, i);
+    std::sort(all.begin(), all.end());
+    for (const auto& [correlation, i] : all) {
+      if (sparse_.empty() || sparse_.back().first != correlation) sparse_.emplace_back(correlation, none);
+      if (replaces(sparse_.back().second, i)) sparse_.back().second = i;
+    }
+  }
+
+  const std::vector<api_record>* calls_ = nullptr;
+  std::vector<std::uint32_t> dense_;                            // by correlation id
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> sparse_; // (correlation, call) by id
+};
+
+// Operation indexes grouped by a key: the groups in key order, operations in start order
+// inside each (a counting sort: linear). Keys below `dense` are looked up in a table, others
+// hashed, and only where the key changes from one operation to the next.
+struct op_groups {
+  static constexpr std::uint64_t skip = ~std::uint64_t{0}; // a key_of that returns it leaves the op out
+  std::vector<std::uint64_t> keys;  // by group
+  std::vector<std::uint32_t> first; // group g: order[first[g], first[g + 1])
+  std::vector<std::uint32_t> order;
+
+  std::size_t size() const noexcept { return keys.size(); }
+  const std::uint32_t* begin(std::size_t g) const noexcept { return order.data() + first[g]; }
+  const std::uint32_t* end(std::size_t g) const noexcept { return order.data() + first[g + 1]; }
 };
 
 // The view. Pointers stay valid while the trace and attribution live.
@@ -59,10 +126,11 @@ struct timeline {
   const trace* t = nullptr;
   const attribution* a = nullptr;
   std::vector<gpu_op> ops; // by start
+  op_groups by_stream;     // ops by (device, stream)
   std::vector<std::vector<std::uint32_t>> ranges_by_thread; // push/pop ranges by start
   std::vector<std::vector<timestamp_ns>> range_starts_by_thread;
   std::vector<std::vector<std::pair<timestamp_ns, timestamp_ns>>> syncs_by_thread; // by start
-  std::unordered_map<std::uint32_t, api_call> calls; // correlation -> runtime call (else driver)
+  call_table calls; // correlation -> runtime call (else driver)
   timestamp_ns begin = 0; // first operation's start
   timestamp_ns end = 0;   // last operation's end
   time_window window{};   // what is diagnosed, by start time; end == 0: everything
@@ -96,8 +164,8 @@ struct timeline {
   }
 
   string_id call_name(std::uint32_t correlation) const noexcept {
-    const auto it = calls.find(correlation);
-    return it == calls.end() ? 0 : it->second.name;
+    const auto* c = calls.find(correlation);
+    return c == nullptr ? 0 : c->name;
   }
 };
 
@@ -122,25 +190,12 @@ void add_records(timeline& tl, op_kind kind, const std::vector<Record>& records,
       op.thread = t.launches[l].thread;
       op.call_start = op.call_end = t.launches[l].time;
     }
-    const auto c = tl.calls.find(r.correlation);
-    if (c != tl.calls.end() && c->second.end >= c->second.start) {
-      op.call_start = c->second.start;
-      op.call_end = c->second.end;
+    if (const auto* c = tl.calls.find(r.correlation)) {
+      op.call_start = c->start;
+      op.call_end = c->end;
       op.has_call = true;
     }
     tl.ops.push_back(op);
-  }
-}
-
-inline void index_calls(timeline& tl) {
-  for (const auto& c : tl.t->api_calls) {
-    if (c.correlation == 0 || c.end < c.start) continue;
-    auto it = tl.calls.find(c.correlation);
-    if (it == tl.calls.end()) {
-      tl.calls.emplace(c.correlation, api_call{c.start, c.end, c.name});
-    } else if (!c.is_driver && c.start <= it->second.start) { // the runtime call wraps the driver one
-      it->second = api_call{c.start, c.end, c.name};
-    }
   }
 }
 
@@ -166,20 +221,82 @@ inline void index_ranges_and_syncs(timeline& tl) {
   for (auto& v : tl.syncs_by_thread) std::sort(v.begin(), v.end());
 }
 
+class group_numbers {
+ public:
+  explicit group_numbers(std::uint64_t dense) : dense_(static_cast<std::size_t>(dense), none) {}
+  std::uint32_t of(std::uint64_t key, std::vector<std::uint64_t>& keys) {
+    std::uint32_t& slot = key < dense_.size() ? dense_[static_cast<std::size_t>(key)] : sparse_.emplace(key, none).first->second;
+    if (slot == none) slot = static_cast<std::uint32_t>(keys.size()), keys.push_back(key);
+    return slot;
+  }
+
+ private:
+  static constexpr std::uint32_t none = 0xffffffffu;
+  std::vector<std::uint32_t> dense_;
+  std::unordered_map<std::uint64_t, std::uint32_t> sparse_;
+};
+
+template <class KeyOf>
+op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
+  op_groups out;
+  group_numbers numbers(dense);
+  std::vector<std::uint32_t> group(tl.ops.size(), 0xffffffffu);
+  for (std::size_t i = 0, last = 0; i < tl.ops.size(); ++i) {
+    const std::uint64_t key = key_of(tl.ops[i]);
+    if (key == op_groups::skip) continue;
+    group[i] = out.keys.size() > group[last] && out.keys[group[last]] == key ? group[last] : numbers.of(key, out.keys);
+    last = i;
+  }
+  std::vector<std::uint32_t> rank(out.keys.size()), place(out.keys.size()); // group number -> place in key order
+  for (std::uint32_t g = 0; g < rank.size(); ++g) rank[g] = g;
+  std::sort(rank.begin(), rank.end(), [&](std::uint32_t x, std::uint32_t y) { return out.keys[x] < out.keys[y]; });
+  for (std::uint32_t r = 0; r < rank.size(); ++r) place[rank[r]] = r;
+  std::sort(out.keys.begin(), out.keys.end());
+  out.first.assign(out.keys.size() + 1, 0);
+  for (auto& g : group)
+    if (g != 0xffffffffu) g = place[g], ++out.first[g + 1];
+  for (std::size_t g = 0; g < out.keys.size(); ++g) out.first[g + 1] += out.first[g];
+  out.order.resize(out.first.back());
+  std::vector<std::uint32_t> next(out.first.begin(), out.first.end() - 1);
+  for (std::uint32_t i = 0; i < group.size(); ++i)
+    if (group[i] != 0xffffffffu) out.order[next[group[i]]++] = i;
+  return out;
+}
+
+// Operations by (device, stream).
+inline op_groups ops_by_stream(const timeline& tl) {
+  return group_ops(tl, [](const gpu_op& op) { return (static_cast<std::uint64_t>(op.device) << 32) | op.stream; });
+}
+
+// Operations by (start, end), ties in kind order: each kind's run is sorted where it is not
+// already (a collector's records mostly are), then the three runs are merged (linear then).
+inline void sort_ops(std::vector<gpu_op>& ops, std::size_t copies_from, std::size_t memsets_from) {
+  const auto by_start = [](const gpu_op& x, const gpu_op& y) {
+    return x.start != y.start ? x.start < y.start : x.end < y.end;
+  };
+  const auto at = [&](std::size_t i) { return ops.begin() + static_cast<std::ptrdiff_t>(i); };
+  for (auto [from, to] : {std::make_pair(std::size_t{0}, copies_from), std::make_pair(copies_from, memsets_from),
+                          std::make_pair(memsets_from, ops.size())})
+    if (!std::is_sorted(at(from), at(to), by_start)) std::stable_sort(at(from), at(to), by_start);
+  std::inplace_merge(ops.begin(), at(copies_from), at(memsets_from), by_start);
+  std::inplace_merge(ops.begin(), at(memsets_from), ops.end(), by_start);
+}
+
 inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}) {
   timeline tl;
   tl.t = &t;
   tl.a = &a;
   tl.window = window;
-  index_calls(tl);
+  tl.calls.build(t.api_calls);
   index_ranges_and_syncs(tl);
   tl.ops.reserve(t.kernels.size() + t.copies.size() + t.memsets.size());
   add_records(tl, op_kind::kernel, t.kernels, a.kernel_launch, a.kernel_owner);
+  const auto copies_from = tl.ops.size();
   add_records(tl, op_kind::copy, t.copies, a.copy_launch, a.copy_owner);
+  const auto memsets_from = tl.ops.size();
   add_records(tl, op_kind::memset, t.memsets, a.memset_launch, a.memset_owner);
-  std::sort(tl.ops.begin(), tl.ops.end(), [](const gpu_op& x, const gpu_op& y) {
-    return x.start != y.start ? x.start < y.start : x.end < y.end;
-  });
+  sort_ops(tl.ops, copies_from, memsets_from);
+  tl.by_stream = ops_by_stream(tl);
   if (!tl.ops.empty()) {
     tl.begin = tl.ops.front().start;
     for (const auto& op : tl.ops) tl.end = std::max(tl.end, op.end);
@@ -187,13 +304,16 @@ inline timeline build_timeline(const trace& t, const attribution& a, const time_
   return tl;
 }
 
+
 // Quantile p of a sorted vector by nearest rank (the smallest value with at least p of the
 // values at or below it); the median as nsys computes it (mean of the two middle values).
+inline std::size_t quantile_place(std::size_t n, double p) noexcept {
+  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(n)));
+  return std::min(std::max<std::size_t>(rank, 1), n) - 1;
+}
+
 inline double quantile(const std::vector<std::uint64_t>& sorted, double p) noexcept {
-  if (sorted.empty()) return 0.0;
-  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
-  rank = std::min(std::max<std::size_t>(rank, 1), sorted.size());
-  return static_cast<double>(sorted[rank - 1]);
+  return sorted.empty() ? 0.0 : static_cast<double>(sorted[quantile_place(sorted.size(), p)]);
 }
 
 inline double median(const std::vector<std::uint64_t>& sorted) noexcept {
@@ -210,15 +330,39 @@ inline double upper_fence(const std::vector<std::uint64_t>& sorted) noexcept {
   return q3 + 1.5 * (q3 - q1);
 }
 
+// Puts at the places `median`, `quantile(v, p)` for each p in `ps` and the last place (the
+// maximum) the values a full sort would put there, the rest in no order: those functions
+// then read `v` as if sorted. One nth_element a place, lowest first, each over what lies
+// above the last: linear for a few places, where a sort is n log n.
+inline void order_places(std::vector<std::uint64_t>& v, std::initializer_list<double> ps) {
+  const std::size_t n = v.size();
+  if (n < 2) return;
+  std::vector<std::size_t> places{n / 2, n % 2 == 0 ? n / 2 - 1 : n / 2, n - 1};
+  for (double p : ps) places.push_back(quantile_place(n, p));
+  std::sort(places.begin(), places.end());
+  std::size_t from = 0;
+  for (std::size_t place : places) {
+    if (place < from) continue; // already in place
+    std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(place), v.end());
+    from = place + 1;
+  }
+}
+
 // Accumulates time per range name (domain, name) and returns the largest first.
 class range_tally {
  public:
   explicit range_tally(const trace& t) : t_(&t) {}
+  range_tally(const range_tally& o) : t_(o.t_), by_key_(o.by_key_) {} // the copy's cache starts empty
+  range_tally& operator=(const range_tally& o) {
+    t_ = o.t_, by_key_ = o.by_key_, last_ = nullptr;
+    return *this;
+  }
   void add(std::uint32_t range, std::uint64_t ns) {
     const std::uint64_t key = range < t_->ranges.size()
                                   ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name
                                   : ~std::uint64_t{0};
-    auto& slot = by_key_[key];
+    if (last_ == nullptr || key != last_key_) last_ = &by_key_[key], last_key_ = key; // runs of one range are common
+    auto& slot = *last_;
     slot.ns += ns;
     slot.count += 1;
     if (range < t_->ranges.size() && ns >= slot.best_ns) {
@@ -252,7 +396,9 @@ class range_tally {
     std::uint32_t range = diagnosis_none;
   };
   const trace* t_;
-  std::unordered_map<std::uint64_t, slot_t> by_key_;
+  std::unordered_map<std::uint64_t, slot_t> by_key_; // nodes: `last_` stays valid
+  std::uint64_t last_key_ = 0;
+  slot_t* last_ = nullptr;
 };
 
 } // namespace diag
