@@ -87,33 +87,33 @@ enum class memory_kind : std::uint8_t { unknown, pageable, pinned, device, array
 /// Direction of a copy, in nsys's words (`[CUDA memcpy Host-to-Device]`, ...).
 enum class copy_kind : std::uint8_t { unknown, host_to_device, device_to_host, host_to_array, array_to_host, array_to_array, array_to_device, device_to_array, device_to_device, host_to_host, peer_to_peer };
 
-/// One memory copy.
+/// One memory copy (CUPTI's MEMCPY activity; a row of nsys's cuda_gpu_mem_*_sum).
 struct copy_record {
-  timestamp_ns start = 0;
-  timestamp_ns end = 0;
-  std::uint64_t bytes = 0;
-  std::uint32_t correlation = 0;
-  std::uint32_t stream = 0;
-  std::uint32_t context = 0;
-  std::uint16_t device = 0;
+  timestamp_ns start = 0;        ///< when the copy began on the GPU
+  timestamp_ns end = 0;          ///< 0 when the record was cut short: analysis leaves it out and counts it
+  std::uint64_t bytes = 0;       ///< copied
+  std::uint32_t correlation = 0; ///< ties the copy to the API call that issued it
+  std::uint32_t stream = 0;      ///< stream id as CUPTI numbers streams
+  std::uint32_t context = 0;     ///< CUDA context id
+  std::uint16_t device = 0;      ///< device ordinal
   copy_kind kind = copy_kind::unknown;
-  memory_kind src = memory_kind::unknown;
-  memory_kind dst = memory_kind::unknown;
-  std::uint32_t graph = 0;
+  memory_kind src = memory_kind::unknown; ///< where the source lives
+  memory_kind dst = memory_kind::unknown; ///< where the destination lives
+  std::uint32_t graph = 0;                ///< CUDA graph id, 0 when not launched from a graph
 };
 
-/// One memset.
+/// One memset (CUPTI's MEMSET activity; nsys names it `[CUDA memset]`).
 struct memset_record {
-  timestamp_ns start = 0;
-  timestamp_ns end = 0;
-  std::uint64_t bytes = 0;
-  std::uint32_t value = 0;
-  std::uint32_t correlation = 0;
+  timestamp_ns start = 0;        ///< when the memset began on the GPU
+  timestamp_ns end = 0;          ///< 0 when the record was cut short, as for copies
+  std::uint64_t bytes = 0;       ///< set
+  std::uint32_t value = 0;       ///< the value written, as passed to cudaMemset
+  std::uint32_t correlation = 0; ///< ties the memset to its API call
   std::uint32_t stream = 0;
   std::uint32_t context = 0;
   std::uint16_t device = 0;
-  memory_kind memory = memory_kind::unknown;
-  std::uint32_t graph = 0;
+  memory_kind memory = memory_kind::unknown; ///< where the memory set lives
+  std::uint32_t graph = 0;                   ///< CUDA graph id, 0 outside graphs
 };
 
 /// What a host thread waited on.

@@ -106,11 +106,11 @@ struct iteration_time {
 
 // What measure_gpu adds up over the iterations.
 struct gpu_benchmark_totals {
-  double gpu_s = 0;
-  double kernel_s = 0;
-  std::uint64_t kernels = 0;
-  std::uint64_t iterations = 0;
-  std::uint64_t dropped = 0;
+  double gpu_s = 0;             // each iteration's first GPU start to its last GPU end, summed
+  double kernel_s = 0;          // kernel durations, summed
+  std::uint64_t kernels = 0;    // kernels seen
+  std::uint64_t iterations = 0; // iterations whose GPU work was recorded
+  std::uint64_t dropped = 0;    // records CUPTI dropped: any makes the iteration an error
 };
 
 // Prepares the L2 flush and starts the collector; false (the benchmark skipped with the

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace nvscope {
@@ -50,6 +51,16 @@ struct object {
   void f(std::string_view k, double v) { append_f(key(k), v); }
   void b(std::string_view k, bool v) { key(k) += v ? "true" : "false"; }
   void s(std::string_view k, std::string_view v) { append_json_string(key(k), v); }
+  // A member written by its value's type: bool, integer, floating point or text. Chains, so
+  // that fields that belong together share a line.
+  template <class V>
+  object& put(std::string_view k, const V& v) {
+    if constexpr (std::is_same_v<V, bool>) b(k, v);
+    else if constexpr (std::is_integral_v<V>) u(k, static_cast<std::uint64_t>(v));
+    else if constexpr (std::is_floating_point_v<V>) f(k, static_cast<double>(v));
+    else s(k, std::string_view(v));
+    return *this;
+  }
 };
 
 template <class T, class F>
@@ -112,21 +123,14 @@ inline void verdict(std::string& out, const trace& t, const diagnosis_verdict& v
 
 inline void stretch(std::string& out, const trace& t, const idle_stretch& x) {
   object o(out);
-  o.u("start_ns", x.start);
-  o.u("duration_ns", x.duration);
-  o.s("cause", idle_cause_name(x.cause));
-  o.s("range", diag_text::range_name(t, x.range));
-  o.s("next_owner", diag_text::range_name(t, x.next_owner));
+  o.put("start_ns", x.start).put("duration_ns", x.duration).put("cause", idle_cause_name(x.cause));
+  o.put("range", diag_text::range_name(t, x.range)).put("next_owner", diag_text::range_name(t, x.next_owner));
 }
 
 inline void idle(std::string& out, const trace& t, const idle_breakdown& b) {
   object o(out);
-  o.u("window_begin_ns", b.window_begin);
-  o.u("window_ns", b.window_ns);
-  o.u("busy_ns", b.busy_ns);
-  o.u("kernel_ns", b.kernel_ns);
-  o.u("copy_only_ns", b.copy_only_ns);
-  o.u("idle_ns", b.idle_ns);
+  o.put("window_begin_ns", b.window_begin).put("window_ns", b.window_ns);
+  o.put("busy_ns", b.busy_ns).put("kernel_ns", b.kernel_ns).put("copy_only_ns", b.copy_only_ns).put("idle_ns", b.idle_ns);
   {
     object c(o.key("causes"));
     for (int i = 0; i < idle_cause_count; ++i) {
@@ -138,62 +142,38 @@ inline void idle(std::string& out, const trace& t, const idle_breakdown& b) {
   }
   array(o.key("streams"), b.streams, [&](const stream_idle_row& r) {
     object so(out);
-    so.u("device", r.device);
-    so.u("stream", r.stream);
-    so.u("operations", r.operations);
-    so.u("busy_ns", r.busy_ns);
-    so.u("idle_ns", r.idle_ns);
-    so.u("host_wait_ns", r.host_wait_ns);
-    so.u("kernel_wait_ns", r.kernel_wait_ns);
-    so.u("other_ns", r.other_ns);
+    so.put("device", r.device).put("stream", r.stream).put("operations", r.operations);
+    so.put("busy_ns", r.busy_ns).put("idle_ns", r.idle_ns);
+    so.put("host_wait_ns", r.host_wait_ns).put("kernel_wait_ns", r.kernel_wait_ns).put("other_ns", r.other_ns);
   });
   array(o.key("longest"), b.longest, [&](const idle_stretch& x) { stretch(out, t, x); });
 }
 
 inline void launches(std::string& out, const trace& t, const launch_overview& l) {
   object o(out);
-  o.b("call_durations_from_api", l.call_durations_from_api);
-  o.u("launches", l.launches);
-  o.u("short_kernels", l.short_kernels);
-  o.f("queue_median", l.queue_median);
-  o.u("queue_max", l.queue_max);
+  o.put("call_durations_from_api", l.call_durations_from_api).put("launches", l.launches).put("short_kernels", l.short_kernels);
+  o.put("queue_median", l.queue_median).put("queue_max", l.queue_max);
   array(o.key("kernels"), l.kernels, [&](const launch_stats_row& k) {
     object ko(out);
-    ko.s("name", t.strings[k.name]);
-    ko.u("launches", k.launches);
-    ko.u("with_call", k.with_call);
-    ko.f("call_median_ns", k.call_median_ns);
-    ko.f("call_p90_ns", k.call_p90_ns);
-    ko.f("delay_median_ns", k.delay_median_ns);
-    ko.f("delay_p90_ns", k.delay_p90_ns);
-    ko.u("delay_max_ns", k.delay_max_ns);
-    ko.f("kernel_median_ns", k.kernel_median_ns);
-    ko.u("kernel_total_ns", k.kernel_total_ns);
-    ko.u("short_kernels", k.short_kernels);
-    ko.u("call_outliers", k.call_outliers);
-    ko.u("delay_outliers", k.delay_outliers);
-    ko.u("duration_outliers", k.duration_outliers);
-    ko.f("queue_median", k.queue_median);
-    ko.u("queue_max", k.queue_max);
+    ko.put("name", t.strings[k.name]).put("launches", k.launches).put("with_call", k.with_call);
+    ko.put("call_median_ns", k.call_median_ns).put("call_p90_ns", k.call_p90_ns);
+    ko.put("delay_median_ns", k.delay_median_ns).put("delay_p90_ns", k.delay_p90_ns).put("delay_max_ns", k.delay_max_ns);
+    ko.put("kernel_median_ns", k.kernel_median_ns).put("kernel_total_ns", k.kernel_total_ns);
+    ko.put("short_kernels", k.short_kernels).put("call_outliers", k.call_outliers);
+    ko.put("delay_outliers", k.delay_outliers).put("duration_outliers", k.duration_outliers);
+    ko.put("queue_median", k.queue_median).put("queue_max", k.queue_max);
   });
 }
 
 inline void rules(std::string& out, const trace& t, const std::vector<rule_result>& rs) {
   array(out, rs, [&](const rule_result& r) {
     object o(out);
-    o.s("rule", rule_name(r.rule));
-    o.b("evaluated", r.evaluated);
-    o.u("matches", r.matches);
-    o.u("total_ns", r.total_ns);
+    o.put("rule", rule_name(r.rule)).put("evaluated", r.evaluated).put("matches", r.matches).put("total_ns", r.total_ns);
     array(o.key("rows"), r.rows, [&](const rule_row& row) {
       object ro(out);
-      ro.u("start_ns", row.start);
-      ro.u("duration_ns", row.duration);
-      ro.u("bytes", row.bytes);
-      ro.s("call", t.strings[row.call]);
-      ro.s("range", diag_text::range_name(t, row.range));
-      ro.u("stream", row.stream);
-      ro.u("device", row.device);
+      ro.put("start_ns", row.start).put("duration_ns", row.duration).put("bytes", row.bytes);
+      ro.put("call", t.strings[row.call]).put("range", diag_text::range_name(t, row.range));
+      ro.put("stream", row.stream).put("device", row.device);
       if (r.rule == rule_id::low_utilization) ro.f("in_use_percent", row.in_use_percent);
       if (r.rule == rule_id::sync_call) ro.f("gpu_busy_percent", row.gpu_busy_percent);
     });
@@ -202,23 +182,16 @@ inline void rules(std::string& out, const trace& t, const std::vector<rule_resul
 
 inline void steps(std::string& out, const trace& t, const step_analysis& st) {
   object o(out);
-  o.u("steps", st.steps);
-  o.f("median_ns", st.median_ns);
-  o.f("p90_ns", st.p90_ns);
-  o.u("max_ns", st.max_ns);
-  o.f("fence_ns", st.fence_ns);
-  o.u("outlier_count", st.outlier_count);
+  o.put("steps", st.steps).put("median_ns", st.median_ns).put("p90_ns", st.p90_ns).put("max_ns", st.max_ns);
+  o.put("fence_ns", st.fence_ns).put("outlier_count", st.outlier_count);
   array(o.key("outliers"), st.outliers, [&](const outlier_step& s) {
     object so(out);
-    so.s("range", diag_text::range_name(t, s.range));
-    so.u("ordinal", s.ordinal);
-    so.u("duration_ns", s.duration);
+    so.put("range", diag_text::range_name(t, s.range)).put("ordinal", s.ordinal).put("duration_ns", s.duration);
     array(so.key("grew"), s.grew, [&](const step_growth& g) {
       object go(out);
-      go.s("kind", diag_text::component_name(g.kind));
-      go.s("name", g.kind == component_kind::kernel ? t.strings[g.name] : std::string_view());
-      go.f("median_ns", g.median_ns);
-      go.u("step_ns", g.step_ns);
+      go.put("kind", diag_text::component_name(g.kind));
+      go.put("name", g.kind == component_kind::kernel ? t.strings[g.name] : std::string_view());
+      go.put("median_ns", g.median_ns).put("step_ns", g.step_ns);
     });
   });
 }
@@ -271,32 +244,18 @@ inline std::string comparison_json(const run_comparison& c, const compare_option
   std::string out;
   {
     detail::diag_json::object o(out);
-    o.s("interval", "percentile bootstrap of the ratio of medians");
-    o.f("alpha", opt.alpha);
-    o.f("threshold", opt.threshold);
-    o.u("resamples", opt.resamples);
-    o.s("gate", c.gate_failed ? "fail" : "pass");
-    o.u("tested", c.tested);
-    o.u("significant", c.significant);
-    o.u("regressions", c.regressions);
-    o.b("gate_host", opt.gate_host);
-    o.u("ungated_above", c.ungated_above);
+    o.put("interval", "percentile bootstrap of the ratio of medians");
+    o.put("alpha", opt.alpha).put("threshold", opt.threshold).put("resamples", opt.resamples);
+    o.put("gate", c.gate_failed ? "fail" : "pass").put("tested", c.tested).put("significant", c.significant);
+    o.put("regressions", c.regressions).put("gate_host", opt.gate_host).put("ungated_above", c.ungated_above);
     detail::diag_json::array(o.key("rows"), c.rows, [&](const comparison_row& r) {
       detail::diag_json::object ro(out);
-      ro.s("group", sample_group_name(r.group));
-      ro.s("name", r.name);
-      ro.u("base_count", r.base_count);
-      ro.u("new_count", r.new_count);
-      ro.f("base_median_ns", r.base_median);
-      ro.f("new_median_ns", r.new_median);
-      ro.f("change", r.change);
-      ro.f("ci_low", r.ci_low);
-      ro.f("ci_high", r.ci_high);
-      ro.b("tested", r.tested);
-      ro.b("significant", r.significant);
-      ro.b("regression", r.regression);
-      ro.b("gated", r.gated);
-      ro.b("above_threshold", r.above_threshold);
+      ro.put("group", sample_group_name(r.group)).put("name", r.name);
+      ro.put("base_count", r.base_count).put("new_count", r.new_count);
+      ro.put("base_median_ns", r.base_median).put("new_median_ns", r.new_median);
+      ro.put("change", r.change).put("ci_low", r.ci_low).put("ci_high", r.ci_high);
+      ro.put("tested", r.tested).put("significant", r.significant).put("regression", r.regression);
+      ro.put("gated", r.gated).put("above_threshold", r.above_threshold);
     });
   }
   return out;
