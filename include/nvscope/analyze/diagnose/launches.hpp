@@ -31,9 +31,9 @@ namespace diag {
 
 // Queue depth at each operation's launch, by op index; 0 where the launch time is unknown.
 // Per stream, the launched operations in launch order (sorted only where they are not).
-inline std::vector<std::uint32_t> queue_depths(const timeline& tl) {
-  std::vector<std::uint32_t> depth(tl.ops.size(), 0), launched;
-  std::vector<timestamp_ns> ends; // running max of ends in launch order, within one stream
+inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl) {
+  scratch_vector<std::uint32_t> depth(tl.ops.size(), 0), launched;
+  scratch_vector<timestamp_ns> ends; // running max of ends in launch order, within one stream
   const auto by_launch = [&](std::uint32_t x, std::uint32_t y) { return tl.ops[x].call_start < tl.ops[y].call_start; };
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
     launched.clear();
@@ -61,7 +61,7 @@ struct op_span {
 
 // `v` (a buffer reused from name to name) holds f(op) for the ops where `keep(op)`.
 template <class Keep, class F>
-std::vector<std::uint64_t>& gather(const timeline& tl, op_span s, std::vector<std::uint64_t>& v, Keep keep, F f) {
+scratch_vector<std::uint64_t>& gather(const timeline& tl, op_span s, scratch_vector<std::uint64_t>& v, Keep keep, F f) {
   v.clear();
   for (auto it = s.from; it != s.to; ++it)
     if (keep(tl.ops[*it])) v.push_back(f(*it, tl.ops[*it]));
@@ -85,8 +85,8 @@ inline void launch_counts(const timeline& tl, op_span s, const diagnosis_options
 }
 
 // One row: counts, then each distribution gathered into `v` and read through order_places.
-inline launch_stats_row launch_row(const timeline& tl, op_span s, const std::vector<std::uint32_t>& depth,
-                                   const diagnosis_options& o, std::vector<std::uint64_t>& v) {
+inline launch_stats_row launch_row(const timeline& tl, op_span s, const scratch_vector<std::uint32_t>& depth,
+                                   const diagnosis_options& o, scratch_vector<std::uint64_t>& v) {
   launch_stats_row row;
   row.launches = static_cast<std::uint64_t>(s.to - s.from);
   launch_counts(tl, s, o, row);
@@ -113,7 +113,7 @@ inline launch_stats_row launch_row(const timeline& tl, op_span s, const std::vec
 inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o) {
   launch_overview out;
   const auto depth = queue_depths(tl);
-  std::vector<std::uint64_t> v; // one buffer for every distribution
+  scratch_vector<std::uint64_t> v; // one buffer for every distribution
   for (const auto& op : tl.ops) out.call_durations_from_api = out.call_durations_from_api || op.has_call;
   const op_groups by_name = group_ops(
       tl, [&](const gpu_op& op) { return op.kind == op_kind::kernel ? tl.t->kernels[op.index].name : op_groups::skip; },

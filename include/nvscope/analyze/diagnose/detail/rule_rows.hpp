@@ -71,7 +71,7 @@ class busy_index {
 
   const timeline* tl_;
   const std::vector<idle_stretch>* stretches_;
-  std::vector<std::uint64_t> before_; // idle time of stretches[0..i)
+  scratch_vector<std::uint64_t> before_; // idle time of stretches[0..i)
 };
 
 } // namespace diag

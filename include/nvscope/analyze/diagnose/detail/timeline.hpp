@@ -5,6 +5,7 @@
 // operations in start order with their launch call, the innermost range on a thread at any
 // time, each thread's synchronisations, the API name of a correlation id. Internal.
 
+#include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
 #include <nvscope/trace.hpp>
@@ -109,7 +110,7 @@ struct op_groups {
   static constexpr std::uint64_t skip = ~std::uint64_t{0}; // a key_of that returns it leaves the op out
   std::vector<std::uint64_t> keys;  // by group
   std::vector<std::uint32_t> first; // group g: order[first[g], first[g + 1])
-  std::vector<std::uint32_t> order;
+  scratch_vector<std::uint32_t> order;
 
   std::size_t size() const noexcept { return keys.size(); }
   const std::uint32_t* begin(std::size_t g) const noexcept { return order.data() + first[g]; }
@@ -125,7 +126,7 @@ inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
 struct timeline {
   const trace* t = nullptr;
   const attribution* a = nullptr;
-  std::vector<gpu_op> ops; // by start
+  scratch_vector<gpu_op> ops; // by start (huge pages where offered: millions of them)
   op_groups by_stream;     // ops by (device, stream)
   std::vector<std::vector<std::uint32_t>> ranges_by_thread; // push/pop ranges by start
   std::vector<std::vector<timestamp_ns>> range_starts_by_thread;
@@ -240,7 +241,7 @@ template <class KeyOf>
 op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
   op_groups out;
   group_numbers numbers(dense);
-  std::vector<std::uint32_t> group(tl.ops.size(), 0xffffffffu);
+  scratch_vector<std::uint32_t> group(tl.ops.size(), 0xffffffffu);
   for (std::size_t i = 0, last = 0; i < tl.ops.size(); ++i) {
     const std::uint64_t key = key_of(tl.ops[i]);
     if (key == op_groups::skip) continue;
@@ -270,7 +271,7 @@ inline op_groups ops_by_stream(const timeline& tl) {
 
 // Operations by (start, end), ties in kind order: each kind's run is sorted where it is not
 // already (a collector's records mostly are), then the three runs are merged (linear then).
-inline void sort_ops(std::vector<gpu_op>& ops, std::size_t copies_from, std::size_t memsets_from) {
+inline void sort_ops(scratch_vector<gpu_op>& ops, std::size_t copies_from, std::size_t memsets_from) {
   const auto by_start = [](const gpu_op& x, const gpu_op& y) {
     return x.start != y.start ? x.start < y.start : x.end < y.end;
   };
@@ -312,11 +313,13 @@ inline std::size_t quantile_place(std::size_t n, double p) noexcept {
   return std::min(std::max<std::size_t>(rank, 1), n) - 1;
 }
 
-inline double quantile(const std::vector<std::uint64_t>& sorted, double p) noexcept {
+template <class Values>
+double quantile(const Values& sorted, double p) noexcept {
   return sorted.empty() ? 0.0 : static_cast<double>(sorted[quantile_place(sorted.size(), p)]);
 }
 
-inline double median(const std::vector<std::uint64_t>& sorted) noexcept {
+template <class Values>
+double median(const Values& sorted) noexcept {
   const auto n = sorted.size();
   if (n == 0) return 0.0;
   if (n % 2 == 1) return static_cast<double>(sorted[n / 2]);
@@ -324,7 +327,8 @@ inline double median(const std::vector<std::uint64_t>& sorted) noexcept {
 }
 
 // Tukey's upper fence, Q3 + 1.5 IQR (quartiles by nearest rank).
-inline double upper_fence(const std::vector<std::uint64_t>& sorted) noexcept {
+template <class Values>
+double upper_fence(const Values& sorted) noexcept {
   const double q1 = quantile(sorted, 0.25);
   const double q3 = quantile(sorted, 0.75);
   return q3 + 1.5 * (q3 - q1);
@@ -334,7 +338,8 @@ inline double upper_fence(const std::vector<std::uint64_t>& sorted) noexcept {
 // maximum) the values a full sort would put there, the rest in no order: those functions
 // then read `v` as if sorted. One nth_element a place, lowest first, each over what lies
 // above the last: linear for a few places, where a sort is n log n.
-inline void order_places(std::vector<std::uint64_t>& v, std::initializer_list<double> ps) {
+template <class Values>
+void order_places(Values& v, std::initializer_list<double> ps) {
   const std::size_t n = v.size();
   if (n < 2) return;
   std::vector<std::size_t> places{n / 2, n % 2 == 0 ? n / 2 - 1 : n / 2, n - 1};
