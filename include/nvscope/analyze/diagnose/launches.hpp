@@ -59,67 +59,64 @@ struct op_span {
   const std::uint32_t* to;
 };
 
-// `v` (a buffer reused from name to name) holds f(op) for the ops where `keep(op)`.
-template <class Keep, class F>
-scratch_vector<std::uint64_t>& gather(const timeline& tl, op_span s, scratch_vector<std::uint64_t>& v, Keep keep, F f) {
-  v.clear();
-  for (auto it = s.from; it != s.to; ++it)
-    if (keep(tl.ops[*it])) v.push_back(f(*it, tl.ops[*it]));
-  return v;
-}
+// The distributions of one name's kernels, buffers reused from name to name.
+struct launch_columns {
+  scratch_vector<std::uint64_t> calls, delays, durations, queue;
+};
 
 inline std::uint64_t call_ns(const gpu_op& op) noexcept { return op.call_end - op.call_start; }
 inline std::uint64_t delay_ns(const gpu_op& op) noexcept { return op.start > op.call_end ? op.start - op.call_end : 0; }
 
-inline void launch_counts(const timeline& tl, op_span s, const diagnosis_options& o, launch_stats_row& row) {
+// One pass over the name's kernels: the counts of `row` and the four columns.
+inline void gather_launches(const timeline& tl, op_span s, const scratch_vector<std::uint32_t>& depth,
+                            const diagnosis_options& o, launch_stats_row& row, launch_columns& c) {
+  for (auto* v : {&c.calls, &c.delays, &c.durations, &c.queue}) v->clear();
   for (auto it = s.from; it != s.to; ++it) {
     const gpu_op& op = tl.ops[*it];
     const std::uint64_t dur = op.end - op.start;
+    c.durations.push_back(dur);
     row.kernel_total_ns += dur;
     if (op.call_start == 0) continue;
-    row.with_call += op.has_call;
+    if (op.has_call) c.calls.push_back(call_ns(op)), row.with_call += 1;
+    c.delays.push_back(delay_ns(op));
+    c.queue.push_back(depth[*it]);
     row.short_kernels += dur < (op.has_call ? call_ns(op) : o.assumed_launch_ns);
     row.call_outliers += op.has_call && call_ns(op) > o.call_outlier_ns;
     row.delay_outliers += delay_ns(op) > o.delay_outlier_ns;
   }
 }
 
-// One row: counts, then each distribution gathered into `v` and read through order_places.
+// One row: counts and columns, each column read through order_places (no full sort).
 inline launch_stats_row launch_row(const timeline& tl, op_span s, const scratch_vector<std::uint32_t>& depth,
-                                   const diagnosis_options& o, scratch_vector<std::uint64_t>& v) {
+                                   const diagnosis_options& o, launch_columns& c) {
   launch_stats_row row;
   row.launches = static_cast<std::uint64_t>(s.to - s.from);
-  launch_counts(tl, s, o, row);
-  const auto launched = [](const gpu_op& op) { return op.call_start != 0; };
-  order_places(gather(tl, s, v, [](const gpu_op& op) { return op.has_call && op.call_start != 0; },
-                      [](std::uint32_t, const gpu_op& op) { return call_ns(op); }), {0.9});
-  row.call_median_ns = median(v);
-  row.call_p90_ns = quantile(v, 0.9);
-  order_places(gather(tl, s, v, launched, [](std::uint32_t, const gpu_op& op) { return delay_ns(op); }), {0.9});
-  row.delay_median_ns = median(v);
-  row.delay_p90_ns = quantile(v, 0.9);
-  row.delay_max_ns = v.empty() ? 0 : v.back();
-  order_places(gather(tl, s, v, [](const gpu_op&) { return true; },
-                      [](std::uint32_t, const gpu_op& op) { return op.end - op.start; }), {0.25, 0.75});
-  row.kernel_median_ns = median(v);
-  const double fence = upper_fence(v);
-  for (auto d : v) row.duration_outliers += static_cast<double>(d) > fence;
-  order_places(gather(tl, s, v, launched, [&](std::uint32_t i, const gpu_op&) { return std::uint64_t{depth[i]}; }), {});
-  row.queue_median = median(v);
-  row.queue_max = v.empty() ? 0 : v.back();
+  gather_launches(tl, s, depth, o, row, c);
+  for (auto* v : {&c.calls, &c.delays, &c.queue}) order_places(*v, {0.9});
+  order_places(c.durations, {0.25, 0.75});
+  row.call_median_ns = median(c.calls);
+  row.call_p90_ns = quantile(c.calls, 0.9);
+  row.delay_median_ns = median(c.delays);
+  row.delay_p90_ns = quantile(c.delays, 0.9);
+  row.delay_max_ns = c.delays.empty() ? 0 : c.delays.back();
+  row.kernel_median_ns = median(c.durations);
+  const double fence = upper_fence(c.durations);
+  for (auto d : c.durations) row.duration_outliers += static_cast<double>(d) > fence;
+  row.queue_median = median(c.queue);
+  row.queue_max = c.queue.empty() ? 0 : c.queue.back();
   return row;
 }
 
 inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o) {
   launch_overview out;
   const auto depth = queue_depths(tl);
-  scratch_vector<std::uint64_t> v; // one buffer for every distribution
+  launch_columns columns;
   for (const auto& op : tl.ops) out.call_durations_from_api = out.call_durations_from_api || op.has_call;
   const op_groups by_name = group_ops(
       tl, [&](const gpu_op& op) { return op.kind == op_kind::kernel ? tl.t->kernels[op.index].name : op_groups::skip; },
       tl.t->strings.size());
   for (std::size_t g = 0; g < by_name.size(); ++g) {
-    out.kernels.push_back(launch_row(tl, {by_name.begin(g), by_name.end(g)}, depth, o, v));
+    out.kernels.push_back(launch_row(tl, {by_name.begin(g), by_name.end(g)}, depth, o, columns));
     out.kernels.back().name = static_cast<string_id>(by_name.keys[g]);
     out.launches += out.kernels.back().launches;
     out.short_kernels += out.kernels.back().short_kernels;
@@ -127,12 +124,13 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   std::sort(out.kernels.begin(), out.kernels.end(), [](const launch_stats_row& x, const launch_stats_row& y) {
     return x.launches != y.launches ? x.launches > y.launches : x.name < y.name;
   });
-  v.clear();
+  auto& all = columns.queue;
+  all.clear();
   for (std::uint32_t i = 0; i < tl.ops.size(); ++i)
-    if (tl.ops[i].call_start != 0) v.push_back(depth[i]);
-  order_places(v, {});
-  out.queue_median = median(v);
-  out.queue_max = v.empty() ? 0 : v.back();
+    if (tl.ops[i].call_start != 0) all.push_back(depth[i]);
+  order_places(all, {});
+  out.queue_median = median(all);
+  out.queue_max = all.empty() ? 0 : all.back();
   return out;
 }
 

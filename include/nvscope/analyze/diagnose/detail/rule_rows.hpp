@@ -70,7 +70,7 @@ class busy_index {
   }
 
   const timeline* tl_;
-  const std::vector<idle_stretch>* stretches_;
+  const decltype(idle_breakdown::stretches)* stretches_;
   scratch_vector<std::uint64_t> before_; // idle time of stretches[0..i)
 };
 
