@@ -83,6 +83,10 @@ std::string series(const scale::size_result* at, const scale::pass_times scale::
 } // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 2 || (argc == 2 && (argv[1][0] == '-' || argv[1][0] == '\0'))) {
+    std::fprintf(stderr, "usage: scale_bench [metrics.json]  (the metrics go to stdout without a file)\n");
+    return argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") ? 0 : 2;
+  }
   scale::size_result at[4];
   double peak = 0;
   for (int i = 0; i < 4; ++i) {

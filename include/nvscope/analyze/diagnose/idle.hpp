@@ -6,7 +6,8 @@
 /// kernel wait, other); over all streams, every idle stretch classified by what the thread
 /// that launched the next operation was doing (`idle_cause`) and charged to the innermost NVTX
 /// range open on that thread when the stretch began. Window: first operation's start to the
-/// last one's end (as nsys's gpu_gaps). n log n in the operations.
+/// last one's end (as nsys's gpu_gaps). Linear in the operations (streams grouped by a counting
+/// sort, the longest stretches by a bounded partial sort).
 ///
 /// \code
 ///   nvscope::idle_breakdown b = nvscope::idle_time(t, nvscope::attribute(t));

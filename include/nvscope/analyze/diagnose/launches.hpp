@@ -8,7 +8,9 @@
 /// call and delay outliers (HTA's 50 us and 100 us cut-offs), duration outliers (Tukey), and
 /// the queue depth at each launch (operations of the stream launched and not yet ended).
 /// Call durations come from the trace's API records; without them each launch record is a
-/// call of zero length and the short-kernel test uses `assumed_launch_ns`. n log n.
+/// call of zero length and the short-kernel test uses `assumed_launch_ns`. Linear: names
+/// grouped by a counting sort, medians and percentiles by selection; a stream's launches are
+/// sorted only where they are out of order.
 ///
 /// \code
 ///   nvscope::launch_overview l = nvscope::launch_statistics(t, nvscope::attribute(t));
