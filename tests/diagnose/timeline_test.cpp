@@ -1,0 +1,160 @@
+// The diagnosis' building blocks against plain reference versions on fresh random input: order
+// statistics by selection against a full sort, the correlation table (dense and sparse ids)
+// against a map, grouping by counting against a stable sort, the operations' merge of sorted
+// runs, and each range's step found once against the walk up its parents.
+
+#include <nvscope/analyze/diagnose/steps.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+namespace {
+
+using namespace nvscope;
+using namespace nvscope::detail::diag;
+using nvscope::detail::scratch_vector;
+
+unsigned fresh_seed() { return std::random_device{}(); }
+
+} // namespace
+
+TEST_CASE("order_places puts at every place median, quantile and the maximum read what a full sort puts there") {
+  const auto seed = fresh_seed();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 g(seed);
+  for (int round = 0; round < 400; ++round) {
+    const std::size_t n = g() % 300;
+    const std::uint64_t spread = round % 3 == 0 ? 4 : 1000000; // many ties, then few
+    scratch_vector<std::uint64_t> v(n);
+    for (auto& x : v) x = g() % spread;
+    std::vector<std::uint64_t> sorted(v.begin(), v.end());
+    std::sort(sorted.begin(), sorted.end());
+    order_places(v, {0.25, 0.75, 0.9});
+    CAPTURE(n);
+    CHECK(median(v) == median(sorted));
+    CHECK(upper_fence(v) == upper_fence(sorted));
+    CHECK(quantile(v, 0.9) == quantile(sorted, 0.9));
+    if (n > 0) CHECK(v.back() == sorted.back());
+    std::sort(v.begin(), v.end());
+    CHECK(std::vector<std::uint64_t>(v.begin(), v.end()) == sorted); // a permutation, nothing lost
+  }
+}
+
+TEST_CASE("the correlation table keeps the runtime call over the driver call it wraps, dense ids or sparse") {
+  const auto seed = fresh_seed();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 g(seed);
+  for (const bool sparse : {false, true}) {
+    std::vector<api_record> calls;
+    for (std::uint32_t i = 0; i < 3000; ++i) {
+      api_record c;
+      c.correlation = sparse ? static_cast<std::uint32_t>(g() % 50 + 1) * 40000000u : static_cast<std::uint32_t>(g() % 1500);
+      c.start = 1000 + g() % 100;
+      c.end = g() % 20 == 0 ? c.start - 1 : c.start + g() % 50; // some with an end before their start
+      c.is_driver = g() % 2 == 0;
+      c.name = static_cast<string_id>(i);
+      calls.push_back(c);
+    }
+    std::map<std::uint32_t, std::size_t> expected; // the rule written out plainly
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      const auto& c = calls[i];
+      if (c.correlation == 0 || c.end < c.start) continue;
+      const auto it = expected.find(c.correlation);
+      if (it == expected.end()) expected[c.correlation] = i;
+      else if (!c.is_driver && c.start <= calls[it->second].start) it->second = i;
+    }
+    call_table table;
+    table.build(calls);
+    CHECK(table.empty() == expected.empty());
+    for (std::uint32_t id = 0; id < 1500; ++id) {
+      const auto want = sparse ? std::uint32_t{id + 1} * 40000000u : id;
+      const auto it = expected.find(want);
+      const api_record* got = table.find(want);
+      CAPTURE(want);
+      if (it == expected.end()) CHECK(got == nullptr);
+      else CHECK(got == &calls[it->second]);
+      if (sparse) CHECK(table.find(want + 1) == nullptr);
+    }
+  }
+}
+
+TEST_CASE("operations come out by (start, end) and grouped by stream and by name as a stable sort groups them") {
+  const auto seed = fresh_seed();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 g(seed);
+  trace t;
+  for (int i = 0; i < 7; ++i) t.strings.intern("kernel_" + std::to_string(i));
+  for (std::uint32_t i = 0; i < 5000; ++i) {
+    kernel_record k;
+    k.start = g() % 100000; // out of order, with ties
+    k.end = k.start + g() % 500;
+    k.name = static_cast<string_id>(1 + g() % 7);
+    k.stream = static_cast<std::uint32_t>(g() % 2 ? g() % 4 : 3000000000u + g() % 3);
+    k.device = static_cast<std::uint16_t>(g() % 2);
+    t.kernels.push_back(k);
+  }
+  for (std::uint32_t i = 0; i < 800; ++i) {
+    copy_record c;
+    c.start = 50 * i; // already in order: left as it is and merged
+    c.end = c.start + 30;
+    c.stream = 9;
+    t.copies.push_back(c);
+  }
+  const auto a = attribute(t);
+  const timeline tl = build_timeline(t, a);
+  REQUIRE(tl.ops.size() == t.kernels.size() + t.copies.size());
+  CHECK(std::is_sorted(tl.ops.begin(), tl.ops.end(), [](const gpu_op& x, const gpu_op& y) {
+    return x.start != y.start ? x.start < y.start : x.end < y.end;
+  }));
+  auto check_groups = [&](const op_groups& groups, auto key_of) {
+    std::vector<std::uint32_t> expected;
+    for (std::uint32_t i = 0; i < tl.ops.size(); ++i)
+      if (key_of(tl.ops[i]) != op_groups::skip) expected.push_back(i);
+    std::stable_sort(expected.begin(), expected.end(),
+                     [&](std::uint32_t x, std::uint32_t y) { return key_of(tl.ops[x]) < key_of(tl.ops[y]); });
+    CHECK(std::vector<std::uint32_t>(groups.order.begin(), groups.order.end()) == expected);
+    for (std::size_t s = 0; s < groups.size(); ++s)
+      for (auto i = groups.begin(s); i != groups.end(s); ++i) CHECK(key_of(tl.ops[*i]) == groups.keys[s]);
+  };
+  check_groups(tl.by_stream, [](const gpu_op& op) { return (std::uint64_t{op.device} << 32) | op.stream; });
+  const auto name_of = [&](const gpu_op& op) {
+    return op.kind == op_kind::kernel ? std::uint64_t{t.kernels[op.index].name} : op_groups::skip;
+  };
+  check_groups(group_ops(tl, name_of, t.strings.size()), name_of); // names in a dense table
+  check_groups(group_ops(tl, name_of, 0), name_of);                 // the same names hashed
+}
+
+TEST_CASE("each range's step is the one its walk up the parents meets first, cycles included") {
+  const auto seed = fresh_seed();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 g(seed);
+  for (int round = 0; round < 50; ++round) {
+    const std::uint32_t n = 1 + static_cast<std::uint32_t>(g() % 400);
+    attribution a;
+    step_set s;
+    a.parent.resize(n);
+    s.ordinal_of.assign(n, diagnosis_none);
+    for (std::uint32_t r = 0; r < n; ++r) {
+      const auto pick = g() % 10;
+      a.parent[r] = pick < 2 ? attribution::none : pick < 9 ? static_cast<std::uint32_t>(g() % n) : n + 5; // cycles and strays
+      if (g() % 8 == 0) s.ordinal_of[r] = static_cast<std::uint32_t>(g() % 100);
+    }
+    const auto step = step_of_ranges(s, a);
+    for (std::uint32_t r = 0; r < n; ++r) {
+      std::uint32_t want = diagnosis_none, x = r;
+      for (std::uint32_t hops = 0; x < n && hops <= n; ++hops, x = a.parent[x]) { // a walk longer than n is a cycle
+        if (s.ordinal_of[x] != diagnosis_none) {
+          want = s.ordinal_of[x];
+          break;
+        }
+      }
+      CAPTURE(r);
+      CHECK(step[r] == want);
+    }
+  }
+}
