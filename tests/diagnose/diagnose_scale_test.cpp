@@ -9,6 +9,11 @@
 //    machine's price; at 24,000 kernels the memory stays. In CPU time that read x7.4-x8.6;
 //    with the allocator told to keep freed memory, x4.5. Here: it keeps it, and the best of
 //    7 runs is taken, small and large interleaved (the first run warms the heap).
+// The diagnosis' large arrays from that heap too, not mapped fresh per call
+// (analyze/detail/scratch.hpp maps 4 MiB and more: at 96,000 kernels the timeline, at 24,000
+// not, so the large trace alone paid its faults every run and read x6.3); as in
+// analyze_scale_test, this binary bounds the work, bench/analyze/scale_bench the faults.
+#define NVSCOPE_DETAIL_PLAIN_SCRATCH 1
 #include "scenarios.hpp"
 
 #include <nvscope/analyze/diagnose/diagnose.hpp>
