@@ -65,20 +65,22 @@ inline step_set find_steps(const timeline& tl, const diagnosis_options& o) {
 }
 
 // The step enclosing each range on its thread (the range itself included), or none: each
-// chain of parents walked once (a walk stops at a range already known), so linear.
+// chain of parents walked once (a walk stops at a range already known), so linear. A walk
+// that comes back to a range on its own path is a cycle of parents (hostile input): stepless.
 inline std::vector<std::uint32_t> step_of_ranges(const step_set& s, const attribution& a) {
-  constexpr std::uint32_t unknown = diagnosis_none - 1;
+  constexpr std::uint32_t unknown = diagnosis_none - 1, walking = diagnosis_none - 2;
   const std::size_t n = s.ordinal_of.size();
   std::vector<std::uint32_t> step(n, unknown), path;
   for (std::uint32_t r = 0; r < n; ++r) {
     std::uint32_t x = r, found = diagnosis_none;
     path.clear();
-    while (x < n && path.size() < 0x10000) { // a cycle of parents ends at the bound, stepless
+    while (x < n && step[x] != walking) {
       if (step[x] != unknown) {
         found = step[x];
         break;
       }
       path.push_back(x);
+      step[x] = walking;
       if (s.ordinal_of[x] != diagnosis_none) {
         found = s.ordinal_of[x];
         break;
