@@ -5,6 +5,7 @@
 // operations in start order with their launch call, the innermost range on a thread at any
 // time, each thread's synchronisations, the API name of a correlation id. Internal.
 
+#include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
@@ -46,61 +47,25 @@ inline std::size_t thread_slot(const trace& t, std::uint32_t thread) noexcept {
 }
 
 // Correlation id -> the API call that launched it: the runtime call where there is one (it
-// wraps the driver call), else the driver call. A table indexed by id where ids are dense (as
-// CUPTI hands them out), else sorted pairs; linear to build, no hashing.
+// wraps the driver call), else the driver call; calls with no id or an end before their start
+// are left out.
 class call_table {
  public:
-  static constexpr std::uint32_t none = 0xffffffffu;
-
   void build(const std::vector<api_record>& calls) {
     calls_ = &calls;
-    std::uint64_t top = 0, valid = 0;
-    for (const auto& c : calls)
-      if (usable(c)) top = std::max<std::uint64_t>(top, c.correlation), ++valid;
-    if (valid == 0) return;
-    if (top <= 4 * valid + 4096) return build_dense(top);
-    build_sparse();
+    index_ = correlation_index(
+        calls, [](const api_record& c) { return c.correlation != 0 && c.end >= c.start; },
+        [&](std::uint32_t held, std::uint32_t i) { return !calls[i].is_driver && calls[i].start <= calls[held].start; });
   }
   const api_record* find(std::uint32_t correlation) const noexcept {
-    std::uint32_t i = none;
-    if (!dense_.empty()) {
-      if (correlation < dense_.size()) i = dense_[correlation];
-    } else if (!sparse_.empty()) {
-      const auto it = std::lower_bound(sparse_.begin(), sparse_.end(), std::make_pair(correlation, std::uint32_t{0}));
-      if (it != sparse_.end() && it->first == correlation) i = it->second;
-    }
-    return i == none ? nullptr : &(*calls_)[i];
+    const auto i = index_.find(correlation);
+    return i == no_index ? nullptr : &(*calls_)[i];
   }
-  bool empty() const noexcept { return dense_.empty() && sparse_.empty(); }
+  bool empty() const noexcept { return index_.empty(); }
 
  private:
-  static bool usable(const api_record& c) noexcept { return c.correlation != 0 && c.end >= c.start; }
-  // Whether call `i` replaces the one held: the runtime call wraps the driver one.
-  bool replaces(std::uint32_t held, std::uint32_t i) const noexcept {
-    const auto& c = (*calls_)[i];
-    return held == none || (!c.is_driver && c.start <= (*calls_)[held].start);
-  }
-  void build_dense(std::uint64_t top) {
-    dense_.assign(static_cast<std::size_t>(top) + 1, none);
-    const auto& calls = *calls_;
-    for (std::uint32_t i = 0; i < calls.size(); ++i)
-      if (usable(calls[i]) && replaces(dense_[calls[i].correlation], i)) dense_[calls[i].correlation] = i;
-  }
-  void build_sparse() {
-    const auto& calls = *calls_;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> all; // (correlation, call), in record order per id
-    for (std::uint32_t i = 0; i < calls.size(); ++i)
-      if (usable(calls[i])) all.emplace_back(calls[i].correlation, i);
-    std::sort(all.begin(), all.end());
-    for (const auto& [correlation, i] : all) {
-      if (sparse_.empty() || sparse_.back().first != correlation) sparse_.emplace_back(correlation, none);
-      if (replaces(sparse_.back().second, i)) sparse_.back().second = i;
-    }
-  }
-
   const std::vector<api_record>* calls_ = nullptr;
-  std::vector<std::uint32_t> dense_;                            // by correlation id
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> sparse_; // (correlation, call) by id
+  correlation_index index_;
 };
 
 // Operation indexes grouped by a key: the groups in key order, operations in start order
