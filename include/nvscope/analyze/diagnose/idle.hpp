@@ -41,7 +41,7 @@ inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns 
 // Union lengths of all operations and of kernels with memsets; the stretches between.
 inline void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
   timestamp_ns cover = 0, kernel_cover = 0;
-  b.stretches.reserve(tl.ops.size()); // at most one a operation; only what is written is touched
+  b.stretches.reserve(tl.ops.size()); // at most one per operation; only what is written is touched
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const gpu_op& op = tl.ops[i];
     if (i > 0 && op.start > cover) {
