@@ -1,7 +1,7 @@
 // The diagnosis' building blocks against plain reference versions on fresh random input: order
 // statistics by selection against a full sort, the correlation table (dense and sparse ids)
 // against a map, grouping by counting against a stable sort, the operations' merge of sorted
-// runs, and each range's step found once against the walk up its parents.
+// runs, and each range's step (outermost first) against the walk up its parents.
 
 #include <nvscope/analyze/diagnose/steps.hpp>
 
@@ -129,25 +129,33 @@ TEST_CASE("operations come out by (start, end) and grouped by stream and by name
   check_groups(group_ops(tl, name_of, 0), name_of);                 // the same names hashed
 }
 
-TEST_CASE("each range's step is the one its walk up the parents meets first, cycles included") {
+TEST_CASE("each range's step is the one its walk up the parents meets first, on random nested ranges") {
   const auto seed = fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 g(seed);
   for (int round = 0; round < 50; ++round) {
-    const std::uint32_t n = 1 + static_cast<std::uint32_t>(g() % 400);
-    attribution a;
-    step_set s;
-    a.parent.resize(n);
-    s.ordinal_of.assign(n, diagnosis_none);
-    for (std::uint32_t r = 0; r < n; ++r) {
-      const auto pick = g() % 10;
-      a.parent[r] = pick < 2 ? attribution::none : pick < 9 ? static_cast<std::uint32_t>(g() % n) : n + 5; // cycles and strays
-      if (g() % 8 == 0) s.ordinal_of[r] = static_cast<std::uint32_t>(g() % 100);
+    trace t;
+    t.threads.resize(3);
+    const std::uint32_t n = 1 + static_cast<std::uint32_t>(g() % 600);
+    for (std::uint32_t r = 0; r < n; ++r) { // random intervals: attribute() nests them by containment
+      range_record x;
+      x.thread = static_cast<std::uint32_t>(g() % 4); // 3: outside the thread table
+      x.start = g() % 10000;
+      x.end = g() % 12 == 0 ? 0 : x.start + g() % (g() % 4 == 0 ? 5000 : 200); // some never closed
+      x.is_mark = g() % 10 == 0;
+      x.is_push_pop = g() % 5 != 0;
+      t.ranges.push_back(x);
     }
-    const auto step = step_of_ranges(s, a);
+    const auto a = attribute(t);
+    step_set s;
+    s.ordinal_of.assign(n, diagnosis_none);
+    for (std::uint32_t r = 0; r < n; ++r)
+      if (!t.ranges[r].is_mark && g() % 8 == 0) s.ordinal_of[r] = static_cast<std::uint32_t>(g() % 100);
+    const auto step = step_of_ranges(t, s, a);
+    REQUIRE(step.size() == n);
     for (std::uint32_t r = 0; r < n; ++r) {
-      std::uint32_t want = diagnosis_none, x = r;
-      for (std::uint32_t hops = 0; x < n && hops <= n; ++hops, x = a.parent[x]) { // a walk longer than n is a cycle
+      std::uint32_t want = diagnosis_none;
+      for (std::uint32_t x = r; x < n; x = a.parent[x]) { // attribute()'s parents form no cycle
         if (s.ordinal_of[x] != diagnosis_none) {
           want = s.ordinal_of[x];
           break;
@@ -156,5 +164,8 @@ TEST_CASE("each range's step is the one its walk up the parents meets first, cyc
       CAPTURE(r);
       CHECK(step[r] == want);
     }
+    attribution bare; // not attribute()'s: no nesting, each range its own step only
+    bare.parent = a.parent;
+    CHECK(step_of_ranges(t, s, bare) == s.ordinal_of);
   }
 }

@@ -65,7 +65,8 @@ inline void overall_stretches(const timeline& tl, const diagnosis_options& o, id
 }
 
 inline void charge_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
-  std::vector<range_tally> tallies(idle_cause_count, range_tally(*tl.t));
+  std::vector<range_tally> tallies;
+  for (int c = 0; c < idle_cause_count; ++c) tallies.emplace_back(*tl.t);
   for (const auto& s : b.stretches) {
     const auto c = static_cast<int>(s.cause);
     b.cause_ns[c] += s.duration;

@@ -7,7 +7,7 @@
 /// least `step_outlier_min_excess` above the median; for each outlier, what grew against the
 /// median step: GPU time per kernel name launched inside it, copy time, memset time, GPU idle
 /// time that began inside it, and synchronisation time on its thread. Linear in the records
-/// times the nesting depth, plus sorting.
+/// and ranges, plus sorting the steps and each column once.
 ///
 /// \code
 ///   nvscope::step_analysis s = nvscope::step_outliers(t, nvscope::attribute(t));
@@ -16,6 +16,7 @@
 /// \endcode
 
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/step_names.hpp>
 #include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
@@ -38,10 +39,11 @@ struct step_set {
   std::vector<std::uint32_t> ordinal_of; // per trace range
   std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> per_key; // component -> ns per step
 
-  void add(component_kind kind, string_id name, std::uint32_t step, std::uint64_t ns) {
+  // The (kind, name) column: ns per step, zeros where new.
+  std::vector<std::uint64_t>& column(component_kind kind, string_id name) {
     auto& v = per_key[(static_cast<std::uint64_t>(kind) << 32) | name];
     if (v.empty()) v.assign(ranges.size(), 0);
-    v[step] += ns;
+    return v;
   }
 };
 
@@ -64,31 +66,21 @@ inline step_set find_steps(const timeline& tl, const diagnosis_options& o) {
   return s;
 }
 
-// The step enclosing each range on its thread (the range itself included), or none: each
-// chain of parents walked once (a walk stops at a range already known), so linear. A walk
-// that comes back to a range on its own path is a cycle of parents (hostile input): stepless.
-inline std::vector<std::uint32_t> step_of_ranges(const step_set& s, const attribution& a) {
-  constexpr std::uint32_t unknown = diagnosis_none - 1, walking = diagnosis_none - 2;
-  const std::size_t n = s.ordinal_of.size();
-  std::vector<std::uint32_t> step(n, unknown), path;
-  for (std::uint32_t r = 0; r < n; ++r) {
-    std::uint32_t x = r, found = diagnosis_none;
-    path.clear();
-    while (x < n && step[x] != walking) {
-      if (step[x] != unknown) {
-        found = step[x];
-        break;
-      }
-      path.push_back(x);
-      step[x] = walking;
-      if (s.ordinal_of[x] != diagnosis_none) {
-        found = s.ordinal_of[x];
-        break;
-      }
-      x = x < a.parent.size() ? a.parent[x] : diagnosis_none;
-    }
-    for (auto p : path) step[p] = found;
-  }
+// The step enclosing each range on its thread (the range itself included), or none: push/pop
+// ranges outermost first, each taking its parent's step unless it is a step itself (linear);
+// then marks and start/end ranges, from their parents. Without attribute(t)'s depths
+// (`a.depth`), no nesting is followed.
+inline std::vector<std::uint32_t> step_of_ranges(const trace& t, const step_set& s, const attribution& a) {
+  std::vector<std::uint32_t> step(s.ordinal_of);
+  step.resize(t.ranges.size(), diagnosis_none);
+  if (a.depth.size() != t.ranges.size() || a.parent.size() != t.ranges.size()) return step;
+  const auto take_parents = [&](std::uint32_t r) {
+    if (step[r] == diagnosis_none && a.parent[r] < step.size()) step[r] = step[a.parent[r]];
+  };
+  const auto order = deepest_first(t, a);
+  for (auto r = order.rbegin(); r != order.rend(); ++r) take_parents(*r);
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
+    if (t.ranges[r].is_mark || !t.ranges[r].is_push_pop) take_parents(r);
   return step;
 }
 
@@ -99,12 +91,12 @@ class step_columns {
   step_columns(step_set& s, const trace& t) : s_(&s), kernels_(t.strings.size(), nullptr) {}
   void add(component_kind kind, string_id name, std::uint32_t step, std::uint64_t ns) {
     const bool kernel = kind == component_kind::kernel;
-    if (kernel && name >= kernels_.size()) return s_->add(kind, name, step, ns);
-    auto*& column = kernel ? kernels_[name] : others_[static_cast<std::size_t>(kind) % others_.size()];
-    if (column == nullptr) {
-      s_->add(kind, name, step, 0);
-      column = &s_->per_key[(static_cast<std::uint64_t>(kind) << 32) | name]; // nodes: the address stays
+    if (kernel && name >= kernels_.size()) {
+      s_->column(kind, name)[step] += ns;
+      return;
     }
+    auto*& column = kernel ? kernels_[name] : others_[static_cast<std::size_t>(kind) % others_.size()];
+    if (column == nullptr) column = &s_->column(kind, name); // map nodes: the address stays
     (*column)[step] += ns;
   }
 
@@ -116,7 +108,7 @@ class step_columns {
 
 inline void tally_components(const timeline& tl, const idle_breakdown& idle, step_set& s) {
   const trace& t = *tl.t;
-  const auto step = step_of_ranges(s, *tl.a);
+  const auto step = step_of_ranges(t, s, *tl.a);
   const auto step_at = [&](std::uint32_t range) { return range < step.size() ? step[range] : diagnosis_none; };
   step_columns columns(s, t);
   for (const auto& op : tl.ops) {

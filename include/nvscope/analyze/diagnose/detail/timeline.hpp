@@ -5,6 +5,7 @@
 // operations in start order with their launch call, the innermost range on a thread at any
 // time, each thread's synchronisations, the API name of a correlation id. Internal.
 
+#include <nvscope/analyze/detail/buckets.hpp>
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/index.hpp>
@@ -69,12 +70,13 @@ class call_table {
 };
 
 // Operation indexes grouped by a key: the groups in key order, operations in start order
-// inside each (a counting sort: linear). Keys below `dense` are looked up in a table, others
-// hashed, and only where the key changes from one operation to the next.
+// inside each (numbered by first appearance, then bucketed: linear). Keys below `dense` are
+// looked up in a table, others hashed, and only where the key changes from one operation to
+// the next.
 struct op_groups {
   static constexpr std::uint64_t skip = ~std::uint64_t{0}; // a key_of that returns it leaves the op out
   std::vector<std::uint64_t> keys;  // by group
-  std::vector<std::uint32_t> first; // group g: order[first[g], first[g + 1])
+  scratch_vector<std::uint32_t> first; // group g: order[first[g], first[g + 1])
   scratch_vector<std::uint32_t> order;
 
   std::size_t size() const noexcept { return keys.size(); }
@@ -206,7 +208,8 @@ template <class KeyOf>
 op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
   op_groups out;
   group_numbers numbers(dense);
-  scratch_vector<std::uint32_t> group(tl.ops.size(), 0xffffffffu);
+  constexpr std::uint32_t left_out = 0xffffffffu;
+  scratch_vector<std::uint32_t> group(tl.ops.size(), left_out); // by first appearance
   for (std::size_t i = 0, last = 0; i < tl.ops.size(); ++i) {
     const std::uint64_t key = key_of(tl.ops[i]);
     if (key == op_groups::skip) continue;
@@ -218,14 +221,11 @@ op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
   std::sort(rank.begin(), rank.end(), [&](std::uint32_t x, std::uint32_t y) { return out.keys[x] < out.keys[y]; });
   for (std::uint32_t r = 0; r < rank.size(); ++r) place[rank[r]] = r;
   std::sort(out.keys.begin(), out.keys.end());
-  out.first.assign(out.keys.size() + 1, 0);
-  for (auto& g : group)
-    if (g != 0xffffffffu) g = place[g], ++out.first[g + 1];
-  for (std::size_t g = 0; g < out.keys.size(); ++g) out.first[g + 1] += out.first[g];
-  out.order.resize(out.first.back());
-  std::vector<std::uint32_t> next(out.first.begin(), out.first.end() - 1);
-  for (std::uint32_t i = 0; i < group.size(); ++i)
-    if (group[i] != 0xffffffffu) out.order[next[group[i]]++] = i;
+  buckets by_place(group.size(), out.keys.size(), [&](std::size_t i) -> std::size_t {
+    return group[i] == left_out ? out.keys.size() : place[group[i]];
+  });
+  out.first = std::move(by_place.offset);
+  out.order = std::move(by_place.order);
   return out;
 }
 
@@ -322,11 +322,8 @@ void order_places(Values& v, std::initializer_list<double> ps) {
 class range_tally {
  public:
   explicit range_tally(const trace& t) : t_(&t) {}
-  range_tally(const range_tally& o) : t_(o.t_), by_key_(o.by_key_) {} // the copy's cache starts empty
-  range_tally& operator=(const range_tally& o) {
-    t_ = o.t_, by_key_ = o.by_key_, last_ = nullptr;
-    return *this;
-  }
+  range_tally(range_tally&&) = default; // a moved map keeps its nodes: `last_` stays valid
+  range_tally& operator=(range_tally&&) = default;
   void add(std::uint32_t range, std::uint64_t ns) {
     const std::uint64_t key = range < t_->ranges.size()
                                   ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name
