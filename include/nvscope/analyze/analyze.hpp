@@ -48,6 +48,7 @@ inline diagnosis_options diagnosis_options_for(const trace& t, const analysis_op
 ///   auto r = nvscope::analyze(t, o);
 /// \endcode
 inline analysis_report analyze(const trace& t, const analysis_options& options = {}) {
+  const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
   analysis_report r;
   const trace_index x = index_trace(t, options.start_end);
   r.kernels = kernel_summary(t, x, options.kernel_names);

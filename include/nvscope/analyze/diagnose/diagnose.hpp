@@ -33,6 +33,7 @@ inline namespace v1 {
 
 /// Every diagnosis pass over `t`; `a` from `attribute(t)`.
 inline diagnosis diagnose(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
+  const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
   diagnosis d;
   const auto tl = detail::diag::build_timeline(t, a, o.window);
   d.idle = detail::diag::idle_time_of(tl, o);

@@ -1,0 +1,94 @@
+// The analysis' scratch arrays (analyze/detail/scratch.hpp): inside a scratch_scope a freed
+// large array's pages serve the next one (the smallest kept block that fits), contents are
+// the vector's own, a block may be freed on another thread or after its scope, and nothing
+// is kept outside a scope. Under the sanitizers every array comes from the heap.
+
+#include <nvscope/analyze/detail/scratch.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <thread>
+
+namespace {
+
+using nvscope::detail::scratch_pool;
+using nvscope::detail::scratch_scope;
+using nvscope::detail::scratch_vector;
+
+constexpr std::size_t mib = std::size_t{1} << 20;
+
+} // namespace
+
+#if !defined(NVSCOPE_DETAIL_PLAIN_SCRATCH) && defined(__linux__)
+
+TEST_CASE("inside a scope a freed large array serves the next one that fits, the smallest block first") {
+  const scratch_scope scope;
+  const std::uint32_t* big = nullptr;
+  const std::uint32_t* small = nullptr;
+  {
+    scratch_vector<std::uint32_t> a(16 * mib / 4, 7), b(6 * mib / 4, 9);
+    big = a.data(), small = b.data();
+  }
+  CHECK(scratch_pool::of_this_thread().kept_count == 2);
+  scratch_vector<std::uint32_t> c(5 * mib / 4); // fits both: takes the 6 MiB one
+  CHECK(c.data() == small);
+  scratch_vector<std::uint64_t> d(12 * mib / 8); // only the 16 MiB one fits
+  CHECK(reinterpret_cast<const void*>(d.data()) == big);
+  scratch_vector<std::uint32_t> e(32 * mib / 4, 3); // none fits: a fresh block
+  CHECK(e.data() != big);
+  CHECK(scratch_pool::of_this_thread().kept_count == 0);
+  std::mt19937_64 g(std::random_device{}());
+  for (auto& v : c) v = static_cast<std::uint32_t>(g());
+  const auto sum = std::accumulate(c.begin(), c.end(), std::uint64_t{0});
+  scratch_vector<std::uint32_t> f(c); // a copy reads what was written, not the old block's 7s and 9s
+  CHECK(std::accumulate(f.begin(), f.end(), std::uint64_t{0}) == sum);
+  CHECK(e[e.size() - 1] == 3);
+}
+
+TEST_CASE("scopes nest, and what an inner scope frees stays kept until the outermost ends") {
+  {
+    const scratch_scope outer;
+    {
+      const scratch_scope inner;
+      scratch_vector<char> a(8 * mib, 'x');
+    }
+    CHECK(scratch_pool::of_this_thread().kept_count == 1);
+  }
+  CHECK(scratch_pool::of_this_thread().kept_count == 0); // unmapped at the end
+  scratch_vector<char> b(8 * mib, 'y');
+  b = {};
+  CHECK(scratch_pool::of_this_thread().kept_count == 0); // no scope: nothing kept
+}
+
+TEST_CASE("a block from a scope may outlive it and be freed on another thread") {
+  scratch_vector<std::uint64_t> escaped;
+  {
+    const scratch_scope scope;
+    scratch_vector<std::uint64_t> tmp(8 * mib / 8, 1); // kept, then reused by `escaped`
+    tmp = {};
+    escaped.assign(5 * mib / 8 + 1000, 5);
+    CHECK(scratch_pool::of_this_thread().kept_count == 0);
+  }
+  std::thread([v = std::move(escaped)]() mutable {
+    CHECK(v.back() == 5);
+    v = {}; // unmapped whole (its block's size is in its header), no scope here
+    CHECK(scratch_pool::of_this_thread().kept_count == 0);
+  }).join();
+}
+
+#else
+
+TEST_CASE("under the sanitizers scratch arrays come from the heap and keep their contents") {
+  const scratch_scope scope;
+  scratch_vector<std::uint32_t> a(8 * mib / 4);
+  std::iota(a.begin(), a.end(), 0u);
+  a.resize(a.size() * 2, 1);
+  CHECK(a[12345] == 12345u);
+  CHECK(a.back() == 1u);
+  CHECK(scratch_pool::of_this_thread().kept_count == 0);
+}
+
+#endif
