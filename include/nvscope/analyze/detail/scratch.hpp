@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #if defined(__linux__)
@@ -74,6 +75,9 @@ struct scratch_pool {
   }
   void release() noexcept;
 };
+// Nothing to destroy: a pass run from an exit handler (the injected collector's) after this
+// thread's thread_local objects are gone still finds a usable pool.
+static_assert(std::is_trivially_destructible<scratch_pool>::value, "scratch_pool must stay trivially destructible");
 
 // While one lives on a thread (scopes nest), that thread's large scratch arrays reuse each
 // other's pages (see scratch_pool). `analyze` and `diagnose` open one around their passes.
