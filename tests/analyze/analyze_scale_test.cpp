@@ -58,8 +58,7 @@ double pooled_ratio(const std::vector<measurement>& runs, std::size_t i, scale::
     const auto& b = m[i].*pass;
     for (int k = 0; k < std::min(a.reps, b.reps); ++k) r.push_back(b.seconds[k] / a.seconds[k]);
   }
-  std::sort(r.begin(), r.end());
-  return r.empty() ? 0.0 : r.size() % 2 ? r[r.size() / 2] : (r[r.size() / 2 - 1] + r[r.size() / 2]) / 2;
+  return scale::median_of(std::move(r));
 }
 
 constexpr scale::pass_times scale::size_result::*passes[] = {&scale::size_result::analyze, &scale::size_result::chrome,

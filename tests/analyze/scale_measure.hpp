@@ -44,6 +44,14 @@ inline long minor_faults() {
   return u.ru_minflt;
 }
 
+// The median of v (the mean of the two middle values of an even count); 0 when empty.
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 // One pass's runs: CPU seconds and minor page faults of each.
 constexpr int max_reps = 7;
 struct pass_times {
@@ -53,11 +61,7 @@ struct pass_times {
 
   double best() const { return *std::min_element(seconds, seconds + reps); }
   double worst() const { return *std::max_element(seconds, seconds + reps); }
-  double median() const {
-    std::vector<double> v(seconds, seconds + reps);
-    std::sort(v.begin(), v.end());
-    return reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
-  }
+  double median() const { return median_of(std::vector<double>(seconds, seconds + reps)); }
 };
 
 // Plain data: it crosses a pipe from the child.
