@@ -169,3 +169,55 @@ TEST_CASE("each range's step is the one its walk up the parents meets first, on 
     CHECK(step_of_ranges(t, s, bare) == s.ordinal_of);
   }
 }
+
+TEST_CASE("each thread index has its own ranges and syncs, foreign indexes included, on random traces") {
+  const auto seed = fresh_seed();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 g(seed);
+  const std::uint32_t ids[] = {0, 1, 7, 10'000'000, 0xfffffff0u, 0xffffffffu}; // 2 in the thread table
+  for (int round = 0; round < 40; ++round) {
+    trace t;
+    t.threads.resize(2);
+    for (std::uint32_t r = 0, n = 1 + static_cast<std::uint32_t>(g() % 400); r < n; ++r) {
+      range_record x;
+      x.thread = ids[g() % 6];
+      x.start = g() % 10000;
+      x.end = g() % 12 == 0 ? 0 : x.start + g() % 300;
+      x.is_push_pop = g() % 5 != 0;
+      t.ranges.push_back(x);
+    }
+    for (const auto id : ids) // each thread's syncs one after another, never overlapping
+      for (timestamp_ns at = g() % 300; at < 10000; at += 1 + g() % 400) {
+        const timestamp_ns len = g() % 200;
+        t.syncs.push_back(sync_record{at, at + len, 0, 0, 0, id, sync_kind::stream});
+        at += len;
+      }
+    std::shuffle(t.syncs.begin(), t.syncs.end(), g);
+    const auto a = attribute(t);
+    const timeline tl = build_timeline(t, a);
+    for (int q = 0; q < 300; ++q) {
+      const auto thread = ids[g() % 6];
+      const timestamp_ns time = g() % 10500, from = time > 500 ? time - g() % 500 : 0;
+      // The same lookups on this thread's records alone.
+      std::vector<std::uint32_t> mine;
+      for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
+        if (t.ranges[r].thread == thread && t.ranges[r].is_push_pop && t.ranges[r].start <= time) mine.push_back(r);
+      std::uint32_t range = diagnosis_none;
+      if (!mine.empty()) {
+        range = *std::max_element(mine.begin(), mine.end(), [&](std::uint32_t x, std::uint32_t y) {
+          return t.ranges[x].start != t.ranges[y].start ? t.ranges[x].start < t.ranges[y].start : x < y;
+        });
+        while (range != diagnosis_none && a.range_end[range] < time) range = a.parent[range];
+      }
+      timestamp_ns last_start = 0, sync_end = 0;
+      for (const auto& s : t.syncs)
+        if (s.thread == thread && s.start <= time && s.start >= last_start) last_start = s.start, sync_end = s.end >= from ? s.end : 0;
+      CAPTURE(thread);
+      CAPTURE(time);
+      CHECK(tl.range_at(thread, time) == range);
+      CHECK(tl.last_sync_end(thread, from, time) == sync_end);
+    }
+    CHECK(tl.range_at(12345, 5000) == diagnosis_none); // an index no record carries
+    CHECK(tl.last_sync_end(12345, 0, 10000) == 0);
+  }
+}

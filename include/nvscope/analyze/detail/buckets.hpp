@@ -16,26 +16,32 @@ namespace detail {
 
 
 // Thread index (as records carry it) -> dense slot. Indexes of `trace::threads` map to
-// themselves; any other value (a corrupt or foreign index) gets a slot after them, so that
-// memory follows the threads present, never the largest index.
+// themselves; any other value a range, launch or sync carries (a corrupt or foreign index)
+// gets a slot of its own after them, so that memory follows the threads present, never the
+// largest index. An index no record carries has no slot: `slot` returns `size()`.
 class thread_table {
  public:
+  thread_table() = default; // no threads
   explicit thread_table(const trace& t) : known_(static_cast<std::uint32_t>(t.threads.size())) {
-    auto note = [&](std::uint32_t th) { if (th >= known_) extra_.push_back(th); };
+    auto note = [&](std::uint32_t th) { // runs of one thread are the rule: noted once a run
+      if (th >= known_ && (extra_.empty() || extra_.back() != th)) extra_.push_back(th);
+    };
     for (const auto& r : t.ranges) note(r.thread);
     for (const auto& l : t.launches) note(l.thread);
+    for (const auto& s : t.syncs) note(s.thread);
     std::sort(extra_.begin(), extra_.end());
     extra_.erase(std::unique(extra_.begin(), extra_.end()), extra_.end());
   }
   std::uint32_t slot(std::uint32_t thread) const noexcept {
     if (thread < known_) return thread;
     const auto it = std::lower_bound(extra_.begin(), extra_.end(), thread);
-    return known_ + static_cast<std::uint32_t>(it - extra_.begin());
+    return it != extra_.end() && *it == thread ? known_ + static_cast<std::uint32_t>(it - extra_.begin())
+                                               : static_cast<std::uint32_t>(size());
   }
   std::size_t size() const noexcept { return known_ + extra_.size(); }
 
  private:
-  std::uint32_t known_;
+  std::uint32_t known_ = 0;
   std::vector<std::uint32_t> extra_;
 };
 

@@ -42,11 +42,6 @@ struct gpu_op {
   bool has_call = false; // an API record gives the call's end
 };
 
-// Thread index (as records carry it) -> slot; any index past trace::threads shares one slot.
-inline std::size_t thread_slot(const trace& t, std::uint32_t thread) noexcept {
-  return thread < t.threads.size() ? thread : t.threads.size();
-}
-
 // Correlation id -> the API call that launched it: the runtime call where there is one (it
 // wraps the driver call), else the driver call; calls with no id or an end before their start
 // are left out.
@@ -95,6 +90,7 @@ struct timeline {
   const attribution* a = nullptr;
   scratch_vector<gpu_op> ops; // by start (huge pages where offered: millions of them)
   op_groups by_stream;     // ops by (device, stream)
+  thread_table threads;    // thread index -> slot of the three per-thread tables below
   std::vector<std::vector<std::uint32_t>> ranges_by_thread; // push/pop ranges by start
   std::vector<std::vector<timestamp_ns>> range_starts_by_thread;
   std::vector<std::vector<std::pair<timestamp_ns, timestamp_ns>>> syncs_by_thread; // by start
@@ -107,7 +103,7 @@ struct timeline {
 
   // Innermost push/pop range open on `thread` at `time`, or none.
   std::uint32_t range_at(std::uint32_t thread, timestamp_ns time) const noexcept {
-    const auto slot = thread_slot(*t, thread);
+    const auto slot = threads.slot(thread);
     if (slot >= ranges_by_thread.size()) return diagnosis_none;
     const auto& starts = range_starts_by_thread[slot];
     auto it = std::upper_bound(starts.begin(), starts.end(), time);
@@ -119,7 +115,7 @@ struct timeline {
 
   // The end of the last synchronisation `thread` sat in at some moment of [from, to], or 0.
   timestamp_ns last_sync_end(std::uint32_t thread, timestamp_ns from, timestamp_ns to) const noexcept {
-    const auto slot = thread_slot(*t, thread);
+    const auto slot = threads.slot(thread);
     if (slot >= syncs_by_thread.size()) return 0;
     const auto& s = syncs_by_thread[slot];
     auto it = std::upper_bound(s.begin(), s.end(), std::make_pair(to, ~timestamp_ns{0}));
@@ -169,13 +165,13 @@ void add_records(timeline& tl, op_kind kind, const std::vector<Record>& records,
 
 inline void index_ranges_and_syncs(timeline& tl) {
   const trace& t = *tl.t;
-  const std::size_t slots = t.threads.size() + 1;
+  const std::size_t slots = tl.threads.size();
   tl.ranges_by_thread.assign(slots, {});
   tl.range_starts_by_thread.assign(slots, {});
   tl.syncs_by_thread.assign(slots, {});
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i) {
     const auto& r = t.ranges[i];
-    if (!r.is_mark && r.is_push_pop) tl.ranges_by_thread[thread_slot(t, r.thread)].push_back(i);
+    if (!r.is_mark && r.is_push_pop) tl.ranges_by_thread[tl.threads.slot(r.thread)].push_back(i);
   }
   for (std::size_t s = 0; s < slots; ++s) {
     auto& v = tl.ranges_by_thread[s];
@@ -185,7 +181,7 @@ inline void index_ranges_and_syncs(timeline& tl) {
     for (auto r : v) tl.range_starts_by_thread[s].push_back(t.ranges[r].start);
   }
   for (const auto& s : t.syncs)
-    if (s.end >= s.start && s.end != 0) tl.syncs_by_thread[thread_slot(t, s.thread)].emplace_back(s.start, s.end);
+    if (s.end >= s.start && s.end != 0) tl.syncs_by_thread[tl.threads.slot(s.thread)].emplace_back(s.start, s.end);
   for (auto& v : tl.syncs_by_thread) std::sort(v.begin(), v.end());
 }
 
@@ -253,6 +249,7 @@ inline timeline build_timeline(const trace& t, const attribution& a, const time_
   tl.t = &t;
   tl.a = &a;
   tl.window = window;
+  tl.threads = thread_table(t);
   tl.calls.build(t.api_calls);
   index_ranges_and_syncs(tl);
   tl.ops.reserve(t.kernels.size() + t.copies.size() + t.memsets.size());
