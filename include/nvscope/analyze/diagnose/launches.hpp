@@ -8,9 +8,9 @@
 /// call and delay outliers (HTA's 50 us and 100 us cut-offs), duration outliers (Tukey), and
 /// the queue depth at each launch (operations of the stream launched and not yet ended).
 /// Call durations come from the trace's API records; without them each launch record is a
-/// call of zero length and the short-kernel test uses `assumed_launch_ns`. Linear: names
-/// grouped by a counting sort, medians and percentiles by selection; a stream's launches are
-/// sorted only where they are out of order.
+/// call of zero length and the short-kernel test uses `assumed_launch_ns`. Linear: every
+/// name's columns filled in one pass over the operations in start order, medians and
+/// percentiles by selection; a stream's launches are sorted only where they are out of order.
 ///
 /// \code
 ///   nvscope::launch_overview l = nvscope::launch_statistics(t, nvscope::attribute(t));
@@ -55,79 +55,104 @@ inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl) {
   return depth;
 }
 
-// The kernels of one name: order[from, to) into tl.ops.
-struct op_span {
-  const std::uint32_t* from;
-  const std::uint32_t* to;
+// One name's values in a column: what order_places, median and quantile read.
+template <class T>
+struct column_span {
+  T* first;
+  std::size_t n;
+  std::size_t size() const noexcept { return n; }
+  bool empty() const noexcept { return n == 0; }
+  T* begin() const noexcept { return first; }
+  T* end() const noexcept { return first + n; }
+  T& operator[](std::size_t i) const noexcept { return first[i]; }
+  T& back() const noexcept { return first[n - 1]; }
 };
 
-// The distributions of one name's kernels, buffers reused from name to name.
+// The distributions of every name's kernels, each name's values together in each column
+// (name p's from offset[p]), filled in one pass over the operations in start order.
 struct launch_columns {
-  scratch_vector<std::uint64_t> calls, delays, durations, queue;
+  scratch_vector<std::uint32_t> offset;
+  scratch_vector<std::uint64_t> calls, delays, durations;
+  scratch_vector<std::uint32_t> queue, launched; // launched: per name, operations with a launch time
 };
 
 inline std::uint64_t call_ns(const gpu_op& op) noexcept { return op.call_end - op.call_start; }
 inline std::uint64_t delay_ns(const gpu_op& op) noexcept { return op.start > op.call_end ? op.start - op.call_end : 0; }
 
-// One pass over the name's kernels: the counts of `row` and the four columns.
-inline void gather_launches(const timeline& tl, op_span s, const scratch_vector<std::uint32_t>& depth,
-                            const diagnosis_options& o, launch_stats_row& row, launch_columns& c) {
-  for (auto* v : {&c.calls, &c.delays, &c.durations, &c.queue}) v->clear();
-  for (auto it = s.from; it != s.to; ++it) {
-    const gpu_op& op = tl.ops[*it];
+// One pass over the kernels: every row's counts and every name's four columns.
+inline void gather_launches(const timeline& tl, const op_places& names, const scratch_vector<std::uint32_t>& depth,
+                            const diagnosis_options& o, std::vector<launch_stats_row>& rows, launch_columns& c) {
+  const auto ng = names.keys.size();
+  c.offset.assign(ng + 1, 0);
+  for (const auto p : names.place)
+    if (p != op_places::none) ++c.offset[p + 1];
+  for (std::size_t p = 0; p < ng; ++p) c.offset[p + 1] += c.offset[p];
+  for (auto* v : {&c.calls, &c.delays, &c.durations}) v->resize(c.offset[ng]);
+  c.queue.resize(c.offset[ng]);
+  c.launched.assign(ng, 0);
+  for (std::size_t i = 0; i < tl.ops.size(); ++i) {
+    const auto p = names.place[i];
+    if (p == op_places::none) continue;
+    const gpu_op& op = tl.ops[i];
+    auto& row = rows[p];
     const std::uint64_t dur = op.end - op.start;
-    c.durations.push_back(dur);
+    c.durations[c.offset[p] + row.launches++] = dur;
     row.kernel_total_ns += dur;
     if (op.call_start == 0) continue;
-    if (op.has_call) c.calls.push_back(call_ns(op)), row.with_call += 1;
-    c.delays.push_back(delay_ns(op));
-    c.queue.push_back(depth[*it]);
+    if (op.has_call) c.calls[c.offset[p] + row.with_call++] = call_ns(op);
+    const auto at = c.offset[p] + c.launched[p]++;
+    c.delays[at] = delay_ns(op);
+    c.queue[at] = depth[i];
     row.short_kernels += dur < (op.has_call ? call_ns(op) : o.assumed_launch_ns);
     row.call_outliers += op.has_call && call_ns(op) > o.call_outlier_ns;
     row.delay_outliers += delay_ns(op) > o.delay_outlier_ns;
   }
 }
 
-// One row: counts and columns, each column read through order_places (no full sort).
-inline launch_stats_row launch_row(const timeline& tl, op_span s, const scratch_vector<std::uint32_t>& depth,
-                                   const diagnosis_options& o, launch_columns& c) {
-  launch_stats_row row;
-  row.launches = static_cast<std::uint64_t>(s.to - s.from);
-  gather_launches(tl, s, depth, o, row, c);
-  for (auto* v : {&c.calls, &c.delays, &c.queue}) order_places(*v, {0.9});
-  order_places(c.durations, {0.25, 0.75});
-  row.call_median_ns = median(c.calls);
-  row.call_p90_ns = quantile(c.calls, 0.9);
-  row.delay_median_ns = median(c.delays);
-  row.delay_p90_ns = quantile(c.delays, 0.9);
-  row.delay_max_ns = c.delays.empty() ? 0 : c.delays.back();
-  row.kernel_median_ns = median(c.durations);
-  const double fence = upper_fence(c.durations);
-  for (auto d : c.durations) row.duration_outliers += static_cast<double>(d) > fence;
-  row.queue_median = median(c.queue);
-  row.queue_max = c.queue.empty() ? 0 : c.queue.back();
-  return row;
+// Name p's medians, percentiles and outliers, each column read through order_places (no full sort).
+inline void finish_row(std::size_t p, launch_columns& c, launch_stats_row& row) {
+  const auto at = c.offset[p];
+  column_span<std::uint64_t> calls{c.calls.data() + at, static_cast<std::size_t>(row.with_call)},
+      delays{c.delays.data() + at, c.launched[p]}, durations{c.durations.data() + at, static_cast<std::size_t>(row.launches)};
+  column_span<std::uint32_t> queue{c.queue.data() + at, c.launched[p]};
+  order_places(calls, {0.9});
+  order_places(delays, {0.9});
+  order_places(queue, {0.9});
+  order_places(durations, {0.25, 0.75});
+  row.call_median_ns = median(calls);
+  row.call_p90_ns = quantile(calls, 0.9);
+  row.delay_median_ns = median(delays);
+  row.delay_p90_ns = quantile(delays, 0.9);
+  row.delay_max_ns = delays.empty() ? 0 : delays.back();
+  row.kernel_median_ns = median(durations);
+  const double fence = upper_fence(durations);
+  for (auto d : durations) row.duration_outliers += static_cast<double>(d) > fence;
+  row.queue_median = median(queue);
+  row.queue_max = queue.empty() ? 0 : queue.back();
 }
 
 inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o) {
   launch_overview out;
   const auto depth = queue_depths(tl);
-  launch_columns columns;
   for (const auto& op : tl.ops) out.call_durations_from_api = out.call_durations_from_api || op.has_call;
-  const op_groups by_name = group_ops(
+  const op_places names = place_ops(
       tl, [&](const gpu_op& op) { return op.kind == op_kind::kernel ? tl.t->kernels[op.index].name : op_groups::skip; },
       tl.t->strings.size());
-  for (std::size_t g = 0; g < by_name.size(); ++g) {
-    out.kernels.push_back(launch_row(tl, {by_name.begin(g), by_name.end(g)}, depth, o, columns));
-    out.kernels.back().name = static_cast<string_id>(by_name.keys[g]);
-    out.launches += out.kernels.back().launches;
-    out.short_kernels += out.kernels.back().short_kernels;
+  out.kernels.resize(names.keys.size());
+  launch_columns columns;
+  gather_launches(tl, names, depth, o, out.kernels, columns);
+  for (std::size_t p = 0; p < out.kernels.size(); ++p) {
+    auto& row = out.kernels[p];
+    finish_row(p, columns, row);
+    row.name = static_cast<string_id>(names.keys[p]);
+    out.launches += row.launches;
+    out.short_kernels += row.short_kernels;
   }
+  columns = {};
   std::sort(out.kernels.begin(), out.kernels.end(), [](const launch_stats_row& x, const launch_stats_row& y) {
     return x.launches != y.launches ? x.launches > y.launches : x.name < y.name;
   });
-  auto& all = columns.queue;
-  all.clear();
+  scratch_vector<std::uint32_t> all;
   for (std::uint32_t i = 0; i < tl.ops.size(); ++i)
     if (tl.ops[i].call_start != 0) all.push_back(depth[i]);
   order_places(all, {});

@@ -200,12 +200,20 @@ class group_numbers {
   std::unordered_map<std::uint64_t, std::uint32_t> sparse_;
 };
 
+// Each operation's group as its place in key order (groups numbered by first appearance, then
+// placed by key), or `op_places::none` where key_of skips the operation.
+struct op_places {
+  static constexpr std::uint32_t none = 0xffffffffu;
+  std::vector<std::uint64_t> keys;     // by place, ascending
+  scratch_vector<std::uint32_t> place; // by operation
+};
+
 template <class KeyOf>
-op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
-  op_groups out;
+op_places place_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
+  op_places out;
   group_numbers numbers(dense);
-  constexpr std::uint32_t left_out = 0xffffffffu;
-  scratch_vector<std::uint32_t> group(tl.ops.size(), left_out); // by first appearance
+  out.place.assign(tl.ops.size(), op_places::none); // group numbers first, places below
+  auto& group = out.place;
   for (std::size_t i = 0, last = 0; i < tl.ops.size(); ++i) {
     const std::uint64_t key = key_of(tl.ops[i]);
     if (key == op_groups::skip) continue;
@@ -217,9 +225,17 @@ op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
   std::sort(rank.begin(), rank.end(), [&](std::uint32_t x, std::uint32_t y) { return out.keys[x] < out.keys[y]; });
   for (std::uint32_t r = 0; r < rank.size(); ++r) place[rank[r]] = r;
   std::sort(out.keys.begin(), out.keys.end());
-  buckets by_place(group.size(), out.keys.size(), [&](std::size_t i) -> std::size_t {
-    return group[i] == left_out ? out.keys.size() : place[group[i]];
-  });
+  for (auto& g : group)
+    if (g != op_places::none) g = place[g];
+  return out;
+}
+
+template <class KeyOf>
+op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
+  op_places p = place_ops(tl, key_of, dense);
+  op_groups out;
+  buckets by_place(p.place.size(), p.keys.size(), [&](std::size_t i) -> std::size_t { return p.place[i]; });
+  out.keys = std::move(p.keys);
   out.first = std::move(by_place.offset);
   out.order = std::move(by_place.order);
   return out;
