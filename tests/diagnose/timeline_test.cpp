@@ -1,7 +1,8 @@
 // The diagnosis' building blocks against plain reference versions on fresh random input: order
 // statistics by selection against a full sort, the correlation table (dense and sparse ids)
 // against a map, grouping by counting against a stable sort, the operations' merge of sorted
-// runs, and each range's step (outermost first) against the walk up its parents.
+// runs, each range's step (outermost first) against the walk up its parents, and the range and
+// sync open on a thread against that thread's records alone.
 
 #include <nvscope/analyze/diagnose/steps.hpp>
 
@@ -170,7 +171,7 @@ TEST_CASE("each range's step is the one its walk up the parents meets first, on 
   }
 }
 
-TEST_CASE("each thread index has its own ranges and syncs, foreign indexes included, on random traces") {
+TEST_CASE("each thread index has its own ranges and syncs, foreign indexes included, hinted or not, on random traces") {
   const auto seed = fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 g(seed);
@@ -195,9 +196,13 @@ TEST_CASE("each thread index has its own ranges and syncs, foreign indexes inclu
     std::shuffle(t.syncs.begin(), t.syncs.end(), g);
     const auto a = attribute(t);
     const timeline tl = build_timeline(t, a);
-    for (int q = 0; q < 300; ++q) {
+    lookup_hints hints(tl.threads.size()); // the hinted lookups must find the same
+    std::vector<timestamp_ns> times(300);
+    for (auto& x : times) x = g() % 10500;
+    if (round % 2) std::sort(times.begin(), times.end()); // growing times: walked forward; else searched
+    for (const auto time : times) {
       const auto thread = ids[g() % 6];
-      const timestamp_ns time = g() % 10500, from = time > 500 ? time - g() % 500 : 0;
+      const timestamp_ns from = time > 500 ? time - g() % 500 : 0;
       // The same lookups on this thread's records alone.
       std::vector<std::uint32_t> mine;
       for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
@@ -216,6 +221,8 @@ TEST_CASE("each thread index has its own ranges and syncs, foreign indexes inclu
       CAPTURE(time);
       CHECK(tl.range_at(thread, time) == range);
       CHECK(tl.last_sync_end(thread, from, time) == sync_end);
+      CHECK(tl.range_at(thread, time, &hints) == range);
+      CHECK(tl.last_sync_end(thread, from, time, &hints) == sync_end);
     }
     CHECK(tl.range_at(12345, 5000) == diagnosis_none); // an index no record carries
     CHECK(tl.last_sync_end(12345, 0, 10000) == 0);

@@ -28,10 +28,10 @@ namespace detail {
 namespace diag {
 
 inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns gap_start, std::uint64_t gap,
-                           const diagnosis_options& o) noexcept {
+                           const diagnosis_options& o, lookup_hints* hints = nullptr) noexcept {
   if (next.call_start == 0 || next.thread == diagnosis_none) return idle_cause::other;
   if (next.call_start <= gap_start) return gap < o.launch_gap_max_ns ? idle_cause::launch : idle_cause::other;
-  const timestamp_ns sync_end = tl.last_sync_end(next.thread, gap_start, next.call_start);
+  const timestamp_ns sync_end = tl.last_sync_end(next.thread, gap_start, next.call_start, hints);
   const timestamp_ns host_from = std::max(gap_start, std::min(sync_end, next.call_start));
   if (sync_end != 0 && next.call_start - host_from < o.launch_gap_max_ns) return idle_cause::sync;
   if (sync_end != 0 || gap >= o.launch_gap_max_ns) return idle_cause::host; // host work after the sync
@@ -41,6 +41,7 @@ inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns 
 // Union lengths of all operations and of kernels with memsets; the stretches between.
 inline void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
   timestamp_ns cover = 0, kernel_cover = 0;
+  lookup_hints hints(tl.threads.size()); // the stretches come in time order
   b.stretches.reserve(tl.ops.size()); // at most one per operation; only what is written is touched
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const gpu_op& op = tl.ops[i];
@@ -48,9 +49,9 @@ inline void overall_stretches(const timeline& tl, const diagnosis_options& o, id
       idle_stretch s;
       s.start = cover;
       s.duration = op.start - cover;
-      s.cause = cause_of(tl, op, cover, s.duration, o);
+      s.cause = cause_of(tl, op, cover, s.duration, o, &hints);
       s.thread = op.thread;
-      s.range = op.thread == diagnosis_none ? diagnosis_none : tl.range_at(op.thread, cover);
+      s.range = op.thread == diagnosis_none ? diagnosis_none : tl.range_at(op.thread, cover, &hints);
       s.next_owner = op.owner;
       b.stretches.push_back(s);
     }

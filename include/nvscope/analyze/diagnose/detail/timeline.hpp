@@ -79,6 +79,30 @@ struct op_groups {
   const std::uint32_t* end(std::size_t g) const noexcept { return order.data() + first[g + 1]; }
 };
 
+// Where each thread's last range and sync lookups ended (per thread slot), for a pass whose
+// lookup times mostly grow (the operations in start order): the next lookup walks forward from
+// there, a few steps at most, and searches where the time went back or jumped ahead.
+struct lookup_hints {
+  explicit lookup_hints(std::size_t slots) : ranges(slots, 0), syncs(slots, 0) {}
+  std::vector<std::size_t> ranges, syncs;
+};
+
+// std::upper_bound's place of `key` in sorted `v`, found from `hint` and left there.
+template <class Values, class Key>
+std::size_t place_after(const Values& v, const Key& key, std::size_t& hint) noexcept {
+  std::size_t p = hint;
+  if (p > v.size() || (p > 0 && key < v[p - 1])) {
+    p = static_cast<std::size_t>(std::upper_bound(v.begin(), v.end(), key) - v.begin());
+  } else {
+    for (int steps = 0; p < v.size() && !(key < v[p]); ++p)
+      if (++steps == 8) {
+        p = static_cast<std::size_t>(std::upper_bound(v.begin() + static_cast<std::ptrdiff_t>(p), v.end(), key) - v.begin());
+        break;
+      }
+  }
+  return hint = p;
+}
+
 // The view. Pointers stay valid while the trace and attribution live.
 // The diagnosis window (`end == 0`: the whole trace) holds what starts inside it.
 inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
@@ -101,24 +125,29 @@ struct timeline {
 
   bool inside(timestamp_ns start) const noexcept { return in_window(window, start); }
 
-  // Innermost push/pop range open on `thread` at `time`, or none.
-  std::uint32_t range_at(std::uint32_t thread, timestamp_ns time) const noexcept {
+  // Innermost push/pop range open on `thread` at `time`, or none. `hints`: see lookup_hints.
+  std::uint32_t range_at(std::uint32_t thread, timestamp_ns time, lookup_hints* hints = nullptr) const noexcept {
     const auto slot = threads.slot(thread);
     if (slot >= ranges_by_thread.size()) return diagnosis_none;
     const auto& starts = range_starts_by_thread[slot];
-    auto it = std::upper_bound(starts.begin(), starts.end(), time);
-    if (it == starts.begin()) return diagnosis_none;
-    std::uint32_t r = ranges_by_thread[slot][static_cast<std::size_t>(it - starts.begin()) - 1];
+    const auto place = hints && slot < hints->ranges.size()
+                           ? place_after(starts, time, hints->ranges[slot])
+                           : static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), time) - starts.begin());
+    if (place == 0) return diagnosis_none;
+    std::uint32_t r = ranges_by_thread[slot][place - 1];
     while (r != diagnosis_none && r < a->range_end.size() && a->range_end[r] < time) r = a->parent[r];
     return r < t->ranges.size() ? r : diagnosis_none;
   }
 
   // The end of the last synchronisation `thread` sat in at some moment of [from, to], or 0.
-  timestamp_ns last_sync_end(std::uint32_t thread, timestamp_ns from, timestamp_ns to) const noexcept {
+  timestamp_ns last_sync_end(std::uint32_t thread, timestamp_ns from, timestamp_ns to, lookup_hints* hints = nullptr) const noexcept {
     const auto slot = threads.slot(thread);
     if (slot >= syncs_by_thread.size()) return 0;
     const auto& s = syncs_by_thread[slot];
-    auto it = std::upper_bound(s.begin(), s.end(), std::make_pair(to, ~timestamp_ns{0}));
+    const auto key = std::make_pair(to, ~timestamp_ns{0});
+    auto it = s.begin() + static_cast<std::ptrdiff_t>(hints && slot < hints->syncs.size()
+                                                          ? place_after(s, key, hints->syncs[slot])
+                                                          : static_cast<std::size_t>(std::upper_bound(s.begin(), s.end(), key) - s.begin()));
     timestamp_ns last = 0;
     for (int back = 0; it != s.begin() && back < 8; ++back) { // syncs of one thread do not overlap
       --it;
