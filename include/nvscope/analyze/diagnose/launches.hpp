@@ -32,23 +32,30 @@ namespace detail {
 namespace diag {
 
 // Queue depth at each operation's launch, by op index; 0 where the launch time is unknown.
-// Per stream, the launched operations in launch order (sorted only where they are not).
+// Per stream, the launched operations in launch order (sorted only where they are not), each
+// read once from the operations into a compact list.
 inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl) {
-  scratch_vector<std::uint32_t> depth(tl.ops.size(), 0), launched;
+  struct launched_op {
+    timestamp_ns call_start, end;
+    std::uint32_t index;
+  };
+  scratch_vector<std::uint32_t> depth(tl.ops.size(), 0);
+  scratch_vector<launched_op> launched;
   scratch_vector<timestamp_ns> ends; // running max of ends in launch order, within one stream
-  const auto by_launch = [&](std::uint32_t x, std::uint32_t y) { return tl.ops[x].call_start < tl.ops[y].call_start; };
+  const auto by_launch = [](const launched_op& x, const launched_op& y) { return x.call_start < y.call_start; };
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
     launched.clear();
-    for (auto i = tl.by_stream.begin(s); i != tl.by_stream.end(s); ++i)
-      if (tl.ops[*i].call_start != 0) launched.push_back(*i);
+    for (auto i = tl.by_stream.begin(s); i != tl.by_stream.end(s); ++i) {
+      const gpu_op& op = tl.ops[*i];
+      if (op.call_start != 0) launched.push_back({op.call_start, op.end, *i});
+    }
     if (!std::is_sorted(launched.begin(), launched.end(), by_launch))
       std::stable_sort(launched.begin(), launched.end(), by_launch);
     ends.clear();
     std::size_t done = 0; // launches are in order, so the ended ones only grow
-    for (const auto i : launched) {
-      const auto& op = tl.ops[i];
+    for (const auto& op : launched) {
       while (done < ends.size() && ends[done] <= op.call_start) ++done;
-      depth[i] = static_cast<std::uint32_t>(ends.size() - done);
+      depth[op.index] = static_cast<std::uint32_t>(ends.size() - done);
       ends.push_back(ends.empty() ? op.end : std::max(ends.back(), op.end));
     }
   }
