@@ -1,7 +1,7 @@
 // The analysis' scratch arrays (analyze/detail/scratch.hpp): inside a scratch_scope a freed
 // large array's pages serve the next one (the smallest kept block that fits), contents are
-// the vector's own, a block may be freed on another thread or after its scope, and nothing
-// is kept outside a scope. Under the sanitizers every array comes from the heap.
+// the vector's own, a block may be freed on another thread or after its scope, nothing is
+// kept outside a scope, and a block is whole huge pages from a huge-page boundary. Under the sanitizers every array comes from the heap.
 
 #include <nvscope/analyze/detail/scratch.hpp>
 
@@ -46,6 +46,20 @@ TEST_CASE("inside a scope a freed large array serves the next one that fits, the
   scratch_vector<std::uint32_t> f(c); // a copy reads what was written, not the old block's 7s and 9s
   CHECK(std::accumulate(f.begin(), f.end(), std::uint64_t{0}) == sum);
   CHECK(e[e.size() - 1] == 3);
+}
+
+TEST_CASE("a large array's block is whole huge pages from a huge-page boundary, its size in the header") {
+  for (std::size_t bytes : {4 * mib, 4 * mib + 1, 6 * mib - 64, 6 * mib - 63, 33 * mib + 12345}) {
+    scratch_vector<char> v(bytes, 1);
+    const auto* base = v.data() - nvscope::detail::scratch_header;
+    const auto mapped = *reinterpret_cast<const std::size_t*>(base);
+    CAPTURE(bytes);
+    CHECK(reinterpret_cast<std::uintptr_t>(base) % (2 * mib) == 0);
+    CHECK(mapped % (2 * mib) == 0);
+    CHECK(mapped >= bytes + nvscope::detail::scratch_header);
+    CHECK(mapped < bytes + nvscope::detail::scratch_header + 2 * mib);
+    CHECK(v[bytes - 1] == 1);
+  }
 }
 
 TEST_CASE("scopes nest, and what an inner scope frees stays kept until the outermost ends") {

@@ -17,6 +17,7 @@
 #include <nvscope/analyze/detail/buckets.hpp>
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/nesting.hpp>
+#include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/trace.hpp>
@@ -31,12 +32,17 @@
 namespace nvscope {
 inline namespace v1 {
 
+/// One index per record (millions in a long run): a std::vector but for its allocator, which
+/// takes arrays of 4 MiB and more from the analysis' storage for large arrays (huge pages where
+/// Linux offers them, pages reused from pass to pass inside `analyze`).
+using record_indexes = std::vector<std::uint32_t, detail::scratch_allocator<std::uint32_t>>;
+
 /// Where each GPU record came from: its launch and the innermost push/pop range open on the
 /// launching thread at that moment; and how ranges nest (computed from times, per thread).
 struct attribution {
   static constexpr std::uint32_t none = no_index;
-  std::vector<std::uint32_t> kernel_launch, copy_launch, memset_launch; ///< into trace::launches
-  std::vector<std::uint32_t> kernel_owner, copy_owner, memset_owner;    ///< into trace::ranges
+  record_indexes kernel_launch, copy_launch, memset_launch; ///< into trace::launches
+  record_indexes kernel_owner, copy_owner, memset_owner;    ///< into trace::ranges
   std::vector<std::uint32_t> parent;   ///< per range: enclosing push/pop range on its thread (marks too)
   std::vector<std::uint16_t> depth;    ///< per range: 0 for outermost
   std::vector<timestamp_ns> range_end; ///< per range: its end, or the trace end when unclosed
@@ -73,10 +79,10 @@ inline std::vector<timestamp_ns> closed_range_ends(const trace& t, timestamp_ns 
 /// The indexed view of a trace that every analysis pass reads: built once by `index_trace`.
 struct trace_index {
   attribution links;                           ///< launches, owners, nesting, closed ends
-  std::vector<std::uint32_t> launch_owner;     ///< per launch: innermost push/pop range open, or none
-  std::vector<std::uint32_t> start_end_offset; ///< per launch, and one past: into start_end_ranges
-  std::vector<std::uint32_t> start_end_ranges; ///< start/end ranges open at each launch
-  std::vector<char> kernel_ok;                 ///< per kernel: has a valid interval
+  record_indexes launch_owner;     ///< per launch: innermost push/pop range open, or none
+  record_indexes start_end_offset; ///< per launch, and one past: into start_end_ranges
+  record_indexes start_end_ranges; ///< start/end ranges open at each launch
+  std::vector<char, detail::scratch_allocator<char>> kernel_ok; ///< per kernel: has a valid interval
   std::vector<std::uint32_t> group_of;         ///< per range: its (domain, name, style) group; none for marks
   std::vector<std::uint32_t> group_first;      ///< per group: its first range
   std::uint64_t incomplete_found = 0;          ///< GPU records and ranges with no valid end
@@ -119,7 +125,7 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule) {
 // and valid ones with no launch.
 inline void link_launches(const trace& t, trace_index& x) {
   const launch_lookup lookup(t.launches);
-  auto link = [&](const auto& records, std::vector<std::uint32_t>& launch, std::vector<std::uint32_t>& owner, char* ok) {
+  auto link = [&](const auto& records, record_indexes& launch, record_indexes& owner, char* ok) {
     launch.resize(records.size());
     owner.resize(records.size());
     for (std::size_t i = 0; i < records.size(); ++i) {

@@ -40,7 +40,7 @@ namespace detail {
 inline void project_launches(const trace& t, const trace_index& x, scratch_vector<timestamp_ns>& first, scratch_vector<timestamp_ns>& last) {
   first.assign(t.launches.size(), std::numeric_limits<timestamp_ns>::max());
   last.assign(t.launches.size(), 0);
-  auto note = [&](const auto& records, const std::vector<std::uint32_t>& launch) {
+  auto note = [&](const auto& records, const record_indexes& launch) {
     for (std::size_t i = 0; i < records.size(); ++i) {
       const auto l = launch[i];
       const auto& r = records[i];

@@ -70,7 +70,7 @@ inline range_ops_index range_ops(const trace& t, const trace_index& x, const std
   range_ops_index ops;
   ops.offset.assign(t.ranges.size() + 1, 0);
   auto visit = [&](auto&& emit) {
-    auto each = [&](const auto& records, const std::vector<std::uint32_t>& launch, std::uint32_t kind) {
+    auto each = [&](const auto& records, const record_indexes& launch, std::uint32_t kind) {
       for (std::uint32_t i = 0; i < records.size(); ++i) {
         const auto& rec = records[i];
         if (launch[i] == attribution::none || !valid_interval(rec.start, rec.end)) continue;

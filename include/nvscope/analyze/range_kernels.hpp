@@ -89,7 +89,7 @@ struct kern_rows {
   std::unordered_map<key, std::uint32_t, key_hash> index;
   std::vector<key> keys;
   std::vector<std::uint64_t> instances;
-  std::vector<contribution> parts;
+  scratch_vector<contribution> parts;
 
   std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
     const auto it = index.emplace(key{group, thread, name}, static_cast<std::uint32_t>(keys.size())).first;

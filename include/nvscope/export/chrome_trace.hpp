@@ -235,7 +235,7 @@ inline void write_kernels(chrome_trace_job& job) {
 
 // Copies and memsets: a slice on their stream with the bytes moved or set, and the arrow.
 template <class Record, class Name>
-void write_memory_operations(chrome_trace_job& job, const std::vector<Record>& records, const std::vector<std::uint32_t>& launches,
+void write_memory_operations(chrome_trace_job& job, const std::vector<Record>& records, const record_indexes& launches,
                              const char* category, Name name_of) {
   auto& w = job.events.json();
   for (std::size_t i = 0; i < records.size(); ++i) {

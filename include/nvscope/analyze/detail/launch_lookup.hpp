@@ -4,6 +4,7 @@
 // analyze/detail/launch_lookup.hpp: correlation id to record index, for launches and API calls
 // (internal to the analyze layer).
 
+#include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -55,7 +56,7 @@ class correlation_index {
   bool empty() const noexcept { return dense_.empty() && sorted_.empty(); }
 
  private:
-  std::vector<std::uint32_t> dense_;                            // by id
+  scratch_vector<std::uint32_t> dense_;                         // by id (millions: the large-array storage)
   std::vector<std::pair<std::uint32_t, std::uint32_t>> sorted_; // (id, record) by id
 };
 

@@ -59,7 +59,7 @@ inline thread_timelines timelines_of(const trace& t, const thread_table& slots, 
 // range open at each of its launches. Every range is pushed and popped once: linear.
 inline void sweep_push_pop(const trace& t, const std::uint32_t* r_first, const std::uint32_t* r_last, const std::uint32_t* q_first,
                            const std::uint32_t* q_last, const std::vector<timestamp_ns>& end, std::vector<std::uint32_t>& parent,
-                           std::vector<std::uint16_t>& depth, std::vector<std::uint32_t>& launch_owner, std::vector<std::uint32_t>& stack) {
+                           std::vector<std::uint16_t>& depth, scratch_vector<std::uint32_t>& launch_owner, std::vector<std::uint32_t>& stack) {
   const auto nl = t.launches.size();
   stack.clear();
   auto pop_until = [&](timestamp_ns v) { while (!stack.empty() && end[stack.back()] < v) stack.pop_back(); };

@@ -79,7 +79,7 @@ namespace diag {
 // their parents, deepest first (linear in records and ranges).
 inline std::vector<std::uint64_t> gpu_work(const trace& t, const attribution& a) {
   std::vector<std::uint64_t> work(t.ranges.size(), 0);
-  const auto note = [&](const auto& records, const std::vector<std::uint32_t>& owner) {
+  const auto note = [&](const auto& records, const record_indexes& owner) {
     for (std::size_t i = 0; i < records.size() && i < owner.size(); ++i)
       if (owner[i] < t.ranges.size() && records[i].end > records[i].start) work[owner[i]] += records[i].end - records[i].start;
   };

@@ -164,7 +164,7 @@ struct timeline {
 
 template <class Record>
 void add_records(timeline& tl, op_kind kind, const std::vector<Record>& records,
-                 const std::vector<std::uint32_t>& launch_of, const std::vector<std::uint32_t>& owner_of) {
+                 const record_indexes& launch_of, const record_indexes& owner_of) {
   const trace& t = *tl.t;
   for (std::uint32_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
