@@ -58,7 +58,10 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
     if (!scratch.empty()) m.kernel_median_ns = stats_of(scratch).median;
   }
   for (auto* v : {&g.kernels, &g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
-  const auto all = union_of(g.kernels, g.copies, g.memsets);
+  interval_list merged; // kernels alone (the usual range) are their own union
+  const bool kernels_only = g.copies.empty() && g.memsets.empty();
+  if (!kernels_only) merged = union_of(g.kernels, g.copies, g.memsets);
+  const interval_list& all = kernels_only ? g.kernels : merged;
   m.window_begin = lo;
   m.window_end = hi > lo ? hi : lo;
   m.window_ns = m.window_end - m.window_begin;

@@ -209,11 +209,20 @@ inline range_activity_result range_activity(const trace& t, const trace_index& x
   detail::merge_intervals(syncs);
   detail::range_rows rows;
   rows.row_of_group.assign(x.group_first.size(), attribution::none);
+  std::vector<std::uint32_t> row_of(t.ranges.size(), attribution::none);
+  std::vector<std::size_t> records; // per row: what its kernel durations and gaps may reach
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+    if (ops.offset[r] == ops.offset[r + 1]) continue;
+    row_of[r] = rows.row(t, x, r, is_step[r]);
+    records.resize(rows.rows.size(), 0);
+    records[row_of[r]] += ops.offset[r + 1] - ops.offset[r];
+  }
+  for (std::size_t q = 0; q < records.size(); ++q) rows.kernel_ns[q].reserve(records[q]), rows.gaps[q].reserve(records[q]);
   detail::gpu_intervals g;
   detail::value_list scratch;
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
     if (ops.offset[r] == ops.offset[r + 1]) continue;
-    const auto row = rows.row(t, x, r, is_step[r]);
+    const auto row = row_of[r];
     const auto a = detail::instance_activity(t, ops.ref.data() + ops.offset[r], ops.ref.data() + ops.offset[r + 1], p.first[r], p.last[r],
                                              syncs, g, scratch, rows.kernel_ns[row]);
     rows.gaps[row].insert(rows.gaps[row].end(), scratch.begin(), scratch.end());
