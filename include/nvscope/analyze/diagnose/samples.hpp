@@ -38,19 +38,25 @@ inline namespace v1 {
 namespace detail {
 namespace diag {
 
-inline sample_set thin(std::string name, std::vector<std::uint64_t> ns, std::uint32_t keep) {
+// Sorts [first, last) and keeps what `keep` allows of it.
+inline sample_set thin(std::string name, std::uint64_t* first, std::uint64_t* last, std::uint32_t keep) {
   sample_set s;
   s.name = std::move(name);
-  s.count = ns.size();
-  std::sort(ns.begin(), ns.end());
-  if (keep == 0 || ns.size() <= keep) {
-    s.ns = std::move(ns);
+  const auto n = static_cast<std::size_t>(last - first);
+  s.count = n;
+  std::sort(first, last);
+  if (keep == 0 || n <= keep) {
+    s.ns.assign(first, last);
     return s;
   }
   s.ns.reserve(keep);
-  const double step = static_cast<double>(ns.size()) / static_cast<double>(keep);
-  for (std::uint32_t i = 0; i < keep; ++i) s.ns.push_back(ns[static_cast<std::size_t>((i + 0.5) * step)]);
+  const double step = static_cast<double>(n) / static_cast<double>(keep);
+  for (std::uint32_t i = 0; i < keep; ++i) s.ns.push_back(first[static_cast<std::size_t>((i + 0.5) * step)]);
   return s;
+}
+
+inline sample_set thin(std::string name, std::vector<std::uint64_t> ns, std::uint32_t keep) {
+  return thin(std::move(name), ns.data(), ns.data() + ns.size(), keep);
 }
 
 inline std::vector<sample_set> thin_all(std::map<std::string, std::vector<std::uint64_t>>& groups, std::uint32_t keep) {
@@ -96,20 +102,40 @@ inline std::vector<std::uint64_t> gpu_work(const trace& t, const attribution& a)
 
 using sample_groups = std::map<std::string, std::vector<std::uint64_t>>;
 
-inline sample_groups kernel_groups(const trace& t, const diagnosis_options& o) {
-  sample_groups kernels;
-  std::vector<std::vector<std::uint64_t>*> by_name(t.strings.size(), nullptr);
+// Every kernel's duration by name, sorted and thinned: the durations placed by name id in one
+// array (a counting sort, in the large-array storage), each name's run sorted where it lies.
+// Ids past the string table all read "<unknown>", so runs are put together by name string.
+inline std::vector<sample_set> kernel_samples(const trace& t, const diagnosis_options& o) {
+  const std::size_t ids = t.strings.size(), unknown = ids; // one slot for every id past the table
+  auto slot_of = [&](const kernel_record& k) -> std::size_t {
+    if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) return ids + 1; // left out
+    return k.name < ids ? k.name : unknown;
+  };
+  scratch_vector<std::uint32_t> offset(ids + 2, 0);
+  for (const auto& k : t.kernels) ++offset[slot_of(k) + 1];
+  for (std::size_t i = 0; i + 1 < offset.size(); ++i) offset[i + 1] += offset[i];
+  scratch_vector<std::uint64_t> ns(offset[ids + 1]);
+  auto cursor = offset;
   for (const auto& k : t.kernels) {
-    if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) continue;
-    if (k.name >= by_name.size()) { // not in the string table: "<unknown>"
-      kernels[std::string(t.strings[k.name])].push_back(k.end - k.start);
+    const auto s = slot_of(k);
+    if (s <= ids) ns[cursor[s]++] = k.end - k.start;
+  }
+  std::map<std::string, std::vector<std::size_t>> slots; // name -> its runs
+  for (std::size_t s = 0; s <= ids; ++s)
+    if (offset[s + 1] > offset[s]) slots[std::string(s < ids ? t.strings[static_cast<string_id>(s)] : t.strings[no_index])].push_back(s);
+  std::vector<sample_set> out;
+  out.reserve(slots.size());
+  for (auto& [name, runs] : slots) {
+    auto* first = ns.data() + offset[runs.front()];
+    if (runs.size() == 1) {
+      out.push_back(thin(name, first, ns.data() + offset[runs.front() + 1], o.max_samples));
       continue;
     }
-    auto*& slot = by_name[k.name];
-    if (slot == nullptr) slot = &kernels[std::string(t.strings[k.name])];
-    slot->push_back(k.end - k.start);
+    std::vector<std::uint64_t> all; // a name string held by several ids: rare
+    for (const auto s : runs) all.insert(all.end(), ns.data() + offset[s], ns.data() + offset[s + 1]);
+    out.push_back(thin(name, std::move(all), o.max_samples));
   }
-  return kernels;
+  return out;
 }
 
 } // namespace diag
@@ -130,9 +156,8 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
     (step ? steps : ranges)[label].push_back(a.range_end[i] - r.start);
     if (r.is_push_pop && work[i] != 0) (step ? steps_gpu : ranges_gpu)[label].push_back(work[i]);
   }
-  auto kernels = detail::diag::kernel_groups(t, o);
   run_samples s;
-  s.kernels = detail::diag::thin_all(kernels, o.max_samples);
+  s.kernels = detail::diag::kernel_samples(t, o);
   s.ranges = detail::diag::thin_all(ranges, o.max_samples);
   s.steps = detail::diag::thin_all(steps, o.max_samples);
   s.ranges_gpu = detail::diag::thin_all(ranges_gpu, o.max_samples);
