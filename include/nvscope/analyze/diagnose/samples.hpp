@@ -111,8 +111,11 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const diagnosis_op
     if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) return ids + 1; // left out
     return k.name < ids ? k.name : unknown;
   };
-  scratch_vector<std::uint32_t> offset(ids + 2, 0);
-  for (const auto& k : t.kernels) ++offset[slot_of(k) + 1];
+  scratch_vector<std::size_t> offset(ids + 2, 0); // slots 0 .. ids, and one past
+  for (const auto& k : t.kernels) {
+    const auto s = slot_of(k);
+    if (s <= ids) ++offset[s + 1];
+  }
   for (std::size_t i = 0; i + 1 < offset.size(); ++i) offset[i + 1] += offset[i];
   scratch_vector<std::uint64_t> ns(offset[ids + 1]);
   auto cursor = offset;
