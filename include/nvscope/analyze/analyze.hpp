@@ -49,6 +49,7 @@ inline diagnosis_options diagnosis_options_for(const trace& t, const analysis_op
 /// \endcode
 inline analysis_report analyze(const trace& t, const analysis_options& options = {}) {
   const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
+  const diagnosis_options diagnosis_settings = diagnosis_options_for(t, options); // the window found once, for both
   analysis_report r;
   const trace_index x = index_trace(t, options.start_end);
   r.kernels = kernel_summary(t, x, options.kernel_names);
@@ -59,14 +60,14 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
   const range_projection projection = project_ranges(t, x);
   r.projections = gpu_projection_summary(t, x, projection);
   r.range_kernels = range_kernel_summary(t, x, options.kernel_names);
-  r.overall = overall_activity(t, analysis_window(t, options));
+  r.overall = overall_activity(t, diagnosis_settings.window);
   auto per_range = range_activity(t, x, projection, options);
   r.per_range = std::move(per_range.per_range);
   r.step_details = std::move(per_range.steps);
   const step_summary steps = step_figures(t, x, options);
   r.steps = steps.steps;
   r.kernels_per_step = steps.kernels_per_step;
-  r.diagnosis = diagnose(t, x.links, diagnosis_options_for(t, options));
+  r.diagnosis = diagnose(t, x.links, diagnosis_settings);
   r.lost = t.lost;
   r.incomplete_found = x.incomplete_found;
   r.unclosed_found = x.unclosed_found;
