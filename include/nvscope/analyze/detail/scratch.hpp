@@ -9,11 +9,11 @@
 // `analyze` at 4 M kernels on a virtual machine). Arrays of 4 MiB or more are mapped directly,
 // whole huge pages from a huge-page boundary, and offered transparent huge pages (one fault per
 // 2 MiB) on Linux; the per-record indexes of `attribution` and `trace_index` live there too
-// (`record_indexes`). Inside a
-// scratch_scope (analyze and diagnose open one) a freed array's block serves the next array
-// instead of going back to the kernel: a pass reuses the pages the one before touched (at 2 M
-// kernels, analyze's page faults 34,800 -> 23,800 and its time x0.91, for a peak 160 MB higher
-// while it runs: what one pass frees waits for the next; bench/results/scale.json).
+// (`record_indexes`). Inside a scratch_scope (analyze and diagnose open one) a freed array's
+// block serves the next array instead of going back to the kernel: a pass reuses the pages the
+// one before touched (at 2 M kernels, analyze's page faults 34,800 -> 23,800 and its time
+// x0.91, for a peak 160 MB higher while it runs: what one pass frees waits for the next;
+// bench/results/scale.json).
 // Everything else, and every build under AddressSanitizer or ThreadSanitizer (which must see
 // the memory), uses the standard allocator.
 
@@ -105,8 +105,8 @@ inline void* scratch_map(std::size_t bytes) {
   void* raw = mmap(nullptr, size + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const auto at = reinterpret_cast<std::uintptr_t>(raw), aligned = (at + huge - 1) / huge * huge;
-  if (aligned > at) munmap(raw, aligned - at);
-  if (at + huge > aligned) munmap(reinterpret_cast<void*>(aligned + size), at + huge - aligned);
+  if (aligned > at) munmap(raw, aligned - at);                                // the head before the boundary
+  munmap(reinterpret_cast<void*>(aligned + size), at + huge - aligned);        // the tail: never empty
   void* base = reinterpret_cast<void*>(aligned);
 #if defined(MADV_HUGEPAGE)
   madvise(base, size, MADV_HUGEPAGE); // advice only: refused, the pages stay small
