@@ -109,6 +109,56 @@ TEST_CASE("stats against a naive reference on random data") {
   }
 }
 
+TEST_CASE("ranks_of, median_of and nearest_rank_select read what a full sort puts at each rank, any spread, any size") {
+  const auto seed = std::random_device{}();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 rng(seed);
+  // Spreads that take every path: few values (the copy on the stack), ties (one bucket, read
+  // again), a narrow range (one exact level), wide ranges (a bucket copied), outliers (most
+  // values in one bucket), values at the top of the 64-bit range (no overflow at the edges).
+  auto value = [&](int spread) -> std::uint64_t {
+    switch (spread) {
+      case 0: return 1500 + (rng() % 7) * 250;
+      case 1: return rng() % 1000;
+      case 2: return rng() % 100000000;
+      case 3: return 200 + (rng() % 100 == 0 ? rng() % 1000000 : 0);
+      case 4: return ~std::uint64_t{0} - rng() % 5000000;
+      default: return rng();
+    }
+  };
+  for (int round = 0; round < 60; ++round) {
+    const int spread = round % 6;
+    const std::size_t n = round < 12 ? 1 + rng() % 3000 : 2000 + rng() % 60000;
+    std::vector<std::uint64_t> a(n / 3), b(n - n / 3); // two arrays read as one
+    for (auto& x : a) x = value(spread);
+    for (auto& x : b) x = value(spread);
+    std::vector<std::uint64_t> sorted(a);
+    sorted.insert(sorted.end(), b.begin(), b.end());
+    const auto original = sorted;
+    std::sort(sorted.begin(), sorted.end());
+    auto both = [&](auto&& f) {
+      for (auto x : a) f(x);
+      for (auto x : b) f(x);
+    };
+    CAPTURE(spread);
+    CAPTURE(n);
+    for (int probe = 0; probe < 8; ++probe) {
+      const std::uint64_t k = probe == 0 ? 0 : probe == 1 ? n - 1 : probe == 2 ? (n - 1) / 2 : rng() % n;
+      const bool next = k + 1 < n && probe % 2 == 0;
+      const auto [at, after] = nvscope::detail::ranks_of(both, n, k, next, sorted.front(), sorted.back());
+      CHECK(at == sorted[k]);
+      CHECK(after == (next ? sorted[k + 1] : sorted[k]));
+    }
+    const double median = n % 2 ? double(sorted[n / 2]) : (double(sorted[n / 2 - 1]) + double(sorted[n / 2])) / 2;
+    CHECK(nvscope::detail::median_by(both, n) == median);
+    std::vector<std::uint64_t> whole(original);
+    CHECK(nvscope::detail::stats_of(whole).median == median);
+    CHECK(whole == original); // read, never moved
+    const std::size_t rank90 = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(0.9 * double(n))));
+    CHECK(nvscope::detail::nearest_rank_select(whole, 0.9) == double(sorted[rank90 - 1]));
+  }
+}
+
 TEST_CASE("cuda_gpu_kern_sum: grouping, percent, sort by total") {
   builder b;
   auto c1 = b.launch(10), c2 = b.launch(20), c3 = b.launch(30);

@@ -52,11 +52,9 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
   m.kernels = g.kernels.size();
   m.copies = g.copies.size();
   m.memsets = g.memsets.size();
-  scratch.clear();
-  if (medians) {
-    for (const auto& k : g.kernels) scratch.push_back(k.second - k.first);
-    if (!scratch.empty()) m.kernel_median_ns = stats_of(scratch).median;
-  }
+  if (medians) m.kernel_median_ns = median_by([&](auto&& f) {
+    for (const auto& k : g.kernels) f(k.second - k.first);
+  }, g.kernels.size());
   for (auto* v : {&g.kernels, &g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
   interval_list merged; // kernels alone (the usual range) are their own union
   const bool kernels_only = g.copies.empty() && g.memsets.empty();
@@ -81,7 +79,7 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
   append_gaps(all, scratch);
   m.gap_count = scratch.size();
   if (medians && !scratch.empty()) {
-    m.gap_median_ns = stats_of(scratch).median;
+    m.gap_median_ns = median_of(scratch.data(), scratch.data() + scratch.size());
     m.gap_p90_ns = nearest_rank_select(scratch, 0.9);
   }
   return m;

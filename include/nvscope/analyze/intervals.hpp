@@ -29,16 +29,36 @@ using value_list = scratch_vector<std::uint64_t>;
 // A record with an end, not before its start.
 inline bool valid_interval(std::uint64_t start, std::uint64_t end) noexcept { return end != 0 && end >= start; }
 
-// Sorts and merges in place; empty intervals are dropped.
+// Sorts and merges in place; empty intervals are dropped. One pass while the list is in time
+// order (the usual case); from the first interval out of order, a sort of what is left (the
+// merged part and the rest: the union is the same) and a second pass.
 inline void merge_intervals(interval_list& v) {
-  v.erase(std::remove_if(v.begin(), v.end(), [](const interval& i) { return i.second <= i.first; }), v.end());
-  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end()); // usually already in time order
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (out > 0 && v[i].first <= v[out - 1].second) {
-      if (v[i].second > v[out - 1].second) v[out - 1].second = v[i].second;
+  std::size_t out = 0, i = 0;
+  interval last{0, 0}; // the last non-empty interval read
+  for (; i < v.size(); ++i) {
+    const interval x = v[i];
+    if (x.second <= x.first) continue;
+    if (x < last) break;
+    last = x;
+    if (out > 0 && x.first <= v[out - 1].second) {
+      if (x.second > v[out - 1].second) v[out - 1].second = x.second;
     } else {
-      v[out++] = v[i];
+      v[out++] = x;
+    }
+  }
+  if (i == v.size()) {
+    v.resize(out);
+    return;
+  }
+  v.erase(v.begin() + static_cast<std::ptrdiff_t>(out), v.begin() + static_cast<std::ptrdiff_t>(i));
+  v.erase(std::remove_if(v.begin(), v.end(), [](const interval& x) { return x.second <= x.first; }), v.end());
+  std::sort(v.begin(), v.end());
+  out = 0;
+  for (std::size_t j = 0; j < v.size(); ++j) {
+    if (out > 0 && v[j].first <= v[out - 1].second) {
+      if (v[j].second > v[out - 1].second) v[out - 1].second = v[j].second;
+    } else {
+      v[out++] = v[j];
     }
   }
   v.resize(out);

@@ -17,9 +17,10 @@
 #include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/step_names.hpp>
 
+#include <algorithm>
 #include <string>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
 #include <tuple>
 #include <vector>
 
@@ -118,10 +119,10 @@ inline void finish_metrics(range_metrics& m, value_list& gaps, value_list& kerne
   if (a.copy_ns) a.copy_compute_overlap_percent = 100.0 * static_cast<double>(a.overlap_ns) / static_cast<double>(a.copy_ns);
   a.gap_count = gaps.size();
   if (!gaps.empty()) {
-    a.gap_median_ns = stats_of(gaps).median;
+    a.gap_median_ns = median_of(gaps.data(), gaps.data() + gaps.size());
     a.gap_p90_ns = nearest_rank_select(gaps, 0.9);
   }
-  if (!kernel_ns.empty()) a.kernel_median_ns = stats_of(kernel_ns).median;
+  if (!kernel_ns.empty()) a.kernel_median_ns = median_of(kernel_ns.data(), kernel_ns.data() + kernel_ns.size());
 }
 
 } // namespace detail
@@ -133,18 +134,23 @@ namespace detail {
 inline activity_metrics instance_activity(const trace& t, const std::uint32_t* first, const std::uint32_t* last, timestamp_ns lo,
                                           timestamp_ns hi, const interval_list& syncs, gpu_intervals& g,
                                           value_list& gaps, value_list& kernel_ns) {
-  g.kernels.clear();
-  g.copies.clear();
-  g.memsets.clear();
-  g.syncs.clear();
-  for (auto o = first; o != last; ++o) {
-    const auto i = *o & range_ops_index::index_mask;
-    switch (*o >> range_ops_index::kind_shift) {
-      case 0: g.kernels.emplace_back(t.kernels[i].start, t.kernels[i].end); kernel_ns.push_back(t.kernels[i].end - t.kernels[i].start); break;
-      case 1: g.copies.emplace_back(t.copies[i].start, t.copies[i].end); break;
-      default: g.memsets.emplace_back(t.memsets[i].start, t.memsets[i].end); break;
+  // The refs come kernels first, then copies, then memsets (range_ops places them in that order).
+  auto take = [&](const auto& records, std::uint32_t kind, interval_list& into) {
+    const auto* end = std::find_if(first, last, [&](std::uint32_t o) { return o >> range_ops_index::kind_shift != kind; });
+    into.resize(static_cast<std::size_t>(end - first));
+    for (std::size_t j = 0; j < into.size(); ++j) {
+      const auto& rec = records[first[j] & range_ops_index::index_mask];
+      into[j] = {rec.start, rec.end};
     }
-  }
+    first = end;
+  };
+  take(t.kernels, 0, g.kernels);
+  const auto done = kernel_ns.size();
+  kernel_ns.resize(done + g.kernels.size());
+  for (std::size_t j = 0; j < g.kernels.size(); ++j) kernel_ns[done + j] = g.kernels[j].second - g.kernels[j].first;
+  take(t.copies, 1, g.copies);
+  take(t.memsets, 2, g.memsets);
+  g.syncs.clear();
   auto y = std::upper_bound(syncs.begin(), syncs.end(), lo, [](timestamp_ns v, const interval& s) { return v < s.second; });
   for (; y != syncs.end() && y->first < hi; ++y) g.syncs.push_back(*y);
   return activity_of(g, lo, hi, gaps, false);

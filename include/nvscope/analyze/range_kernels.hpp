@@ -38,32 +38,62 @@ struct kernel_pairs {
   scratch_vector<std::uint64_t> durations;
 };
 
-// entries: (range, kernel index). Two counting sorts: by range, then by pair.
-inline kernel_pairs pair_kernels(const trace& t, const std::vector<string_id>& ids,
-                                 const scratch_vector<std::pair<std::uint32_t, std::uint32_t>>& entries) {
-  kernel_pairs kp;
-  auto name_of = [&](std::uint32_t k) { return t.kernels[k].name < ids.size() ? ids[t.kernels[k].name] : 0; };
-  buckets by_range(entries.size(), t.ranges.size(), [&](std::size_t e) { return entries[e].first; });
-  scratch_vector<std::uint32_t> pair_of(entries.size());
-  std::vector<std::uint32_t> stamp(ids.size() + 1, no_index), slot(ids.size() + 1, 0);
-  for (std::size_t r = 0; r < t.ranges.size(); ++r)
-    for (auto e = by_range.begin(r); e != by_range.end(r); ++e) {
-      const auto n = name_of(entries[*e].second);
-      if (stamp[n] != r) {
-        stamp[n] = static_cast<std::uint32_t>(r);
-        slot[n] = static_cast<std::uint32_t>(kp.range.size());
-        kp.range.push_back(static_cast<std::uint32_t>(r));
-        kp.name.push_back(n);
-      }
-      pair_of[*e] = slot[n];
+// Numbers (range, kernel name) pairs as they first come: a name met again under the range it
+// was last met under (the usual run of kernels) costs an array read, any other a hash lookup.
+class pair_numbers {
+ public:
+  explicit pair_numbers(std::size_t names) : last_range_(names, no_index), last_pair_(names, 0) {}
+  std::uint32_t of(std::uint32_t range, std::uint32_t name) {
+    if (last_range_[name] == range) return last_pair_[name];
+    const auto it = known_.emplace(static_cast<std::uint64_t>(range) << 32 | name, static_cast<std::uint32_t>(range_.size())).first;
+    if (it->second == range_.size()) {
+      range_.push_back(range);
+      name_.push_back(name);
     }
-  const buckets by_pair(entries.size(), kp.range.size(), [&](std::size_t e) { return pair_of[e]; });
-  kp.offset = by_pair.offset;
-  kp.durations.resize(entries.size());
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const auto& k = t.kernels[entries[by_pair.order[i]].second];
-    kp.durations[i] = k.end - k.start;
+    last_range_[name] = range;
+    return last_pair_[name] = it->second;
   }
+  std::size_t size() const noexcept { return range_.size(); }
+  std::uint32_t range(std::uint32_t p) const noexcept { return range_[p]; }
+  std::uint32_t name(std::uint32_t p) const noexcept { return name_[p]; }
+
+ private:
+  std::vector<std::uint32_t> last_range_, last_pair_, range_, name_;
+  std::unordered_map<std::uint64_t, std::uint32_t> known_;
+};
+
+// each_entry(f) calls f(range, kernel index) for every (enclosing range, kernel) entry, kernels
+// in order. Pairs are numbered by range, then by first appearance under it; their durations
+// are placed by one counting sort.
+template <class EachEntry>
+kernel_pairs pair_kernels(const trace& t, const std::vector<string_id>& ids, EachEntry each_entry) {
+  pair_numbers numbers(ids.size() + 1);
+  scratch_vector<std::uint32_t> pair_of;
+  scratch_vector<std::uint64_t> duration_of;
+  pair_of.reserve(t.kernels.size()); // reserved, not touched: no cost beyond what is used
+  duration_of.reserve(t.kernels.size());
+  each_entry([&](std::uint32_t r, std::uint32_t k) {
+    const auto& kernel = t.kernels[k];
+    pair_of.push_back(numbers.of(r, kernel.name < ids.size() ? ids[kernel.name] : 0));
+    duration_of.push_back(kernel.end - kernel.start);
+  });
+  std::vector<std::uint32_t> by_range(numbers.size()), rank(numbers.size());
+  for (std::uint32_t p = 0; p < by_range.size(); ++p) by_range[p] = p;
+  std::stable_sort(by_range.begin(), by_range.end(), [&](std::uint32_t a, std::uint32_t b) { return numbers.range(a) < numbers.range(b); });
+  kernel_pairs kp;
+  kp.range.resize(by_range.size());
+  kp.name.resize(by_range.size());
+  for (std::uint32_t i = 0; i < by_range.size(); ++i) {
+    rank[by_range[i]] = i;
+    kp.range[i] = numbers.range(by_range[i]);
+    kp.name[i] = numbers.name(by_range[i]);
+  }
+  kp.offset.assign(by_range.size() + 1, 0);
+  for (const auto p : pair_of) ++kp.offset[rank[p] + 1];
+  for (std::size_t p = 1; p < kp.offset.size(); ++p) kp.offset[p] += kp.offset[p - 1];
+  auto cursor = kp.offset;
+  kp.durations.resize(pair_of.size());
+  for (std::size_t e = 0; e < pair_of.size(); ++e) kp.durations[cursor[rank[pair_of[e]]]++] = duration_of[e];
   return kp;
 }
 
@@ -124,9 +154,10 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
   std::unordered_set<std::uint64_t> marked;                  // (range, name): range counted for name
   for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
     const auto r0 = kp.range[p], name = kp.name[p], thread = t.ranges[r0].thread;
-    runs.clear();
-    for (auto r = r0; r != attribution::none; r = up[r]) runs.emplace_back(x.group_of[r], len[r]);
-    if (runs.size() > 1) {
+    const bool same_range = p > 0 && kp.range[p - 1] == r0; // pairs come by range: its runs are known
+    if (!same_range) runs.clear();
+    for (auto r = r0; !same_range && r != attribution::none; r = up[r]) runs.emplace_back(x.group_of[r], len[r]);
+    if (!same_range && runs.size() > 1) {
       std::sort(runs.begin(), runs.end());
       std::size_t out = 0;
       for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -153,21 +184,20 @@ inline void add_start_end(const trace& t, const trace_index& x, kernel_pairs& kp
   }
 }
 
-// The statistics of one row from its contributions (one unweighted pair: in place, linear).
+// The statistics of one row from its contributions: unweighted (the usual case), read in
+// place; weighted, from a sorted copy.
 inline duration_stats row_stats(const kern_rows::contribution* first, const kern_rows::contribution* last,
-                                scratch_vector<weighted_value>& scratch, scratch_vector<std::uint64_t>& plain) {
+                                scratch_vector<weighted_value>& scratch) {
   auto slice = [](const kern_rows::contribution& c) {
     auto* d = c.pairs->durations.data();
     return std::make_pair(d + c.pairs->offset[c.pair], d + c.pairs->offset[c.pair + 1]);
   };
-  if (last - first == 1 && first->weight == 1) return stats_of(slice(*first).first, slice(*first).second);
   bool weighted = false;
   for (auto c = first; c != last; ++c) weighted = weighted || c->weight != 1;
-  if (!weighted) { // the usual case: one kernel counted once, medians by selection
-    plain.clear();
-    for (auto c = first; c != last; ++c) plain.insert(plain.end(), slice(*c).first, slice(*c).second);
-    return stats_of(plain);
-  }
+  if (!weighted) return stats_by([&](auto&& f) {
+    for (auto c = first; c != last; ++c)
+      for (auto [d, e] = slice(*c); d != e; ++d) f(*d);
+  });
   scratch.clear();
   for (auto c = first; c != last; ++c)
     for (auto [d, e] = slice(*c); d != e; ++d) scratch.push_back({*d, c->weight});
@@ -180,7 +210,6 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
   scratch_vector<kern_rows::contribution> parts(rows.parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) parts[i] = rows.parts[by_row.order[i]];
   scratch_vector<weighted_value> scratch;
-  scratch_vector<std::uint64_t> plain;
   std::vector<range_kernel_row> out(rows.keys.size());
   for (std::size_t r = 0; r < out.size(); ++r) {
     const auto& k = rows.keys[r];
@@ -191,7 +220,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     row.pid = t.process_id;
     row.tid = k.thread < t.threads.size() ? t.threads[k.thread].os_id : k.thread;
     row.range_instances = rows.instances[r];
-    row.time = row_stats(parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], scratch, plain);
+    row.time = row_stats(parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], scratch);
     row.kernel = std::string(t.strings[k.name]);
     row.name = std::string(t.strings[first.name]);
   }
@@ -209,19 +238,22 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
 /// \endcode
 inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const trace_index& x, name_form form = name_form::demangled) {
   const auto ids = detail::kernel_name_ids(t, form);
-  detail::scratch_vector<std::pair<std::uint32_t, std::uint32_t>> push_pop, start_end;
-  push_pop.reserve(t.kernels.size()); // reserved, not touched: no cost beyond what is used
-  start_end.reserve(t.kernels.size());
-  for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
-    const auto l = x.links.kernel_launch[i];
-    if (!x.kernel_ok[i] || l == attribution::none) continue;
-    if (x.launch_owner[l] != attribution::none) push_pop.emplace_back(x.launch_owner[l], i);
-    for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) start_end.emplace_back(x.start_end_ranges[s], i);
-  }
-  auto pp = detail::pair_kernels(t, ids, push_pop);
-  auto se = detail::pair_kernels(t, ids, start_end);
-  push_pop = {};
-  start_end = {};
+  auto launched = [&](auto&& each_launched) { // each kernel left in, with its launch
+    for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
+      const auto l = x.links.kernel_launch[i];
+      if (x.kernel_ok[i] && l != attribution::none) each_launched(i, l);
+    }
+  };
+  auto pp = detail::pair_kernels(t, ids, [&](auto&& f) {
+    launched([&](std::uint32_t i, std::uint32_t l) {
+      if (x.launch_owner[l] != attribution::none) f(x.launch_owner[l], i);
+    });
+  });
+  auto se = detail::pair_kernels(t, ids, [&](auto&& f) {
+    launched([&](std::uint32_t i, std::uint32_t l) {
+      for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) f(x.start_end_ranges[s], i);
+    });
+  });
   detail::kern_rows rows;
   detail::add_push_pop(t, x, pp, rows);
   detail::add_start_end(t, x, se, rows);

@@ -33,8 +33,9 @@ namespace diag {
 
 // Queue depth at each operation's launch, by op index; 0 where the launch time is unknown.
 // Per stream, the launched operations in launch order (sorted only where they are not), each
-// read once from the operations into a compact list.
-inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl) {
+// read once from the operations into a compact list. `launched` gets the depths of the
+// operations with a launch time (in no particular order).
+inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl, scratch_vector<std::uint32_t>& launched_depths) {
   struct launched_op {
     timestamp_ns call_start, end;
     std::uint32_t index;
@@ -56,6 +57,7 @@ inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl) {
     for (const auto& op : launched) {
       while (done < ends.size() && ends[done] <= op.call_start) ++done;
       depth[op.index] = static_cast<std::uint32_t>(ends.size() - done);
+      launched_depths.push_back(depth[op.index]);
       ends.push_back(ends.empty() ? op.end : std::max(ends.back(), op.end));
     }
   }
@@ -140,8 +142,10 @@ inline void finish_row(std::size_t p, launch_columns& c, launch_stats_row& row) 
 
 inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o) {
   launch_overview out;
-  const auto depth = queue_depths(tl);
-  for (const auto& op : tl.ops) out.call_durations_from_api = out.call_durations_from_api || op.has_call;
+  scratch_vector<std::uint32_t> all; // every launched operation's depth
+  all.reserve(tl.ops.size());
+  const auto depth = queue_depths(tl, all);
+  out.call_durations_from_api = tl.any_call;
   const op_places names = place_ops(
       tl, [&](const gpu_op& op) { return op.kind == op_kind::kernel ? tl.t->kernels[op.index].name : op_groups::skip; },
       tl.t->strings.size());
@@ -159,9 +163,6 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   std::sort(out.kernels.begin(), out.kernels.end(), [](const launch_stats_row& x, const launch_stats_row& y) {
     return x.launches != y.launches ? x.launches > y.launches : x.name < y.name;
   });
-  scratch_vector<std::uint32_t> all;
-  for (std::uint32_t i = 0; i < tl.ops.size(); ++i)
-    if (tl.ops[i].call_start != 0) all.push_back(depth[i]);
   order_places(all, {});
   out.queue_median = median(all);
   out.queue_max = all.empty() ? 0 : all.back();

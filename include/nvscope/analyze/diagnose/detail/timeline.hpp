@@ -122,6 +122,7 @@ struct timeline {
   timestamp_ns begin = 0; // first operation's start
   timestamp_ns end = 0;   // last operation's end
   time_window window{};   // what is diagnosed, by start time; end == 0: everything
+  bool any_call = false;  // some operation's launch call is known from an API record (gpu_op::has_call)
 
   bool inside(timestamp_ns start) const noexcept { return in_window(window, start); }
 
@@ -162,33 +163,83 @@ struct timeline {
   }
 };
 
+// The operation of record i of one kind.
 template <class Record>
-void add_records(timeline& tl, op_kind kind, const std::vector<Record>& records,
-                 const record_indexes& launch_of, const record_indexes& owner_of) {
+gpu_op make_op(timeline& tl, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of,
+               const record_indexes& owner_of) {
   const trace& t = *tl.t;
+  gpu_op op;
+  op.start = r.start;
+  op.end = r.end;
+  op.index = i;
+  op.kind = kind;
+  op.correlation = r.correlation;
+  op.stream = r.stream;
+  op.device = r.device;
+  op.owner = i < owner_of.size() ? owner_of[i] : diagnosis_none;
+  const auto l = i < launch_of.size() ? launch_of[i] : diagnosis_none;
+  if (l != diagnosis_none && l < t.launches.size()) {
+    op.thread = t.launches[l].thread;
+    op.call_start = op.call_end = t.launches[l].time;
+  }
+  if (const auto* c = tl.calls.find(r.correlation)) {
+    op.call_start = c->start;
+    op.call_end = c->end;
+    op.has_call = true;
+    tl.any_call = true;
+  }
+  return op;
+}
+
+// The records of one kind that the timeline takes (complete, started inside the window), by
+// (start, end), ties in record order: sorted only where they are not already (a collector's
+// records mostly are).
+template <class Record>
+scratch_vector<std::uint32_t> ops_in_order(const timeline& tl, const std::vector<Record>& records) {
+  scratch_vector<std::uint32_t> order;
+  order.reserve(records.size());
+  bool sorted = true;
+  std::pair<timestamp_ns, timestamp_ns> last{0, 0};
   for (std::uint32_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     if (r.end == 0 || r.end < r.start || !tl.inside(r.start)) continue; // incomplete: counted by analyze's losses
-    gpu_op op;
-    op.start = r.start;
-    op.end = r.end;
-    op.index = i;
-    op.kind = kind;
-    op.correlation = r.correlation;
-    op.stream = r.stream;
-    op.device = r.device;
-    op.owner = i < owner_of.size() ? owner_of[i] : diagnosis_none;
-    const auto l = i < launch_of.size() ? launch_of[i] : diagnosis_none;
-    if (l != diagnosis_none && l < t.launches.size()) {
-      op.thread = t.launches[l].thread;
-      op.call_start = op.call_end = t.launches[l].time;
+    const std::pair<timestamp_ns, timestamp_ns> at{r.start, r.end};
+    sorted = sorted && !(at < last);
+    last = at;
+    order.push_back(i);
+  }
+  const auto by_start = [&](std::uint32_t x, std::uint32_t y) {
+    return records[x].start != records[y].start ? records[x].start < records[y].start : records[x].end < records[y].end;
+  };
+  if (!sorted) std::stable_sort(order.begin(), order.end(), by_start);
+  return order;
+}
+
+// Every operation, by (start, end), ties in kind order (kernels, copies, memsets): the three
+// kinds' ordered runs merged as the operations are made, each written once; and the last end.
+inline void add_operations(timeline& tl) {
+  const trace& t = *tl.t;
+  const attribution& a = *tl.a;
+  const auto kernels = ops_in_order(tl, t.kernels), copies = ops_in_order(tl, t.copies), memsets = ops_in_order(tl, t.memsets);
+  tl.ops.reserve(kernels.size() + copies.size() + memsets.size());
+  constexpr std::pair<timestamp_ns, timestamp_ns> done{~timestamp_ns{0}, ~timestamp_ns{0}};
+  auto head = [&](const auto& records, const scratch_vector<std::uint32_t>& order, std::size_t i) {
+    return i < order.size() ? std::make_pair(records[order[i]].start, records[order[i]].end) : done;
+  };
+  std::size_t k = 0, c = 0, m = 0;
+  auto kk = head(t.kernels, kernels, 0), cc = head(t.copies, copies, 0), mm = head(t.memsets, memsets, 0);
+  for (std::size_t left = kernels.size() + copies.size() + memsets.size(); left > 0; --left) {
+    if (k < kernels.size() && !(cc < kk) && !(mm < kk)) {
+      tl.ops.push_back(make_op(tl, op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch, a.kernel_owner));
+      kk = head(t.kernels, kernels, ++k);
+    } else if (c < copies.size() && !(mm < cc)) {
+      tl.ops.push_back(make_op(tl, op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch, a.copy_owner));
+      cc = head(t.copies, copies, ++c);
+    } else {
+      tl.ops.push_back(make_op(tl, op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch, a.memset_owner));
+      mm = head(t.memsets, memsets, ++m);
     }
-    if (const auto* c = tl.calls.find(r.correlation)) {
-      op.call_start = c->start;
-      op.call_end = c->end;
-      op.has_call = true;
-    }
-    tl.ops.push_back(op);
+    tl.end = std::max(tl.end, tl.ops.back().end);
   }
 }
 
@@ -275,20 +326,6 @@ inline op_groups ops_by_stream(const timeline& tl) {
   return group_ops(tl, [](const gpu_op& op) { return (static_cast<std::uint64_t>(op.device) << 32) | op.stream; });
 }
 
-// Operations by (start, end), ties in kind order: each kind's run is sorted where it is not
-// already (a collector's records mostly are), then the three runs are merged (linear then).
-inline void sort_ops(scratch_vector<gpu_op>& ops, std::size_t copies_from, std::size_t memsets_from) {
-  const auto by_start = [](const gpu_op& x, const gpu_op& y) {
-    return x.start != y.start ? x.start < y.start : x.end < y.end;
-  };
-  const auto at = [&](std::size_t i) { return ops.begin() + static_cast<std::ptrdiff_t>(i); };
-  for (auto [from, to] : {std::make_pair(std::size_t{0}, copies_from), std::make_pair(copies_from, memsets_from),
-                          std::make_pair(memsets_from, ops.size())})
-    if (!std::is_sorted(at(from), at(to), by_start)) std::stable_sort(at(from), at(to), by_start);
-  std::inplace_merge(ops.begin(), at(copies_from), at(memsets_from), by_start);
-  std::inplace_merge(ops.begin(), at(memsets_from), ops.end(), by_start);
-}
-
 inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}) {
   timeline tl;
   tl.t = &t;
@@ -297,18 +334,9 @@ inline timeline build_timeline(const trace& t, const attribution& a, const time_
   tl.threads = thread_table(t);
   tl.calls.build(t.api_calls);
   index_ranges_and_syncs(tl);
-  tl.ops.reserve(t.kernels.size() + t.copies.size() + t.memsets.size());
-  add_records(tl, op_kind::kernel, t.kernels, a.kernel_launch, a.kernel_owner);
-  const auto copies_from = tl.ops.size();
-  add_records(tl, op_kind::copy, t.copies, a.copy_launch, a.copy_owner);
-  const auto memsets_from = tl.ops.size();
-  add_records(tl, op_kind::memset, t.memsets, a.memset_launch, a.memset_owner);
-  sort_ops(tl.ops, copies_from, memsets_from);
+  add_operations(tl);
   tl.by_stream = ops_by_stream(tl);
-  if (!tl.ops.empty()) {
-    tl.begin = tl.ops.front().start;
-    for (const auto& op : tl.ops) tl.end = std::max(tl.end, op.end);
-  }
+  if (!tl.ops.empty()) tl.begin = tl.ops.front().start; // tl.end: set by add_operations
   return tl;
 }
 
