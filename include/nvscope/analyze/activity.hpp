@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 namespace nvscope {
@@ -44,10 +45,10 @@ inline gpu_intervals intervals_of(const trace& t) {
   return g;
 }
 
-// The metrics of one window from its intervals (merged here, in place); leaves the gaps in
-// `scratch`. `medians`: false leaves the kernel and gap medians to the caller (per-range rows
+// The metrics of one window from its intervals (merged here, in place); appends its gaps to
+// `gaps`. `medians`: false leaves the kernel and gap medians to the caller (per-range rows
 // take them over all their instances at once).
-inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& scratch, bool medians = true) {
+inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& gaps, bool medians = true) {
   activity_metrics m;
   m.kernels = g.kernels.size();
   m.copies = g.copies.size();
@@ -75,13 +76,10 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
   std::uint64_t copy_total = 0;
   for (const auto& c : g.copies) copy_total += c.second - c.first;
   if (copy_total > 0) m.copy_compute_overlap_percent = 100.0 * static_cast<double>(m.overlap_ns) / static_cast<double>(copy_total);
-  scratch.clear();
-  append_gaps(all, scratch);
-  m.gap_count = scratch.size();
-  if (medians && !scratch.empty()) {
-    m.gap_median_ns = median_of(scratch.data(), scratch.data() + scratch.size());
-    m.gap_p90_ns = nearest_rank_select(scratch, 0.9);
-  }
+  const auto at = gaps.size();
+  append_gaps(all, gaps);
+  m.gap_count = gaps.size() - at;
+  if (medians && m.gap_count) std::tie(m.gap_median_ns, m.gap_p90_ns) = median_and_p90(gaps.data() + at, gaps.data() + gaps.size());
   return m;
 }
 
@@ -121,8 +119,8 @@ inline time_window analysis_window(const trace& t, const analysis_options& optio
 /// \endcode
 inline activity_metrics overall_activity(const trace& t, time_window window) {
   auto g = detail::intervals_of(t);
-  detail::value_list scratch;
-  return detail::activity_of(g, window.begin, window.end, scratch);
+  detail::value_list gaps;
+  return detail::activity_of(g, window.begin, window.end, gaps);
 }
 
 } // namespace v1

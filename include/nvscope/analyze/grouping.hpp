@@ -27,14 +27,24 @@ inline namespace v1 {
 namespace detail {
 
 // Statistics of value_of(i) per group group_of(i) < groups (items with a group out of range
-// are left out). Two passes and one buffer: linear in items + groups.
+// are left out). Two passes (count, then place each value in its group's run, items in order)
+// and one buffer: linear in items + groups.
 template <class GroupOf, class ValueOf>
 std::vector<duration_stats> grouped_stats(std::size_t groups, std::size_t items, GroupOf group_of, ValueOf value_of) {
-  buckets b(items, groups, group_of);
-  scratch_vector<std::uint64_t> values(b.order.size());
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = value_of(b.order[i]);
+  scratch_vector<std::size_t> offset(groups + 1, 0);
+  for (std::size_t i = 0; i < items; ++i) {
+    const auto g = group_of(i);
+    if (g < groups) ++offset[g + 1];
+  }
+  for (std::size_t g = 0; g < groups; ++g) offset[g + 1] += offset[g];
+  scratch_vector<std::uint64_t> values(offset[groups]);
+  auto cursor = offset;
+  for (std::size_t i = 0; i < items; ++i) {
+    const auto g = group_of(i);
+    if (g < groups) values[cursor[g]++] = value_of(i);
+  }
   std::vector<duration_stats> out(groups);
-  for (std::size_t g = 0; g < groups; ++g) out[g] = stats_of(values.data() + b.offset[g], values.data() + b.offset[g + 1]);
+  for (std::size_t g = 0; g < groups; ++g) out[g] = stats_of(values.data() + offset[g], values.data() + offset[g + 1]);
   return out;
 }
 

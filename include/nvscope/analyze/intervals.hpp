@@ -112,7 +112,10 @@ inline std::uint64_t intersection(const interval_list& a, const interval_list& b
 
 // Appends the idle stretches between consecutive merged intervals.
 inline void append_gaps(const interval_list& merged, value_list& gaps) {
-  for (std::size_t i = 1; i < merged.size(); ++i) gaps.push_back(merged[i].first - merged[i - 1].second);
+  if (merged.size() < 2) return;
+  const auto at = gaps.size();
+  gaps.resize(at + merged.size() - 1);
+  for (std::size_t i = 1; i < merged.size(); ++i) gaps[at + i - 1] = merged[i].first - merged[i - 1].second;
 }
 
 } // namespace detail

@@ -118,10 +118,7 @@ inline void finish_metrics(range_metrics& m, value_list& gaps, value_list& kerne
   }
   if (a.copy_ns) a.copy_compute_overlap_percent = 100.0 * static_cast<double>(a.overlap_ns) / static_cast<double>(a.copy_ns);
   a.gap_count = gaps.size();
-  if (!gaps.empty()) {
-    a.gap_median_ns = median_of(gaps.data(), gaps.data() + gaps.size());
-    a.gap_p90_ns = nearest_rank_select(gaps, 0.9);
-  }
+  if (!gaps.empty()) std::tie(a.gap_median_ns, a.gap_p90_ns) = median_and_p90(gaps.data(), gaps.data() + gaps.size());
   if (!kernel_ns.empty()) a.kernel_median_ns = median_of(kernel_ns.data(), kernel_ns.data() + kernel_ns.size());
 }
 
@@ -130,7 +127,7 @@ inline void finish_metrics(range_metrics& m, value_list& gaps, value_list& kerne
 namespace detail {
 
 // The activity of one range instance from its records [first, last) and the merged syncs;
-// leaves its gaps in `gaps` and appends its kernel durations to `kernel_ns`.
+// appends its gaps to `gaps` and its kernel durations to `kernel_ns`.
 inline activity_metrics instance_activity(const trace& t, const std::uint32_t* first, const std::uint32_t* last, timestamp_ns lo,
                                           timestamp_ns hi, const interval_list& syncs, gpu_intervals& g,
                                           value_list& gaps, value_list& kernel_ns) {
@@ -225,13 +222,11 @@ inline range_activity_result range_activity(const trace& t, const trace_index& x
   }
   for (std::size_t q = 0; q < records.size(); ++q) rows.kernel_ns[q].reserve(records[q]), rows.gaps[q].reserve(records[q]);
   detail::gpu_intervals g;
-  detail::value_list scratch;
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
     if (ops.offset[r] == ops.offset[r + 1]) continue;
     const auto row = row_of[r];
     const auto a = detail::instance_activity(t, ops.ref.data() + ops.offset[r], ops.ref.data() + ops.offset[r + 1], p.first[r], p.last[r],
-                                             syncs, g, scratch, rows.kernel_ns[row]);
-    rows.gaps[row].insert(rows.gaps[row].end(), scratch.begin(), scratch.end());
+                                             syncs, g, rows.gaps[row], rows.kernel_ns[row]);
     detail::add_instance(rows.rows[row], a);
     if (is_step[r]) out.steps.push_back({r, std::string(t.strings[t.ranges[r].name]), a.kernels, a});
   }

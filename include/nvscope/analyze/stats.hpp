@@ -249,16 +249,30 @@ inline duration_stats weighted_stats_of(weighted_value* first, weighted_value* l
   return s;
 }
 
+// p-quantile (0 < p <= 1) by nearest rank of the n values `each` yields, all within [lo, hi].
+template <class Each>
+double nearest_rank_of(const Each& each, std::uint64_t n, double p, std::uint64_t lo, std::uint64_t hi) noexcept {
+  if (n == 0) return 0.0;
+  auto rank = static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(n)));
+  if (rank < 1) rank = 1;
+  if (rank > n) rank = n;
+  return static_cast<double>(ranks_of(each, n, rank - 1, false, lo, hi).first);
+}
+
 // p-quantile (0 < p <= 1) by nearest rank (linear time; reads v, never moves it).
 template <class Alloc>
 double nearest_rank_select(const std::vector<std::uint64_t, Alloc>& v, double p) noexcept {
-  if (v.empty()) return 0.0;
-  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
-  if (rank < 1) rank = 1;
-  if (rank > v.size()) rank = v.size();
   const each_value each{v.data(), v.data() + v.size()};
   const auto [lo, hi] = extremes_of(each);
-  return static_cast<double>(ranks_of(each, v.size(), rank - 1, false, lo, hi).first);
+  return nearest_rank_of(each, v.size(), p, lo, hi);
+}
+
+// The median and the p90 (nearest rank) of [first, last), one pass for their common extremes.
+inline std::pair<double, double> median_and_p90(const std::uint64_t* first, const std::uint64_t* last) noexcept {
+  const each_value each{first, last};
+  const auto [lo, hi] = extremes_of(each);
+  const auto n = static_cast<std::uint64_t>(last - first);
+  return {median_of(each, n, lo, hi), nearest_rank_of(each, n, 0.9, lo, hi)};
 }
 
 } // namespace detail
