@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <string>
 
 namespace {
@@ -327,6 +328,26 @@ TEST_CASE("samples: thinned to evenly spaced order statistics beyond max_samples
   CHECK(s.kernels[0].ns.front() == 1 * us);
   CHECK(s.kernels[0].ns.back() == 100 * us);
   CHECK(s.kernels[0].ns[50] == 51 * us); // the median survives
+}
+
+TEST_CASE("samples are sorted as std::sort sorts them, whatever the spread of the durations") {
+  const auto seed = std::random_device{}();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 g(seed);
+  // One radix pass (a narrow range), several (wide), all of them (64-bit values), and below
+  // the comparison-sort threshold.
+  for (const std::uint64_t spread : {2000ull, 50000000ull, 0ull}) {
+    for (const std::size_t n : {std::size_t{1000}, std::size_t{1024}, std::size_t{30000}}) {
+      std::vector<std::uint64_t> v(n);
+      for (auto& x : v) x = spread ? 100 + g() % spread : g();
+      auto expected = v;
+      std::sort(expected.begin(), expected.end());
+      nvscope::detail::diag::sort_values(v.data(), v.data() + v.size());
+      CAPTURE(spread);
+      CAPTURE(n);
+      CHECK(v == expected);
+    }
+  }
 }
 
 TEST_CASE("hostile input: foreign thread indexes, unknown names, records without an end, unclosed ranges") {
