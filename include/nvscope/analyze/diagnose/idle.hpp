@@ -52,7 +52,7 @@ inline void overall_stretches(const timeline& tl, const diagnosis_options& o, id
       s.cause = cause_of(tl, op, cover, s.duration, o, &hints);
       s.thread = op.thread;
       s.range = op.thread == diagnosis_none ? diagnosis_none : tl.range_at(op.thread, cover, &hints);
-      s.next_owner = op.owner;
+      s.next_owner = tl.owner_of(op);
       b.stretches.push_back(s);
     }
     const timestamp_ns from = std::max(op.start, cover);

@@ -44,7 +44,7 @@ inline void memop_rules(const timeline& tl, const diagnosis_options& o, std::vec
   sync_copy.evaluated = sync_memset.evaluated = named;
   for (const gpu_op& op : tl.ops) {
     if (op.kind == op_kind::kernel) continue;
-    const std::string_view call = t.strings[tl.call_name(op.correlation)];
+    const std::string_view call = t.strings[tl.call_name(tl.correlation_of(op))];
     const bool known = named && !call.empty();
     const bool async = has_text(call, "Async");
     if (op.kind == op_kind::copy) {

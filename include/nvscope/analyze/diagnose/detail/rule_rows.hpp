@@ -35,8 +35,8 @@ inline rule_row op_row(const timeline& tl, const gpu_op& op, std::uint64_t bytes
   row.duration = op.end - op.start;
   row.bytes = bytes;
   row.record = op.index;
-  row.call = tl.call_name(op.correlation);
-  row.range = op.owner;
+  row.call = tl.call_name(tl.correlation_of(op));
+  row.range = tl.owner_of(op);
   row.thread = op.thread;
   row.stream = op.stream;
   row.device = op.device;

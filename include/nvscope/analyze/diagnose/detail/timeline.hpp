@@ -32,10 +32,8 @@ struct gpu_op {
   timestamp_ns end = 0;
   timestamp_ns call_start = 0; // launch call start (API record, else launch record); 0: unknown
   timestamp_ns call_end = 0;   // launch call end; equals call_start without an API record
-  std::uint32_t index = 0;     // into kernels, copies or memsets
+  std::uint32_t index = 0;     // into kernels, copies or memsets (its correlation and owner: timeline's correlation_of, owner_of)
   std::uint32_t thread = diagnosis_none;
-  std::uint32_t owner = diagnosis_none;
-  std::uint32_t correlation = 0;
   std::uint32_t stream = 0;
   std::uint16_t device = 0;
   op_kind kind = op_kind::kernel;
@@ -157,6 +155,17 @@ struct timeline {
     return last;
   }
 
+  // The innermost push/pop range open where `op` was launched (attribution's owner), or none.
+  std::uint32_t owner_of(const gpu_op& op) const noexcept {
+    const record_indexes& owners = op.kind == op_kind::kernel ? a->kernel_owner : op.kind == op_kind::copy ? a->copy_owner : a->memset_owner;
+    return op.index < owners.size() ? owners[op.index] : diagnosis_none;
+  }
+
+  std::uint32_t correlation_of(const gpu_op& op) const noexcept {
+    return op.kind == op_kind::kernel ? t->kernels[op.index].correlation
+                                      : op.kind == op_kind::copy ? t->copies[op.index].correlation : t->memsets[op.index].correlation;
+  }
+
   string_id call_name(std::uint32_t correlation) const noexcept {
     const auto* c = calls.find(correlation);
     return c == nullptr ? 0 : c->name;
@@ -165,18 +174,15 @@ struct timeline {
 
 // The operation of record i of one kind.
 template <class Record>
-gpu_op make_op(timeline& tl, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of,
-               const record_indexes& owner_of) {
+gpu_op make_op(timeline& tl, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of) {
   const trace& t = *tl.t;
   gpu_op op;
   op.start = r.start;
   op.end = r.end;
   op.index = i;
   op.kind = kind;
-  op.correlation = r.correlation;
   op.stream = r.stream;
   op.device = r.device;
-  op.owner = i < owner_of.size() ? owner_of[i] : diagnosis_none;
   const auto l = i < launch_of.size() ? launch_of[i] : diagnosis_none;
   if (l != diagnosis_none && l < t.launches.size()) {
     op.thread = t.launches[l].thread;
@@ -230,13 +236,13 @@ inline void add_operations(timeline& tl) {
   auto kk = head(t.kernels, kernels, 0), cc = head(t.copies, copies, 0), mm = head(t.memsets, memsets, 0);
   for (std::size_t left = kernels.size() + copies.size() + memsets.size(); left > 0; --left) {
     if (k < kernels.size() && !(cc < kk) && !(mm < kk)) {
-      tl.ops.push_back(make_op(tl, op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch, a.kernel_owner));
+      tl.ops.push_back(make_op(tl, op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch));
       kk = head(t.kernels, kernels, ++k);
     } else if (c < copies.size() && !(mm < cc)) {
-      tl.ops.push_back(make_op(tl, op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch, a.copy_owner));
+      tl.ops.push_back(make_op(tl, op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch));
       cc = head(t.copies, copies, ++c);
     } else {
-      tl.ops.push_back(make_op(tl, op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch, a.memset_owner));
+      tl.ops.push_back(make_op(tl, op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch));
       mm = head(t.memsets, memsets, ++m);
     }
     tl.end = std::max(tl.end, tl.ops.back().end);
