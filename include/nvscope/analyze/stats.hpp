@@ -70,12 +70,12 @@ std::pair<std::uint64_t, std::uint64_t> ranks_in_copy(const Each& each, std::uin
 // values `each` yields, all within [lo, hi]. Reads the values, never moves them: histograms of
 // 1,024 buckets narrow the range, a level per 10 bits of it, until a bucket holds the ranks
 // alone or few enough values to select from a copy on the stack. A level re-reads the values
-// where its bucket holds many of them or the level after it is the last; else it reads a copy
-// of its bucket's (usually n / 1,000 values; on no memory for it, the values again). Linear:
-// at 2 M values, 2-3 passes over them, nth_element's time or less (bench/results/scale.json).
+// where its bucket holds many of them or the level after it is the last; else (once: `copies`)
+// it reads a copy of its bucket's (usually n / 1,000 values; on no memory for it, the values
+// again). Linear: at 2 M values, 2-3 passes over them. Stack: 40 KB, twice at most.
 template <class Each>
 std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t n, std::uint64_t k, bool next, std::uint64_t lo,
-                                                std::uint64_t hi) noexcept {
+                                                std::uint64_t hi, bool copies = true) noexcept {
   constexpr int bucket_bits = 10, ways = 4; // 4 histograms in turn: a run of equal values is no chain of increments
   constexpr std::size_t bucket_count = std::size_t{1} << bucket_bits;
   std::uint64_t counts[ways][bucket_count];
@@ -102,14 +102,14 @@ std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t
     const std::uint64_t width = shift ? (std::uint64_t{1} << shift) - 1 : 0;
     const std::uint64_t top = hi - bottom <= width ? hi : bottom + width; // bucket b's values: [bottom, top]
     if (!next || k + 1 < count[b]) { // every rank sought in bucket b
-      if (count[b] > bucket_count && count[b] <= n / 8 && top - bottom >= bucket_count) {
+      if (copies && count[b] > bucket_count && count[b] <= n / 8 && top - bottom >= bucket_count) {
         const std::unique_ptr<std::uint64_t[]> copy(new (std::nothrow) std::uint64_t[count[b]]);
         if (copy) { // else (no memory for it) the next level reads the values again
           std::uint64_t* out = copy.get();
           each([&out, bottom, span = top - bottom](std::uint64_t v) {
             if (v - bottom <= span) *out++ = v;
           });
-          return ranks_of(each_value{copy.get(), out}, count[b], k, next, bottom, top);
+          return ranks_of(each_value{copy.get(), out}, count[b], k, next, bottom, top, false);
         }
       }
       n = count[b];
