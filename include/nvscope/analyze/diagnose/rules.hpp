@@ -42,8 +42,8 @@ inline void memop_rules(const timeline& tl, const diagnosis_options& o, std::vec
   auto& sync_copy = out[static_cast<int>(rule_id::sync_copy)];
   auto& sync_memset = out[static_cast<int>(rule_id::sync_memset)];
   sync_copy.evaluated = sync_memset.evaluated = named;
-  for (const gpu_op& op : tl.ops) {
-    if (op.kind == op_kind::kernel) continue;
+  for (const auto place : tl.transfers) {
+    const gpu_op& op = tl.ops[place];
     const std::string_view call = t.strings[tl.call_name(tl.correlation_of(op))];
     const bool known = named && !call.empty();
     const bool async = has_text(call, "Async");

@@ -111,6 +111,7 @@ struct timeline {
   const trace* t = nullptr;
   const attribution* a = nullptr;
   scratch_vector<gpu_op> ops; // by start (huge pages where offered: millions of them)
+  std::vector<std::uint32_t> transfers; // the copies' and memsets' places in `ops`, in its order
   op_groups by_stream;     // ops by (device, stream)
   thread_table threads;    // thread index -> slot of the three per-thread tables below
   std::vector<std::vector<std::uint32_t>> ranges_by_thread; // push/pop ranges by start
@@ -239,9 +240,11 @@ inline void add_operations(timeline& tl) {
       tl.ops.push_back(make_op(tl, op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch));
       kk = head(t.kernels, kernels, ++k);
     } else if (c < copies.size() && !(mm < cc)) {
+      tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
       tl.ops.push_back(make_op(tl, op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch));
       cc = head(t.copies, copies, ++c);
     } else {
+      tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
       tl.ops.push_back(make_op(tl, op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch));
       mm = head(t.memsets, memsets, ++m);
     }
