@@ -23,7 +23,6 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace nvscope {
@@ -38,28 +37,52 @@ struct kernel_pairs {
   scratch_vector<std::uint64_t> durations;
 };
 
-// Numbers (range, kernel name) pairs as they first come: a name met again under the range it
-// was last met under (the usual run of kernels) costs an array read, any other a hash lookup.
+// Numbers (range, kernel name) pairs as they first come. A name met again under the range it
+// was last met under (the usual run of kernels) costs an array read; any other pair is looked
+// up in an open-addressing table (linear probing, at most half full): a trace with a range per
+// kernel (PyTorch's ranges per operator) makes a pair of almost every kernel, and a node-based
+// map spent most of this pass allocating.
 class pair_numbers {
  public:
-  explicit pair_numbers(std::size_t names) : last_range_(names, no_index), last_pair_(names, 0) {}
+  explicit pair_numbers(std::size_t names) : last_range_(names, no_index), last_pair_(names, 0), slots_(1024, no_index) {}
   std::uint32_t of(std::uint32_t range, std::uint32_t name) {
     if (last_range_[name] == range) return last_pair_[name];
-    const auto it = known_.emplace(static_cast<std::uint64_t>(range) << 32 | name, static_cast<std::uint32_t>(range_.size())).first;
-    if (it->second == range_.size()) {
+    auto slot = find(range, name);
+    if (slots_[slot] == no_index) {
+      if (2 * (range_.size() + 1) > slots_.size()) {
+        grow();
+        slot = find(range, name);
+      }
+      slots_[slot] = static_cast<std::uint32_t>(range_.size());
       range_.push_back(range);
       name_.push_back(name);
     }
     last_range_[name] = range;
-    return last_pair_[name] = it->second;
+    return last_pair_[name] = slots_[slot];
   }
   std::size_t size() const noexcept { return range_.size(); }
   std::uint32_t range(std::uint32_t p) const noexcept { return range_[p]; }
   std::uint32_t name(std::uint32_t p) const noexcept { return name_[p]; }
 
  private:
+  // The slot holding (range, name), or the empty slot where it would go.
+  std::size_t find(std::uint32_t range, std::uint32_t name) const noexcept {
+    const std::size_t mask = slots_.size() - 1;
+    const std::uint64_t h = (static_cast<std::uint64_t>(range) << 32 | name) * 0x9e3779b97f4a7c15ull;
+    for (auto i = static_cast<std::size_t>(h >> shift_);; i = (i + 1) & mask) { // Fibonacci hashing: the product's top bits
+      const auto p = slots_[i];
+      if (p == no_index || (range_[p] == range && name_[p] == name)) return i;
+    }
+  }
+  void grow() {
+    slots_.assign(slots_.size() * 2, no_index);
+    --shift_;
+    for (std::uint32_t p = 0; p < range_.size(); ++p) slots_[find(range_[p], name_[p])] = p;
+  }
+
   std::vector<std::uint32_t> last_range_, last_pair_, range_, name_;
-  std::unordered_map<std::uint64_t, std::uint32_t> known_;
+  std::vector<std::uint32_t> slots_; // pair numbers; no_index: empty
+  int shift_ = 64 - 10;              // slots_.size() == 1 << (64 - shift_)
 };
 
 // each_entry(f) calls f(range, kernel index) for every (enclosing range, kernel) entry, kernels
@@ -122,13 +145,19 @@ struct kern_rows {
   scratch_vector<contribution> parts;
 
   std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
+    if (!keys.empty() && last_ == key{group, thread, name}) return last_row_; // runs of one row are the rule
     const auto it = index.emplace(key{group, thread, name}, static_cast<std::uint32_t>(keys.size())).first;
     if (it->second == keys.size()) {
       keys.push_back({group, thread, name});
       instances.push_back(0);
     }
-    return it->second;
+    last_ = key{group, thread, name};
+    return last_row_ = it->second;
   }
+
+ private:
+  key last_{};
+  std::uint32_t last_row_ = 0;
 };
 
 // Per push/pop range: the nearest ancestor of another group, and how many ranges of its own
@@ -146,12 +175,28 @@ inline void same_group_runs(const trace& t, const trace_index& x, std::vector<st
   }
 }
 
+// Push/pop range instances: for each kernel name, every range holding one of its kernels (in
+// itself or below) counted once. Pairs are taken name by name (a counting sort), so that one
+// stamp per range says "counted for this name"; a walk up the parents stops at a counted range,
+// whose ancestors are counted too. Rows exist already (add_push_pop made them).
+inline void count_instances(const trace& t, const trace_index& x, const kernel_pairs& kp, std::size_t names, kern_rows& rows) {
+  buckets by_name(kp.name.size(), names, [&](std::size_t p) { return kp.name[p]; });
+  std::vector<std::uint32_t> counted(t.ranges.size(), no_index); // per range: the name it was last counted for
+  for (std::size_t n = 0; n < names; ++n)
+    for (auto p = by_name.begin(n); p != by_name.end(n); ++p) {
+      const auto name = static_cast<std::uint32_t>(n), r0 = kp.range[*p], thread = t.ranges[r0].thread;
+      for (auto r = r0; r != attribution::none && counted[r] != name; r = x.links.parent[r]) {
+        counted[r] = name;
+        ++rows.instances[rows.row(x.group_of[r], thread, name)];
+      }
+    }
+}
+
 // Push/pop part: each pair weighs into the row of every group on its range's stack.
-inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp, kern_rows& rows) {
+inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp, std::size_t names, kern_rows& rows) {
   std::vector<std::uint32_t> up, len;
   same_group_runs(t, x, up, len);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> runs; // (group, weight)
-  std::unordered_set<std::uint64_t> marked;                  // (range, name): range counted for name
   for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
     const auto r0 = kp.range[p], name = kp.name[p], thread = t.ranges[r0].thread;
     const bool same_range = p > 0 && kp.range[p - 1] == r0; // pairs come by range: its runs are known
@@ -167,11 +212,8 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
       runs.resize(out);
     }
     for (const auto& [g, w] : runs) rows.parts.push_back({rows.row(g, thread, name), &kp, p, w});
-    for (auto r = r0; r != attribution::none; r = x.links.parent[r]) {
-      if (!marked.insert(static_cast<std::uint64_t>(r) << 32 | name).second) break; // its ancestors are counted too
-      ++rows.instances[rows.row(x.group_of[r], thread, name)];
-    }
   }
+  count_instances(t, x, kp, names, rows);
 }
 
 // Start/end part: each (range, name) pair is one range instance with weight 1.
@@ -255,7 +297,7 @@ inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const 
     });
   });
   detail::kern_rows rows;
-  detail::add_push_pop(t, x, pp, rows);
+  detail::add_push_pop(t, x, pp, ids.size() + 1, rows);
   detail::add_start_end(t, x, se, rows);
   return detail::kern_rows_out(t, x, rows);
 }
