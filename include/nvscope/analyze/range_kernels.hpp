@@ -182,12 +182,15 @@ inline void same_group_runs(const trace& t, const trace_index& x, std::vector<st
 inline void count_instances(const trace& t, const trace_index& x, const kernel_pairs& kp, std::size_t names, kern_rows& rows) {
   buckets by_name(kp.name.size(), names, [&](std::size_t p) { return kp.name[p]; });
   std::vector<std::uint32_t> counted(t.ranges.size(), no_index); // per range: the name it was last counted for
+  std::vector<std::uint32_t> row_of_group(x.group_first.size(), no_index); // per group: its last row (checked, not trusted)
   for (std::size_t n = 0; n < names; ++n)
     for (auto p = by_name.begin(n); p != by_name.end(n); ++p) {
       const auto name = static_cast<std::uint32_t>(n), r0 = kp.range[*p], thread = t.ranges[r0].thread;
       for (auto r = r0; r != attribution::none && counted[r] != name; r = x.links.parent[r]) {
         counted[r] = name;
-        ++rows.instances[rows.row(x.group_of[r], thread, name)];
+        auto& row = row_of_group[x.group_of[r]];
+        if (row == no_index || rows.keys[row].name != name || rows.keys[row].thread != thread) row = rows.row(x.group_of[r], thread, name);
+        ++rows.instances[row];
       }
     }
 }

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace nvscope {
@@ -176,13 +177,39 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
   analysis_options ao;
   ao.step_range = o.step_range;
   ao.step_pattern = o.step_pattern;
+  // Each (domain, name) finds its groups once: an array by name in the default domain, a table
+  // in others (labels and the step test are strings; a trace with a range per operator has
+  // millions of ranges and few names).
+  struct groups_of_name {
+    bool step;
+    std::string label;
+    std::vector<std::uint64_t>* host;
+    std::vector<std::uint64_t>* gpu; // made at its first value: a group without GPU work is not listed
+  };
+  std::vector<groups_of_name> known;
+  std::vector<std::uint32_t> in_default_domain(t.strings.size(), no_index);
+  std::unordered_map<std::uint64_t, std::uint32_t> in_other_domains;
+  auto groups_of = [&](const range_record& r) -> groups_of_name& {
+    std::uint32_t* slot = nullptr;
+    if (r.domain == 0 && r.name < in_default_domain.size()) slot = &in_default_domain[r.name];
+    else slot = &in_other_domains.emplace(static_cast<std::uint64_t>(r.domain) << 32 | r.name, no_index).first->second;
+    if (*slot == no_index) {
+      const bool step = is_step_name(t.strings[r.name], ao); // step_0, step_1, ...: one group
+      std::string label = step ? "steps" : detail::diag::range_label(t, r);
+      auto* host = &(step ? steps : ranges)[label];
+      *slot = static_cast<std::uint32_t>(known.size());
+      known.push_back({step, std::move(label), host, nullptr});
+    }
+    return known[*slot];
+  };
   for (std::size_t i = 0; i < t.ranges.size() && i < a.range_end.size(); ++i) {
     const auto& r = t.ranges[i];
     if (r.is_mark || a.range_end[i] < r.start || !detail::diag::in_window(o.window, r.start)) continue;
-    const bool step = is_step_name(t.strings[r.name], ao); // step_0, step_1, ...: one group
-    const std::string label = step ? "steps" : detail::diag::range_label(t, r);
-    (step ? steps : ranges)[label].push_back(a.range_end[i] - r.start);
-    if (r.is_push_pop && work[i] != 0) (step ? steps_gpu : ranges_gpu)[label].push_back(work[i]);
+    auto& g = groups_of(r);
+    g.host->push_back(a.range_end[i] - r.start);
+    if (!r.is_push_pop || work[i] == 0) continue;
+    if (g.gpu == nullptr) g.gpu = &(g.step ? steps_gpu : ranges_gpu)[g.label];
+    g.gpu->push_back(work[i]);
   }
   run_samples s;
   s.kernels = detail::diag::kernel_samples(t, o);

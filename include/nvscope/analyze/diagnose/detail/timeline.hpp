@@ -264,9 +264,10 @@ inline void index_ranges_and_syncs(timeline& tl) {
   }
   for (std::size_t s = 0; s < slots; ++s) {
     auto& v = tl.ranges_by_thread[s];
-    std::sort(v.begin(), v.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const auto by_start = [&](std::uint32_t x, std::uint32_t y) {
       return t.ranges[x].start != t.ranges[y].start ? t.ranges[x].start < t.ranges[y].start : x < y;
-    });
+    };
+    if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start); // usually in order already
     for (auto r : v) tl.range_starts_by_thread[s].push_back(t.ranges[r].start);
   }
   for (const auto& s : t.syncs)
