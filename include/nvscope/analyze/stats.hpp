@@ -60,10 +60,12 @@ std::pair<std::uint64_t, std::uint64_t> ranks_in_copy(const Each& each, std::uin
   std::uint64_t copy[most];
   std::uint32_t m = 0; // not a std::uint64_t: a store to `copy` cannot change it (nor lo, range: copies)
   each([&copy, &m, lo, range](std::uint64_t v) {
-    if (v - lo <= range) copy[m++] = v;
+    if (v - lo <= range && m < most) copy[m++] = v; // at most `most` by the caller's count; never past the copy
   });
+  if (m == 0) return {lo, lo}; // a caller's count that was wrong: no value to select
+  if (k >= m) k = m - 1;
   std::nth_element(copy, copy + k, copy + m);
-  return {copy[k], next ? *std::min_element(copy + k + 1, copy + m) : copy[k]};
+  return {copy[k], next && k + 1 < m ? *std::min_element(copy + k + 1, copy + m) : copy[k]};
 }
 
 // The values at 0-based ranks `k` and, when `next`, `k + 1` (else the first again) of the n
@@ -182,8 +184,6 @@ duration_stats stats_of(const std::vector<std::uint64_t, Alloc>& v) noexcept {
   return stats_of(v.data(), v.data() + v.size());
 }
 
-// The median alone of the values `each` yields (no moments: a pass for the extremes, then the
-// selection).
 // The smallest and largest of the values `each` yields (no values: {~0, 0}).
 template <class Each>
 std::pair<std::uint64_t, std::uint64_t> extremes_of(const Each& each) noexcept {
