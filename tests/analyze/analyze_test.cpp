@@ -6,7 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace {
 
@@ -156,6 +160,135 @@ TEST_CASE("ranks_of, median_of and nearest_rank_select read what a full sort put
     CHECK(whole == original); // read, never moved
     const std::size_t rank90 = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(0.9 * double(n))));
     CHECK(nvscope::detail::nearest_rank_select(whole, 0.9) == double(sorted[rank90 - 1]));
+  }
+}
+
+namespace {
+
+// A random trace for nvtx_kern_sum: push/pop ranges nested up to 6 deep on three threads (one
+// outside the thread table), names drawn from 4 so that a name nests under itself (weights)
+// and a range gets kernels again after a child closed (a pair met again); start/end ranges
+// over several launches; graph launches of several kernels; some kernels with no end.
+nvscope::trace kern_sum_trace(std::mt19937_64& g) {
+  nvscope::trace t;
+  t.threads = {{11, 0}, {12, 0}};
+  const char* range_names[] = {"fwd", "op", "op", "bwd"};
+  const char* kernel_names[] = {"gemm", "relu", "norm"};
+  std::uint32_t corr = 1;
+  std::uint64_t gpu = 1000;
+  for (const std::uint32_t thread : {0u, 1u, 77u}) {
+    std::uint64_t now = 10 + thread;
+    std::vector<std::size_t> stack, open;
+    for (int e = 0; e < 400; ++e) {
+      now += 1 + g() % 20;
+      const auto what = g() % 10;
+      if (what < 3 && stack.size() < 6) {
+        nvscope::range_record r;
+        r.name = t.strings.intern(range_names[g() % 4]);
+        r.start = now;
+        r.thread = thread;
+        stack.push_back(t.ranges.size());
+        t.ranges.push_back(r);
+      } else if (what < 5 && !stack.empty()) {
+        t.ranges[stack.back()].end = now;
+        stack.pop_back();
+      } else if (what == 5) {
+        if (!open.empty() && g() % 2) {
+          t.ranges[open.back()].end = now;
+          open.pop_back();
+        } else {
+          nvscope::range_record r;
+          r.name = t.strings.intern(g() % 2 ? "load" : "io");
+          r.start = now;
+          r.thread = thread;
+          r.is_push_pop = false;
+          open.push_back(t.ranges.size());
+          t.ranges.push_back(r);
+        }
+      } else {
+        t.launches.push_back({now, corr, thread});
+        const int n = g() % 8 == 0 ? 3 : 1;
+        for (int i = 0; i < n; ++i) {
+          nvscope::kernel_record k;
+          k.name = t.strings.intern(kernel_names[g() % 3]);
+          k.start = gpu;
+          k.end = g() % 50 == 0 ? 0 : gpu + 1 + g() % 3000;
+          k.correlation = corr;
+          gpu += 3100;
+          t.kernels.push_back(k);
+        }
+        ++corr;
+      }
+    }
+    for (; !stack.empty(); stack.pop_back()) t.ranges[stack.back()].end = now += 3;
+    for (; !open.empty(); open.pop_back()) t.ranges[open.back()].end = now += 3;
+  }
+  t.finish = gpu + 10;
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("nvtx_kern_sum against a plain walk of each kernel's ranges, on random nested traces") {
+  const auto seed = std::random_device{}();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 g(seed);
+  for (int round = 0; round < 30; ++round) {
+    const auto t = kern_sum_trace(g);
+    const auto x = nvscope::index_trace(t);
+    // The reference: per (label, style, tid, kernel), every (value, weight) and the ranges seen.
+    struct expected_row {
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> values;
+      std::set<std::uint32_t> ranges;
+    };
+    std::map<std::tuple<std::string, std::string, std::uint64_t, std::string>, expected_row> expected;
+    auto row_of = [&](std::uint32_t r, std::uint32_t k) -> expected_row& {
+      const auto& first = t.ranges[x.group_first[x.group_of[r]]];
+      const auto th = t.ranges[r].thread;
+      return expected[{nvscope::detail::range_label(t, first), nvscope::detail::style_name(first),
+                       th < t.threads.size() ? t.threads[th].os_id : th, std::string(t.strings[t.kernels[k].name])}];
+    };
+    for (std::uint32_t k = 0; k < t.kernels.size(); ++k) {
+      const auto l = x.links.kernel_launch[k];
+      if (!x.kernel_ok[k] || l == nvscope::attribution::none) continue;
+      const auto d = t.kernels[k].end - t.kernels[k].start;
+      std::map<std::uint32_t, std::uint64_t> weight; // push/pop: per group, the ranges of it on the stack
+      for (auto r = x.launch_owner[l]; r != nvscope::attribution::none; r = x.links.parent[r]) ++weight[x.group_of[r]];
+      for (auto r = x.launch_owner[l]; r != nvscope::attribution::none; r = x.links.parent[r]) {
+        auto& row = row_of(r, k);
+        row.ranges.insert(r);
+        if (weight[x.group_of[r]]) row.values.emplace_back(d, weight[x.group_of[r]]), weight[x.group_of[r]] = 0;
+      }
+      for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) {
+        auto& row = row_of(x.start_end_ranges[s], k);
+        row.ranges.insert(x.start_end_ranges[s]);
+        row.values.emplace_back(d, 1);
+      }
+    }
+    const auto rows = nvscope::range_kernel_summary(t, x);
+    REQUIRE(rows.size() == expected.size());
+    for (const auto& row : rows) {
+      const auto it = expected.find({row.range, row.style, row.tid, row.kernel});
+      REQUIRE(it != expected.end());
+      auto values = it->second.values;
+      std::sort(values.begin(), values.end());
+      std::vector<std::uint64_t> all; // the multiset, each value as often as its weight
+      std::uint64_t total = 0;
+      for (const auto& [v, w] : values) all.insert(all.end(), w, v), total += v * w;
+      const auto n = all.size();
+      double mean = double(total) / double(n), ss = 0;
+      for (auto v : all) ss += (double(v) - mean) * (double(v) - mean);
+      CAPTURE(row.range);
+      CAPTURE(row.kernel);
+      CHECK(row.range_instances == it->second.ranges.size());
+      CHECK(row.time.count == values.size());
+      CHECK(row.time.total == total);
+      CHECK(row.time.min == all.front());
+      CHECK(row.time.max == all.back());
+      CHECK(row.time.median == (n % 2 ? double(all[n / 2]) : (double(all[n / 2 - 1]) + double(all[n / 2])) / 2));
+      CHECK(row.time.average == doctest::Approx(mean));
+      CHECK(row.time.stddev == doctest::Approx(n > 1 ? std::sqrt(ss / double(n - 1)) : 0.0));
+    }
   }
 }
 
