@@ -13,6 +13,7 @@
 ///   for (const auto& row : nvscope::range_kernel_summary(t, x)) std::puts(row.kernel.c_str());
 /// \endcode
 
+#include <nvscope/analyze/detail/buckets.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/names.hpp>
@@ -39,50 +40,23 @@ struct kernel_pairs {
 
 // Numbers (range, kernel name) pairs as they first come. A name met again under the range it
 // was last met under (the usual run of kernels) costs an array read; any other pair is looked
-// up in an open-addressing table (linear probing, at most half full): a trace with a range per
-// kernel (PyTorch's ranges per operator) makes a pair of almost every kernel, and a node-based
-// map spent most of this pass allocating.
+// up by key_numbers (a trace with a range per kernel, as PyTorch's ranges per operator make,
+// makes a pair of almost every kernel).
 class pair_numbers {
  public:
-  explicit pair_numbers(std::size_t names) : last_range_(names, no_index), last_pair_(names, 0), slots_(1024, no_index) {}
+  explicit pair_numbers(std::size_t names) : last_range_(names, no_index), last_pair_(names, 0) {}
   std::uint32_t of(std::uint32_t range, std::uint32_t name) {
     if (last_range_[name] == range) return last_pair_[name];
-    auto slot = find(range, name);
-    if (slots_[slot] == no_index) {
-      if (2 * (range_.size() + 1) > slots_.size()) {
-        grow();
-        slot = find(range, name);
-      }
-      slots_[slot] = static_cast<std::uint32_t>(range_.size());
-      range_.push_back(range);
-      name_.push_back(name);
-    }
     last_range_[name] = range;
-    return last_pair_[name] = slots_[slot];
+    return last_pair_[name] = numbers_.of(static_cast<std::uint64_t>(range) << 32 | name);
   }
-  std::size_t size() const noexcept { return range_.size(); }
-  std::uint32_t range(std::uint32_t p) const noexcept { return range_[p]; }
-  std::uint32_t name(std::uint32_t p) const noexcept { return name_[p]; }
+  std::size_t size() const noexcept { return numbers_.size(); }
+  std::uint32_t range(std::uint32_t p) const noexcept { return static_cast<std::uint32_t>(numbers_.key(p) >> 32); }
+  std::uint32_t name(std::uint32_t p) const noexcept { return static_cast<std::uint32_t>(numbers_.key(p)); }
 
  private:
-  // The slot holding (range, name), or the empty slot where it would go.
-  std::size_t find(std::uint32_t range, std::uint32_t name) const noexcept {
-    const std::size_t mask = slots_.size() - 1;
-    const std::uint64_t h = (static_cast<std::uint64_t>(range) << 32 | name) * 0x9e3779b97f4a7c15ull;
-    for (auto i = static_cast<std::size_t>(h >> shift_);; i = (i + 1) & mask) { // Fibonacci hashing: the product's top bits
-      const auto p = slots_[i];
-      if (p == no_index || (range_[p] == range && name_[p] == name)) return i;
-    }
-  }
-  void grow() {
-    slots_.assign(slots_.size() * 2, no_index);
-    --shift_;
-    for (std::uint32_t p = 0; p < range_.size(); ++p) slots_[find(range_[p], name_[p])] = p;
-  }
-
-  std::vector<std::uint32_t> last_range_, last_pair_, range_, name_;
-  std::vector<std::uint32_t> slots_; // pair numbers; no_index: empty
-  int shift_ = 64 - 10;              // slots_.size() == 1 << (64 - shift_)
+  std::vector<std::uint32_t> last_range_, last_pair_;
+  key_numbers numbers_;
 };
 
 // each_entry(f) calls f(range, kernel index) for every (enclosing range, kernel) entry, kernels

@@ -259,14 +259,6 @@ double nearest_rank_of(const Each& each, std::uint64_t n, double p, std::uint64_
   return static_cast<double>(ranks_of(each, n, rank - 1, false, lo, hi).first);
 }
 
-// p-quantile (0 < p <= 1) by nearest rank (linear time; reads v, never moves it).
-template <class Alloc>
-double nearest_rank_select(const std::vector<std::uint64_t, Alloc>& v, double p) noexcept {
-  const each_value each{v.data(), v.data() + v.size()};
-  const auto [lo, hi] = extremes_of(each);
-  return nearest_rank_of(each, v.size(), p, lo, hi);
-}
-
 // The median and the p90 (nearest rank) of [first, last), one pass for their common extremes.
 inline std::pair<double, double> median_and_p90(const std::uint64_t* first, const std::uint64_t* last) noexcept {
   const each_value each{first, last};

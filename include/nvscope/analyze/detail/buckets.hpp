@@ -1,7 +1,8 @@
 // nvscope-target: nvscope
 #pragma once
 
-// analyze/detail/buckets.hpp: thread slots and counting-sort buckets (internal to the analyze layer).
+// analyze/detail/buckets.hpp: thread slots, key numbering and counting-sort buckets (internal to
+// the analyze layer).
 
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/trace.hpp>
@@ -43,6 +44,60 @@ class thread_table {
  private:
   std::uint32_t known_ = 0;
   std::vector<std::uint32_t> extra_;
+};
+
+// Numbers 64-bit keys 0, 1, 2, ... in the order they first come. A key below `dense` costs an
+// array read; any other is looked up in an open-addressing table (linear probing, at most half
+// full, Fibonacci hashing): traces with a range per operator make millions of lookups, and a
+// node-based map spent most of its time allocating.
+class key_numbers {
+ public:
+  explicit key_numbers(std::size_t dense = 0) : dense_(dense, no_index), slots_(1024, no_index) {}
+  std::uint32_t of(std::uint64_t key) {
+    if (key < dense_.size()) {
+      auto& n = dense_[static_cast<std::size_t>(key)];
+      if (n == no_index) n = add(key);
+      return n;
+    }
+    auto slot = find(key);
+    if (slots_[slot] == no_index) {
+      if (2 * ++in_table_ > slots_.size()) {
+        grow();
+        slot = find(key);
+      }
+      slots_[slot] = add(key);
+    }
+    return slots_[slot];
+  }
+  std::size_t size() const noexcept { return keys_.size(); }
+  std::uint64_t key(std::uint32_t n) const noexcept { return keys_[n]; }
+  std::vector<std::uint64_t>& keys() noexcept { return keys_; } // by number
+
+ private:
+  std::uint32_t add(std::uint64_t key) {
+    keys_.push_back(key);
+    return static_cast<std::uint32_t>(keys_.size() - 1);
+  }
+  // The slot holding `key`, or the empty slot where it would go.
+  std::size_t find(std::uint64_t key) const noexcept {
+    const std::size_t mask = slots_.size() - 1;
+    for (auto i = static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ull) >> shift_);; i = (i + 1) & mask) {
+      const auto n = slots_[i]; // the product's top bits pick the slot
+      if (n == no_index || keys_[n] == key) return i;
+    }
+  }
+  void grow() {
+    slots_.assign(slots_.size() * 2, no_index);
+    --shift_;
+    for (std::uint32_t n = 0; n < keys_.size(); ++n)
+      if (keys_[n] >= dense_.size()) slots_[find(keys_[n])] = n;
+  }
+
+  std::vector<std::uint32_t> dense_;
+  std::vector<std::uint32_t> slots_; // key numbers; no_index: empty
+  std::vector<std::uint64_t> keys_;  // by number
+  std::size_t in_table_ = 0;         // keys in slots_
+  int shift_ = 64 - 10;              // slots_.size() == 1 << (64 - shift_)
 };
 
 // Items bucketed by a key below `buckets` (counting sort, stable): items of bucket b are

@@ -32,7 +32,6 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace nvscope {
@@ -177,9 +176,9 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
   analysis_options ao;
   ao.step_range = o.step_range;
   ao.step_pattern = o.step_pattern;
-  // Each (domain, name) finds its groups once: an array by name in the default domain, a table
-  // in others (labels and the step test are strings; a trace with a range per operator has
-  // millions of ranges and few names).
+  // Each (domain, name) finds its groups once, by its number (dense by name in the default
+  // domain): labels and the step test are strings, and a trace with a range per operator has
+  // millions of ranges and few names.
   struct groups_of_name {
     bool step;
     std::string label;
@@ -187,20 +186,16 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
     std::vector<std::uint64_t>* gpu; // made at its first value: a group without GPU work is not listed
   };
   std::vector<groups_of_name> known;
-  std::vector<std::uint32_t> in_default_domain(t.strings.size(), no_index);
-  std::unordered_map<std::uint64_t, std::uint32_t> in_other_domains;
+  detail::key_numbers numbers(t.strings.size());
   auto groups_of = [&](const range_record& r) -> groups_of_name& {
-    std::uint32_t* slot = nullptr;
-    if (r.domain == 0 && r.name < in_default_domain.size()) slot = &in_default_domain[r.name];
-    else slot = &in_other_domains.emplace(static_cast<std::uint64_t>(r.domain) << 32 | r.name, no_index).first->second;
-    if (*slot == no_index) {
+    const std::uint32_t n = numbers.of(static_cast<std::uint64_t>(r.domain) << 32 | r.name);
+    if (n == known.size()) {
       const bool step = is_step_name(t.strings[r.name], ao); // step_0, step_1, ...: one group
       std::string label = step ? "steps" : detail::diag::range_label(t, r);
       auto* host = &(step ? steps : ranges)[label];
-      *slot = static_cast<std::uint32_t>(known.size());
       known.push_back({step, std::move(label), host, nullptr});
     }
-    return known[*slot];
+    return known[n];
   };
   for (std::size_t i = 0; i < t.ranges.size() && i < a.range_end.size(); ++i) {
     const auto& r = t.ranges[i];

@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -275,21 +274,6 @@ inline void index_ranges_and_syncs(timeline& tl) {
   for (auto& v : tl.syncs_by_thread) std::sort(v.begin(), v.end());
 }
 
-class group_numbers {
- public:
-  explicit group_numbers(std::uint64_t dense) : dense_(static_cast<std::size_t>(dense), none) {}
-  std::uint32_t of(std::uint64_t key, std::vector<std::uint64_t>& keys) {
-    std::uint32_t& slot = key < dense_.size() ? dense_[static_cast<std::size_t>(key)] : sparse_.emplace(key, none).first->second;
-    if (slot == none) slot = static_cast<std::uint32_t>(keys.size()), keys.push_back(key);
-    return slot;
-  }
-
- private:
-  static constexpr std::uint32_t none = 0xffffffffu;
-  std::vector<std::uint32_t> dense_;
-  std::unordered_map<std::uint64_t, std::uint32_t> sparse_;
-};
-
 // Each operation's group as its place in key order (groups numbered by first appearance, then
 // placed by key), or `op_places::none` where key_of skips the operation.
 struct op_places {
@@ -301,15 +285,16 @@ struct op_places {
 template <class KeyOf>
 op_places place_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
   op_places out;
-  group_numbers numbers(dense);
+  key_numbers numbers(static_cast<std::size_t>(dense));
   out.place.assign(tl.ops.size(), op_places::none); // group numbers first, places below
   auto& group = out.place;
   for (std::size_t i = 0, last = 0; i < tl.ops.size(); ++i) {
     const std::uint64_t key = key_of(tl.ops[i]);
     if (key == op_groups::skip) continue;
-    group[i] = out.keys.size() > group[last] && out.keys[group[last]] == key ? group[last] : numbers.of(key, out.keys);
+    group[i] = numbers.size() > group[last] && numbers.key(group[last]) == key ? group[last] : numbers.of(key);
     last = i;
   }
+  out.keys = std::move(numbers.keys());
   std::vector<std::uint32_t> rank(out.keys.size()), place(out.keys.size()); // group number -> place in key order
   for (std::uint32_t g = 0; g < rank.size(); ++g) rank[g] = g;
   std::sort(rank.begin(), rank.end(), [&](std::uint32_t x, std::uint32_t y) { return out.keys[x] < out.keys[y]; });
@@ -402,14 +387,16 @@ void order_places(Values& v, std::initializer_list<double> ps) {
 class range_tally {
  public:
   explicit range_tally(const trace& t) : t_(&t) {}
-  range_tally(range_tally&&) = default; // a moved map keeps its nodes: `last_` stays valid
-  range_tally& operator=(range_tally&&) = default;
   void add(std::uint32_t range, std::uint64_t ns) {
     const std::uint64_t key = range < t_->ranges.size()
                                   ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name
                                   : ~std::uint64_t{0};
-    if (last_ == nullptr || key != last_key_) last_ = &by_key_[key], last_key_ = key; // runs of one range are common
-    auto& slot = *last_;
+    if (key != last_key_ || slots_.empty()) { // runs of one range are common
+      last_key_ = key;
+      last_ = numbers_.of(key);
+      if (last_ == slots_.size()) slots_.emplace_back();
+    }
+    auto& slot = slots_[last_];
     slot.ns += ns;
     slot.count += 1;
     if (range < t_->ranges.size() && ns >= slot.best_ns) {
@@ -419,7 +406,7 @@ class range_tally {
   }
   std::vector<range_time> top(std::size_t n) const {
     std::vector<range_time> out;
-    for (const auto& [key, s] : by_key_) {
+    for (const auto& s : slots_) {
       range_time r;
       r.range = s.range;
       r.ns = s.ns;
@@ -443,9 +430,10 @@ class range_tally {
     std::uint32_t range = diagnosis_none;
   };
   const trace* t_;
-  std::unordered_map<std::uint64_t, slot_t> by_key_; // nodes: `last_` stays valid
+  key_numbers numbers_;        // (domain, name) -> slot
+  std::vector<slot_t> slots_;
   std::uint64_t last_key_ = 0;
-  slot_t* last_ = nullptr;
+  std::uint32_t last_ = 0;     // the slot of last_key_
 };
 
 } // namespace diag

@@ -1,0 +1,59 @@
+// Key numbering (analyze/detail/buckets.hpp `key_numbers`): keys get 0, 1, 2, ... in the order
+// they first come, the same number each time they come again, whether they lie below the dense
+// bound (an array) or above it (the open-addressing table, grown many times here); checked
+// against std::unordered_map on fresh random keys of several spreads.
+
+#include <nvscope/analyze/detail/buckets.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using nvscope::detail::key_numbers;
+
+// Numbers `keys` with key_numbers(dense) and with a plain map; counts the disagreements.
+std::size_t disagreements(const std::vector<std::uint64_t>& keys, std::size_t dense) {
+  key_numbers numbers(dense);
+  std::unordered_map<std::uint64_t, std::uint32_t> reference;
+  std::size_t wrong = 0;
+  for (const auto k : keys) {
+    const auto expected = reference.emplace(k, static_cast<std::uint32_t>(reference.size())).first->second;
+    const auto got = numbers.of(k);
+    wrong += got != expected;
+    wrong += got >= numbers.size() || numbers.key(got) != k;
+  }
+  wrong += numbers.size() != reference.size();
+  for (std::uint32_t n = 0; n < numbers.size() && n < reference.size(); ++n) wrong += reference.at(numbers.keys()[n]) != n;
+  return wrong;
+}
+
+} // namespace
+
+TEST_CASE("key_numbers numbers keys by first appearance, below and above the dense bound, as a map does") {
+  std::mt19937_64 rng(std::random_device{}());
+  const std::uint64_t spreads[] = {8, 1000, 100000, std::uint64_t{1} << 40, ~std::uint64_t{0}};
+  for (const auto spread : spreads)
+    for (const std::size_t dense : {std::size_t{0}, std::size_t{64}, std::size_t{5000}}) {
+      CAPTURE(spread);
+      CAPTURE(dense);
+      std::uniform_int_distribution<std::uint64_t> any(0, spread == ~std::uint64_t{0} ? spread : spread - 1);
+      std::vector<std::uint64_t> keys(60000);
+      for (auto& k : keys) k = any(rng);
+      CHECK(disagreements(keys, dense) == 0);
+    }
+}
+
+TEST_CASE("key_numbers: the keys at the edges (0, the dense bound, the largest) and runs of one key") {
+  const std::uint64_t top = ~std::uint64_t{0};
+  CHECK(disagreements({0, 63, 64, 65, top, top - 1, 0, 64, top, 63}, 64) == 0);
+  CHECK(disagreements({top, top, top, 0, 0, top}, 0) == 0);
+  std::vector<std::uint64_t> pairs; // (range, name) keys as nvtx_kern_sum makes them
+  for (std::uint64_t range = 0; range < 3000; ++range)
+    for (std::uint64_t name = 0; name < 7; ++name) pairs.push_back(range << 32 | (name * range % 5));
+  CHECK(disagreements(pairs, 0) == 0);
+}
