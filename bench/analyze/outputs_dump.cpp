@@ -1,12 +1,13 @@
 // Every output of analyze (summary JSON, text, every CSV, diagnosis JSON and text, samples) on
-// 43 fixed traces, to stdout: the byte-for-byte check that a change to the analysis changes no
+// 47 fixed traces (with their options), to stdout: the byte-for-byte check that a change to the analysis changes no
 // figure. Built by hand, not by CMake (a tool for changing analyze, not a benchmark):
 //
 //   g++ -O2 -std=c++17 -Iinclude -Itests/analyze -Itests/diagnose bench/analyze/outputs_dump.cpp -o dump
 //   ./dump > new.txt    # and the same built from the commit to compare against: cmp old.txt new.txt
 //
 // Traces: the synthetic trace (tests/analyze/synthetic_trace.hpp) at 3 sizes with the default
-// options and with base names, the opening-thread start/end rule and a step range; the training
+// options and with base names, the opening-thread start/end rule and a step range; PyTorch's
+// shape (synthetic_trace.hpp's per_operator) at 2 sizes with both option sets; the training
 // run; 30 random traces (seeded: the same each run) with nested push/pop ranges, start/end
 // ranges ended on other threads, marks, graphs, copies, memsets, syncs, API calls, kernels and
 // copies with no end, unclosed pushes and a thread index outside the table; the 6 diagnosis
@@ -206,6 +207,11 @@ int main() {
     dump(("make other " + std::to_string(n)).c_str(), t, other);
   }
   dump("training", synthetic::training_run(), plain);
+  for (std::uint64_t n : {3000ull, 60000ull}) {
+    const auto t = synthetic::per_operator(n);
+    dump(("per operator " + std::to_string(n)).c_str(), t, plain);
+    dump(("per operator other " + std::to_string(n)).c_str(), t, other);
+  }
   for (int i = 0; i < 30; ++i) {
     const auto t = random_builder(1000 + static_cast<std::uint64_t>(i)).make(1 + i % 5, 50 + i * 97);
     dump(("random " + std::to_string(i)).c_str(), t, i % 3 ? plain : other);

@@ -1,5 +1,6 @@
 // Scaling (issue 13): analyze, the Chrome trace and the folded stacks on synthetic traces of 1
-// and 2 million kernels with ranges of every kind (synthetic_trace.hpp), measured by
+// and 2 million kernels (synthetic_trace.hpp) of two shapes: ranges of every kind, and
+// PyTorch's range per operator (a pair of almost every kernel, many distinct durations), measured by
 // scale_measure.hpp's `measure_warm`: CPU time of the measuring thread, the sizes interleaved
 // in one child process, memory kept by the allocator between rounds and a first round not
 // counted, so that the bound is on the passes' own work and not on this virtual machine's
@@ -38,7 +39,6 @@ constexpr int rounds = 7;
 constexpr std::size_t max_measurements = 3; // 7, 14 or 21 rounds
 constexpr double max_ratio = 2.3, max_bytes_per_record = 1200.0;
 constexpr std::size_t sizes = 2;
-constexpr std::uint64_t kernels[sizes] = {1000000, 2000000};
 
 void show(const scale::size_result& s) {
   MESSAGE(s.kernels << " kernels, " << s.records << " records, best CPU s: analyze " << s.analyze.best() << ", chrome "
@@ -71,13 +71,12 @@ double worst_ratio(const std::vector<measurement>& runs) {
   return worst;
 }
 
-} // namespace
-
-TEST_CASE("analyze, Chrome trace and folded stacks grow linearly (CPU time per doubling, peak memory per record)") {
+// The doublings of `kernels` on the traces `make` makes, and peak memory at the largest.
+void check_scaling(scale::trace_maker make, const std::uint64_t (&kernels)[sizes]) {
   std::vector<measurement> runs;
   do { // over the bound: a noisy neighbour, or the code; more rounds tell which
     runs.emplace_back();
-    REQUIRE(scale::measure_warm(kernels, sizes, rounds, runs.back().data()));
+    REQUIRE(scale::measure_warm(kernels, sizes, rounds, runs.back().data(), make));
   } while (worst_ratio(runs) > max_ratio && runs.size() < max_measurements);
   for (std::size_t i = 0; i < sizes; ++i) {
     show(runs.front()[i]);
@@ -91,7 +90,17 @@ TEST_CASE("analyze, Chrome trace and folded stacks grow linearly (CPU time per d
     for (auto pass : passes) CHECK(pooled_ratio(runs, i, pass) <= max_ratio);
   }
   scale::size_result alone;
-  REQUIRE(scale::measure(kernels[sizes - 1], 1, alone));
+  REQUIRE(scale::measure(kernels[sizes - 1], 1, alone, make));
   MESSAGE("peak " << alone.peak_bytes_per_record() << " B/record at " << alone.kernels << " kernels");
   CHECK(alone.peak_bytes_per_record() <= max_bytes_per_record);
+}
+
+} // namespace
+
+TEST_CASE("analyze, Chrome trace and folded stacks grow linearly (CPU time per doubling, peak memory per record)") {
+  check_scaling(synthetic::make_trace, {1000000, 2000000});
+}
+
+TEST_CASE("the same on PyTorch's shape: a range per operator, a (range, kernel name) pair of almost every kernel") {
+  check_scaling(synthetic::per_operator, {500000, 1000000});
 }

@@ -126,10 +126,13 @@ bool in_child(size_result* out, std::size_t count, Child&& child) {
   return got == bytes && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+// A synthetic trace of about so many kernels (synthetic_trace.hpp's shapes).
+using trace_maker = nvscope::trace (*)(std::uint64_t kernels);
+
 // One size alone, `reps` runs of each pass on fresh memory.
-inline bool measure(std::uint64_t kernels, int reps, size_result& out) {
+inline bool measure(std::uint64_t kernels, int reps, size_result& out, trace_maker make = synthetic::make_trace) {
   return in_child(&out, 1, [&](size_result* s) {
-    const auto t = synthetic::make_trace(kernels);
+    const auto t = make(kernels);
     s->kernels = t.kernels.size();
     s->records = synthetic::records(t);
     for (int i = 0; i < std::min(reps, max_reps); ++i) run_passes(t, i, *s, 1);
@@ -138,13 +141,14 @@ inline bool measure(std::uint64_t kernels, int reps, size_result& out) {
 }
 
 // Several sizes, a warm-up round and `rounds` counted rounds, memory kept by the allocator.
-inline bool measure_warm(const std::uint64_t* kernels, std::size_t sizes, int rounds, size_result* out) {
+inline bool measure_warm(const std::uint64_t* kernels, std::size_t sizes, int rounds, size_result* out,
+                         trace_maker make = synthetic::make_trace) {
   return in_child(out, sizes, [&](size_result* s) {
     mallopt(M_MMAP_MAX, 0);             // every block from the heap, which
     mallopt(M_TRIM_THRESHOLD, INT_MAX); // keeps what is freed for the next round
     std::vector<nvscope::trace> traces;
     for (std::size_t k = 0; k < sizes; ++k) {
-      traces.push_back(synthetic::make_trace(kernels[k]));
+      traces.push_back(make(kernels[k]));
       s[k].kernels = traces.back().kernels.size();
       s[k].records = synthetic::records(traces.back());
     }

@@ -189,6 +189,66 @@ inline nvscope::trace training_run() {
   return t;
 }
 
+// PyTorch's shape: a range per operator (as torch.autograd.profiler.emit_nvtx makes them),
+// about `kernels` kernels each under its own operator's ranges. Steps of 50 operators forward
+// on one thread, then 50 backward on another (autograd's), each operator an outer range with
+// a kernel, an inner one with a kernel, and the outer's second kernel; 40 kernel names,
+// durations of 3,000 values; a step range, a copy and a sync per step. The synthetic trace
+// above has few ranges, 7 durations and each range's kernels in one run: this one makes a
+// (range, name) pair of almost every kernel, the shape that exposed a node-based set and
+// strings built per range.
+inline nvscope::trace per_operator(std::uint64_t kernels) {
+  generator g;
+  nvscope::string_id names[40];
+  for (int i = 0; i < 40; ++i) names[i] = g.t.strings.intern("kernel_" + std::to_string(i) + "<float, 128>");
+  g.t.threads.push_back({2000, 0});
+  g.t.threads.push_back({2001, 0});
+  std::uint64_t now = 1000, op = 0;
+  auto kernel = [&](std::uint32_t thread) {
+    g.t.launches.push_back({now, g.corr, thread});
+    nvscope::kernel_record k;
+    k.name = names[(op * 3 + g.corr) % 40];
+    k.start = std::max(g.gpu, now + 5000);
+    k.end = k.start + 1000 + (g.corr * 7919u) % 3000;
+    k.correlation = g.corr++;
+    k.stream = 7;
+    g.gpu = k.end + 100;
+    g.t.kernels.push_back(k);
+    now += 700;
+  };
+  auto operation = [&](std::uint32_t thread, const char* outer, const char* inner) {
+    const auto o = g.t.ranges.size();
+    g.range(outer, now++, thread);
+    kernel(thread);
+    const auto i = g.t.ranges.size();
+    g.range(inner, now++, thread);
+    kernel(thread);
+    g.t.ranges[i].end = now++;
+    kernel(thread);
+    g.t.ranges[o].end = now++;
+    ++op;
+  };
+  for (std::uint64_t step = 0; g.t.kernels.size() < kernels; ++step) {
+    const auto s = g.t.ranges.size();
+    g.range("step_" + std::to_string(step), now++, 0);
+    g.copy_and_memset(now, 0);
+    for (int k = 0; k < 50; ++k) operation(0, "aten::linear", "aten::addmm");
+    g.t.ranges[s].end = now++;
+    for (int k = 0; k < 50; ++k) operation(1, "autograd::engine::evaluate_function: AddmmBackward0", "aten::mm");
+    nvscope::sync_record y;
+    y.start = now;
+    y.end = std::max(now, g.gpu) + 10;
+    y.thread = 0;
+    y.kind = nvscope::sync_kind::context;
+    g.t.syncs.push_back(y);
+    now = y.end + 1;
+  }
+  g.t.process_id = 4243;
+  g.t.begin = 0;
+  g.t.finish = std::max(now, g.gpu) + 1;
+  return std::move(g.t);
+}
+
 inline std::uint64_t records(const nvscope::trace& t) {
   return t.kernels.size() + t.copies.size() + t.memsets.size() + t.syncs.size() + t.ranges.size() + t.launches.size();
 }

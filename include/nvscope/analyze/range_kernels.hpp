@@ -23,7 +23,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 namespace nvscope {
@@ -94,42 +93,36 @@ kernel_pairs pair_kernels(const trace& t, const std::vector<string_id>& ids, Eac
   return kp;
 }
 
-// Rows of nvtx_kern_sum under construction: (group, thread, kernel name) -> row; each row
-// takes pairs with a weight.
+// Rows of nvtx_kern_sum under construction: (group, thread, kernel name) -> row, numbered as
+// they first come; each row takes pairs with a weight.
 struct kern_rows {
   struct key {
     std::uint32_t group, thread, name;
     bool operator==(const key& o) const noexcept { return group == o.group && thread == o.thread && name == o.name; }
-  };
-  struct key_hash {
-    std::size_t operator()(const key& k) const noexcept {
-      std::uint64_t v = (static_cast<std::uint64_t>(k.group) << 32 | k.name) * 0x9e3779b97f4a7c15ull ^ k.thread;
-      v ^= v >> 31;
-      return static_cast<std::size_t>(v * 0xbf58476d1ce4e5b9ull);
-    }
   };
   struct contribution {
     std::uint32_t row;
     kernel_pairs* pairs;
     std::uint32_t pair, weight;
   };
-  std::unordered_map<key, std::uint32_t, key_hash> index;
   std::vector<key> keys;
   std::vector<std::uint64_t> instances;
   scratch_vector<contribution> parts;
 
   std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
     if (!keys.empty() && last_ == key{group, thread, name}) return last_row_; // runs of one row are the rule
-    const auto it = index.emplace(key{group, thread, name}, static_cast<std::uint32_t>(keys.size())).first;
-    if (it->second == keys.size()) {
+    const auto of_group = group_threads_.of(static_cast<std::uint64_t>(group) << 32 | thread);
+    const auto r = rows_.of(static_cast<std::uint64_t>(of_group) << 32 | name);
+    if (r == keys.size()) {
       keys.push_back({group, thread, name});
       instances.push_back(0);
     }
     last_ = key{group, thread, name};
-    return last_row_ = it->second;
+    return last_row_ = r;
   }
 
  private:
+  key_numbers group_threads_, rows_; // (group, thread) -> number; (that number, name) -> row
   key last_{};
   std::uint32_t last_row_ = 0;
 };
