@@ -1,6 +1,6 @@
 // Every output of analyze (summary JSON, text, every CSV, diagnosis JSON and text, samples) on
-// 47 fixed traces (with their options), to stdout: the byte-for-byte check that a change to the analysis changes no
-// figure. Built by hand, not by CMake (a tool for changing analyze, not a benchmark):
+// 47 fixed traces (with their options), to stdout: the byte-for-byte check that a change to
+// the analysis changes no figure. Built by hand, not by CMake (a tool for changing analyze, not a benchmark):
 //
 //   g++ -O2 -std=c++17 -Iinclude -Itests/analyze -Itests/diagnose bench/analyze/outputs_dump.cpp -o dump
 //   ./dump > new.txt    # and the same built from the commit to compare against: cmp old.txt new.txt
