@@ -170,12 +170,16 @@ namespace {
 // A random trace for nvtx_kern_sum: push/pop ranges nested up to 6 deep on three threads (one
 // outside the thread table), names drawn from 4 so that a name nests under itself (weights)
 // and a range gets kernels again after a child closed (a pair met again); start/end ranges
-// over several launches; graph launches of several kernels; some kernels with no end.
-nvscope::trace kern_sum_trace(std::mt19937_64& g) {
+// over several launches; graph launches of several kernels; some kernels with no end. `wide`:
+// 48 kernel names and ranges that seldom close, so that a range holds more kernel names than
+// nvtx_kern_sum's per-range list keeps (its pairs then go to a table).
+nvscope::trace kern_sum_trace(std::mt19937_64& g, bool wide) {
   nvscope::trace t;
   t.threads = {{11, 0}, {12, 0}};
   const char* range_names[] = {"fwd", "op", "op", "bwd"};
   const char* kernel_names[] = {"gemm", "relu", "norm"};
+  std::vector<std::string> many;
+  for (int i = 0; i < 48; ++i) many.push_back("k" + std::to_string(i));
   std::uint32_t corr = 1;
   std::uint64_t gpu = 1000;
   for (const std::uint32_t thread : {0u, 1u, 77u}) {
@@ -191,7 +195,7 @@ nvscope::trace kern_sum_trace(std::mt19937_64& g) {
         r.thread = thread;
         stack.push_back(t.ranges.size());
         t.ranges.push_back(r);
-      } else if (what < 5 && !stack.empty()) {
+      } else if (what < 5 && !stack.empty() && (!wide || g() % 10 == 0)) {
         t.ranges[stack.back()].end = now;
         stack.pop_back();
       } else if (what == 5) {
@@ -212,7 +216,7 @@ nvscope::trace kern_sum_trace(std::mt19937_64& g) {
         const int n = g() % 8 == 0 ? 3 : 1;
         for (int i = 0; i < n; ++i) {
           nvscope::kernel_record k;
-          k.name = t.strings.intern(kernel_names[g() % 3]);
+          k.name = wide ? t.strings.intern(many[g() % many.size()]) : t.strings.intern(kernel_names[g() % 3]);
           k.start = gpu;
           k.end = g() % 50 == 0 ? 0 : gpu + 1 + g() % 3000;
           k.correlation = corr;
@@ -236,7 +240,7 @@ TEST_CASE("nvtx_kern_sum against a plain walk of each kernel's ranges, on random
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 g(seed);
   for (int round = 0; round < 30; ++round) {
-    const auto t = kern_sum_trace(g);
+    const auto t = kern_sum_trace(g, round % 2 == 1);
     const auto x = nvscope::index_trace(t);
     // The reference: per (label, style, tid, kernel), every (value, weight) and the ranges seen.
     struct expected_row {

@@ -38,24 +38,57 @@ struct kernel_pairs {
 };
 
 // Numbers (range, kernel name) pairs as they first come. A name met again under the range it
-// was last met under (the usual run of kernels) costs an array read; any other pair is looked
-// up by key_numbers (a trace with a range per kernel, as PyTorch's ranges per operator make,
-// makes a pair of almost every kernel).
+// was last met under (the usual run of kernels) costs an array read. Otherwise the range's own
+// pairs are searched, newest first, while it has few (a list through the pairs, headed per
+// range: memory read in the order the ranges come); a range with many names is looked up in
+// key_numbers. A trace with a range per operator (PyTorch's) makes a pair of almost every
+// kernel: a table of every pair, read at random, cost a cache miss each.
 class pair_numbers {
  public:
-  explicit pair_numbers(std::size_t names) : last_range_(names, no_index), last_pair_(names, 0) {}
+  pair_numbers(std::size_t names, std::size_t ranges) : last_range_(names, no_index), last_pair_(names, 0), head_(ranges, no_index), length_(ranges, 0) {}
   std::uint32_t of(std::uint32_t range, std::uint32_t name) {
     if (last_range_[name] == range) return last_pair_[name];
     last_range_[name] = range;
-    return last_pair_[name] = numbers_.of(static_cast<std::uint64_t>(range) << 32 | name);
+    return last_pair_[name] = find_or_add(range, name);
   }
-  std::size_t size() const noexcept { return numbers_.size(); }
-  std::uint32_t range(std::uint32_t p) const noexcept { return static_cast<std::uint32_t>(numbers_.key(p) >> 32); }
-  std::uint32_t name(std::uint32_t p) const noexcept { return static_cast<std::uint32_t>(numbers_.key(p)); }
+  std::size_t size() const noexcept { return range_.size(); }
+  std::uint32_t range(std::uint32_t p) const noexcept { return range_[p]; }
+  std::uint32_t name(std::uint32_t p) const noexcept { return name_[p]; }
 
  private:
-  std::vector<std::uint32_t> last_range_, last_pair_;
-  key_numbers numbers_;
+  static constexpr std::uint8_t short_list = 16; // pairs a range has before its pairs go to the table
+  std::uint32_t find_or_add(std::uint32_t range, std::uint32_t name) {
+    if (range < head_.size() && length_[range] < short_list) {
+      for (auto p = head_[range]; p != no_index; p = next_[p])
+        if (name_[p] == name) return p;
+      const auto p = add(range, name);
+      next_.back() = head_[range];
+      head_[range] = p;
+      if (++length_[range] == short_list) // from now on by the table: every pair of the range goes in
+        for (auto q = p; q != no_index; q = next_[q]) index(q);
+      return p;
+    }
+    const auto n = wide_.of(static_cast<std::uint64_t>(range) << 32 | name);
+    if (n == pair_of_wide_.size()) pair_of_wide_.push_back(add(range, name));
+    return pair_of_wide_[n];
+  }
+  std::uint32_t add(std::uint32_t range, std::uint32_t name) {
+    range_.push_back(range);
+    name_.push_back(name);
+    next_.push_back(no_index);
+    return static_cast<std::uint32_t>(range_.size() - 1);
+  }
+  void index(std::uint32_t p) {
+    wide_.of(static_cast<std::uint64_t>(range_[p]) << 32 | name_[p]);
+    pair_of_wide_.push_back(p);
+  }
+
+  std::vector<std::uint32_t> last_range_, last_pair_; // per name
+  std::vector<std::uint32_t> head_;                   // per range: its newest pair
+  std::vector<std::uint8_t> length_;                  // per range: its pairs, up to short_list
+  std::vector<std::uint32_t> range_, name_, next_;    // per pair; next_: the range's pair before it
+  key_numbers wide_;                                  // pairs of ranges with many: number in it
+  std::vector<std::uint32_t> pair_of_wide_;           // -> pair
 };
 
 // each_entry(f) calls f(range, kernel index) for every (enclosing range, kernel) entry, kernels
@@ -63,7 +96,7 @@ class pair_numbers {
 // are placed by one counting sort.
 template <class EachEntry>
 kernel_pairs pair_kernels(const trace& t, const std::vector<string_id>& ids, EachEntry each_entry) {
-  pair_numbers numbers(ids.size() + 1);
+  pair_numbers numbers(ids.size() + 1, t.ranges.size());
   scratch_vector<std::uint32_t> pair_of;
   scratch_vector<std::uint64_t> duration_of;
   pair_of.reserve(t.kernels.size()); // reserved, not touched: no cost beyond what is used
