@@ -133,11 +133,10 @@ struct kern_rows {
     std::uint32_t group, thread, name;
     bool operator==(const key& o) const noexcept { return group == o.group && thread == o.thread && name == o.name; }
   };
-  struct contribution {
-    std::uint32_t row;
-    kernel_pairs* pairs;
-    std::uint32_t pair, weight;
+  struct contribution { // 16 bytes: there are several per kernel on a trace with a range per operator
+    std::uint32_t row, source, pair, weight; // pair `pair` of sources[source]
   };
+  const kernel_pairs* sources[2]{}; // push/pop, start/end
   std::vector<key> keys;
   std::vector<std::uint64_t> instances;
   scratch_vector<contribution> parts;
@@ -197,6 +196,8 @@ inline void count_instances(const trace& t, const trace_index& x, const kernel_p
 
 // Push/pop part: each pair weighs into the row of every group on its range's stack.
 inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp, std::size_t names, kern_rows& rows) {
+  rows.sources[0] = &kp;
+  rows.parts.reserve(2 * kp.range.size()); // reserved, touched only as far as used
   std::vector<std::uint32_t> up, len;
   same_group_runs(t, x, up, len);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> runs; // (group, weight)
@@ -214,28 +215,30 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
       }
       runs.resize(out);
     }
-    for (const auto& [g, w] : runs) rows.parts.push_back({rows.row(g, thread, name), &kp, p, w});
+    for (const auto& [g, w] : runs) rows.parts.push_back({rows.row(g, thread, name), 0, p, w});
   }
   count_instances(t, x, kp, names, rows);
 }
 
 // Start/end part: each (range, name) pair is one range instance with weight 1.
 inline void add_start_end(const trace& t, const trace_index& x, kernel_pairs& kp, kern_rows& rows) {
+  rows.sources[1] = &kp;
   for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
     const auto r = kp.range[p];
     const auto row = rows.row(x.group_of[r], t.ranges[r].thread, kp.name[p]);
-    rows.parts.push_back({row, &kp, p, 1});
+    rows.parts.push_back({row, 1, p, 1});
     ++rows.instances[row];
   }
 }
 
 // The statistics of one row from its contributions: unweighted (the usual case), read in
 // place; weighted, from a sorted copy.
-inline duration_stats row_stats(const kern_rows::contribution* first, const kern_rows::contribution* last,
+inline duration_stats row_stats(const kern_rows& rows, const kern_rows::contribution* first, const kern_rows::contribution* last,
                                 scratch_vector<weighted_value>& scratch) {
-  auto slice = [](const kern_rows::contribution& c) {
-    auto* d = c.pairs->durations.data();
-    return std::make_pair(d + c.pairs->offset[c.pair], d + c.pairs->offset[c.pair + 1]);
+  auto slice = [&](const kern_rows::contribution& c) {
+    const auto& kp = *rows.sources[c.source];
+    auto* d = kp.durations.data();
+    return std::make_pair(d + kp.offset[c.pair], d + kp.offset[c.pair + 1]);
   };
   bool weighted = false;
   for (auto c = first; c != last; ++c) weighted = weighted || c->weight != 1;
@@ -265,7 +268,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     row.pid = t.process_id;
     row.tid = k.thread < t.threads.size() ? t.threads[k.thread].os_id : k.thread;
     row.range_instances = rows.instances[r];
-    row.time = row_stats(parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], scratch);
+    row.time = row_stats(rows, parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], scratch);
     row.kernel = std::string(t.strings[k.name]);
     row.name = std::string(t.strings[first.name]);
   }
