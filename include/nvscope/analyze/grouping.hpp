@@ -59,20 +59,52 @@ void set_percent(std::vector<Row>& rows, TotalOf total_of, PercentOf percent_of)
 // A key component that sorts larger values first.
 constexpr std::uint64_t descending(std::uint64_t v) noexcept { return ~v; }
 
-// Sorts rows by key(row), a tuple compared element by element (use `descending` for
-// largest-first numbers and string_view for names). Through a permutation of 4-byte indexes:
-// rows are large (strings, statistics) and a sort moves each many times (nvtx_kern_sum's 270 K
-// rows of a PyTorch-shaped trace: the pass x0.96). std::sort makes the same moves for the same
-// comparisons, so rows of equal keys end in the order they did when sorted in place.
-template <class Row, class Key>
-void order_rows(std::vector<Row>& rows, Key key) {
+// Sorts rows by `before(a, b)`, which compares the rows at places a and b as they were before
+// the call (they stay put while a permutation is sorted): a caller may compare figures it
+// computed per place (ranks of names, say) instead of the rows.
+// Through a permutation of 4-byte indexes: rows are large (strings, statistics) and a sort
+// moves each many times (nvtx_kern_sum's 270 K rows of a PyTorch-shaped trace: the pass
+// x0.96). std::sort makes the same moves for the same comparisons, so rows of equal keys end
+// in the order they did when sorted in place.
+template <class Row, class Before>
+void order_rows_by(std::vector<Row>& rows, Before before) {
   std::vector<std::uint32_t> order(rows.size());
   for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return key(rows[a]) < key(rows[b]); });
-  std::vector<Row> sorted;
-  sorted.reserve(rows.size());
-  for (const auto i : order) sorted.push_back(std::move(rows[i]));
-  rows = std::move(sorted);
+  std::sort(order.begin(), order.end(), before);
+  // The rows moved into place along each cycle of the permutation (place i takes the row at
+  // order[i]): no second array of rows, whose fresh pages cost more than the moves.
+  for (std::uint32_t start = 0; start < order.size(); ++start) {
+    if (order[start] == start) continue;
+    Row held = std::move(rows[start]);
+    std::uint32_t at = start;
+    for (std::uint32_t from = order[at]; from != start; at = from, from = order[at]) {
+      rows[at] = std::move(rows[from]);
+      order[at] = at;
+    }
+    rows[at] = std::move(held);
+    order[at] = at;
+  }
+}
+
+// Sorts rows by key(row), a tuple compared element by element (use `descending` for
+// largest-first numbers and string_view for names).
+template <class Row, class Key>
+void order_rows(std::vector<Row>& rows, Key key) {
+  order_rows_by(rows, [&](std::uint32_t a, std::uint32_t b) { return key(rows[a]) < key(rows[b]); });
+}
+
+// The rank of each of `items` strings in their sorted order, equal strings one rank: compared
+// as ranks, items order as their strings do, at the cost of one sort of the items.
+inline std::vector<std::uint32_t> string_ranks(const std::vector<std::string_view>& items) {
+  std::vector<std::uint32_t> order(items.size()), rank(items.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return items[a] < items[b]; });
+  std::uint32_t r = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (i > 0 && items[order[i]] != items[order[i - 1]]) ++r;
+    rank[order[i]] = r;
+  }
+  return rank;
 }
 
 } // namespace detail

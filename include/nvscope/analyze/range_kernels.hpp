@@ -252,29 +252,50 @@ inline duration_stats row_stats(const kern_rows& rows, const kern_rows::contribu
   return weighted_stats_of(scratch.data(), scratch.data() + scratch.size());
 }
 
-// The rows, statistics and labels filled in, in nsys's order.
+// The rows, statistics and labels filled in, in nsys's order: (range label, pid, tid, largest
+// total first, style, kernel name). Labels and kernel names are ranked once, a label per
+// range group and a name per kernel name (a PyTorch-shaped trace has 270 K rows and few of
+// either), and the rows sorted by ranks, not by comparing strings. pid is the trace's for
+// every row; a group's ranges share one style.
 inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, const kern_rows& rows) {
   const buckets by_row(rows.parts.size(), rows.keys.size(), [&](std::size_t i) { return rows.parts[i].row; });
   scratch_vector<kern_rows::contribution> parts(rows.parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) parts[i] = rows.parts[by_row.order[i]];
+  // The groups and kernel names the rows hold, each numbered once; their labels, ranked.
+  key_numbers group_numbers, name_numbers;
+  std::vector<std::uint32_t> group_of_row(rows.keys.size()), name_of_row(rows.keys.size());
+  std::vector<std::string> labels;
+  std::vector<std::string_view> label_views, names;
+  for (std::size_t r = 0; r < rows.keys.size(); ++r) {
+    const auto& k = rows.keys[r];
+    group_of_row[r] = group_numbers.of(k.group);
+    if (group_of_row[r] == labels.size()) labels.push_back(range_label(t, t.ranges[x.group_first[k.group]]));
+    name_of_row[r] = name_numbers.of(k.name);
+    if (name_of_row[r] == names.size()) names.push_back(t.strings[k.name]);
+  }
+  for (const auto& l : labels) label_views.push_back(l);
+  const auto label_rank = string_ranks(label_views), name_rank = string_ranks(names);
   scratch_vector<weighted_value> scratch;
   std::vector<range_kernel_row> out(rows.keys.size());
   for (std::size_t r = 0; r < out.size(); ++r) {
     const auto& k = rows.keys[r];
     const auto& first = t.ranges[x.group_first[k.group]];
     auto& row = out[r];
-    row.range = range_label(t, first);
+    row.range = labels[group_of_row[r]];
     row.style = style_name(first);
     row.pid = t.process_id;
     row.tid = k.thread < t.threads.size() ? t.threads[k.thread].os_id : k.thread;
     row.range_instances = rows.instances[r];
     row.time = row_stats(rows, parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], scratch);
-    row.kernel = std::string(t.strings[k.name]);
+    row.kernel = std::string(names[name_of_row[r]]);
     row.name = std::string(t.strings[first.name]);
   }
-  order_rows(out, [](const range_kernel_row& r) {
-    return std::make_tuple(std::string_view(r.range), r.pid, r.tid, descending(r.time.total), std::string_view(r.style), std::string_view(r.kernel));
-  });
+  using sort_key = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, bool, std::uint32_t>; // "PushPop" < "StartEnd"
+  std::vector<sort_key> keys(out.size()); // compact: the sort reads these, not the rows
+  for (std::size_t r = 0; r < out.size(); ++r)
+    keys[r] = {label_rank[group_of_row[r]], out[r].tid, descending(out[r].time.total), !t.ranges[x.group_first[rows.keys[r].group]].is_push_pop,
+               name_rank[name_of_row[r]]};
+  order_rows_by(out, [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
   return out;
 }
 
