@@ -64,25 +64,35 @@ inline void merge_intervals(interval_list& v) {
   v.resize(out);
 }
 
-// The union of three merged lists, merged: one three-way pass, no intermediate list.
-inline interval_list union_of(const interval_list& a, const interval_list& b, const interval_list& c) {
+// Appends `x` to the merged list `out`, joining it to the last interval where they touch.
+inline void append_merged(interval_list& out, const interval& x) {
+  if (!out.empty() && x.first <= out.back().second) out.back().second = std::max(out.back().second, x.second);
+  else out.push_back(x);
+}
+
+// The union of two merged lists, merged. The union of sets is one list of merged intervals
+// whatever order equal starts come in, so starts alone are compared; once one list is done,
+// the rest of the other (merged already) joins the last interval while it reaches into it,
+// then is copied as it is.
+inline interval_list union_of(const interval_list& a, const interval_list& b) {
   interval_list out;
-  out.reserve(a.size() + b.size() + c.size());
-  std::size_t i = 0, j = 0, k = 0;
-  constexpr interval end_mark{~0ull, ~0ull};
-  for (;;) {
-    const auto& x = i < a.size() ? a[i] : end_mark;
-    const auto& y = j < b.size() ? b[j] : end_mark;
-    const auto& z = k < c.size() ? c[k] : end_mark;
-    const interval* next = &x;
-    if (y < *next) next = &y;
-    if (z < *next) next = &z;
-    if (next->first == ~0ull) break;
-    (next == &x ? i : next == &y ? j : k)++;
-    if (!out.empty() && next->first <= out.back().second) out.back().second = std::max(out.back().second, next->second);
-    else out.push_back(*next);
-  }
+  out.reserve(a.size() + b.size());
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) append_merged(out, a[i].first <= b[j].first ? a[i++] : b[j++]);
+  const interval_list& rest = i < a.size() ? a : b;
+  std::size_t k = i < a.size() ? i : j;
+  while (k < rest.size() && !out.empty() && rest[k].first <= out.back().second) append_merged(out, rest[k++]);
+  out.insert(out.end(), rest.begin() + static_cast<std::ptrdiff_t>(k), rest.end());
   return out;
+}
+
+// The union of three merged lists, merged: the two shorter first (copies and memsets beside
+// millions of kernels: the long list is read once, in a two-way pass).
+inline interval_list union_of(const interval_list& a, const interval_list& b, const interval_list& c) {
+  const interval_list* by_size[3] = {&a, &b, &c};
+  std::sort(std::begin(by_size), std::end(by_size), [](const interval_list* x, const interval_list* y) { return x->size() < y->size(); });
+  if (by_size[0]->empty()) return union_of(*by_size[1], *by_size[2]);
+  return union_of(union_of(*by_size[0], *by_size[1]), *by_size[2]);
 }
 
 // Total length of merged intervals clipped to [lo, hi).
