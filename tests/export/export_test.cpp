@@ -1,14 +1,17 @@
 // Exports of the analysis parsed back: JSON summary, folded stacks.
 #include "sample_trace.hpp"
+#include "../analyze/synthetic_trace.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <nvscope/export/chrome_trace.hpp>
 #include <nvscope/export/folded.hpp>
 #include <nvscope/export/summary_json.hpp>
 
 #include <map>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 TEST_CASE("JSON summary parses and carries nsys column names, metrics, losses") {
@@ -73,4 +76,35 @@ TEST_CASE("folded stacks: paths, stripping, step level") {
   CHECK(m["layer_N;gemm"] == 900);
   CHECK(m.count("step_N;layer_N;gemm") == 0);
   CHECK(nvscope::to_folded(nvscope::trace{}).empty());
+}
+
+TEST_CASE("analyze and the exports take the trace's index or attribution made once, and refuse another trace's") {
+  const auto t = synthetic::make_trace(20000), other = sample_trace();
+  const nvscope::analysis_options o;
+  const auto x = nvscope::index_trace(t, o.start_end);
+  CHECK(nvscope::to_json(nvscope::analyze(t, x, o), t) == nvscope::to_json(nvscope::analyze(t, o), t));
+  CHECK(nvscope::to_folded(t, {}, x.links) == nvscope::to_folded(t));
+  CHECK(nvscope::to_chrome_trace(t, {}, x.links) == nvscope::to_chrome_trace(t));
+  nvscope::folded_options no_steps;
+  no_steps.include_steps = false;
+  no_steps.strip_layer_numbers = false;
+  CHECK(nvscope::to_folded(t, no_steps, x.links) == nvscope::to_folded(t, no_steps));
+  // Another trace's: a clear one-line error, never a read past the end of its arrays.
+  const auto a_other = nvscope::attribute(other);
+  auto message_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const auto folded_error = message_of([&] { (void)nvscope::to_folded(t, {}, a_other); });
+  CHECK(folded_error == "nvscope: to_folded: the attribution is not of this trace (pass attribute(t) of the same trace)");
+  CHECK(message_of([&] { (void)nvscope::to_chrome_trace(t, {}, a_other); }).rfind("nvscope: to_chrome_trace: ", 0) == 0);
+  CHECK(message_of([&] { (void)nvscope::analyze(other, x, o); }).rfind("nvscope: analyze: ", 0) == 0);
+  auto x_cut = x; // right attribution, the rest of the index from another trace
+  x_cut.launch_owner.pop_back();
+  CHECK(message_of([&] { (void)nvscope::analyze(t, x_cut, o); }) ==
+        "nvscope: analyze: the index is not of this trace (pass index_trace(t) of the same trace)");
 }

@@ -80,7 +80,8 @@ void write_one(written& w, const std::string& stem, const char* suffix, const st
   else w.files.push_back(path);
 }
 
-written write_outputs(const run_options& o, const trace& t, const analysis_report& r) {
+// `a`: the trace's attribution, from the analysis' index (the exports do not index it again).
+written write_outputs(const run_options& o, const trace& t, const analysis_report& r, const attribution& a) {
   written w;
   const auto dir = expand_output_path(o.output_dir);
   const auto name = expand_output_path(o.name);
@@ -97,8 +98,8 @@ written write_outputs(const run_options& o, const trace& t, const analysis_repor
   if (o.outputs.csv)
     for (report which : all_reports) write_one(w, stem, (std::string(".") + report_name(which) + ".csv").c_str(), to_csv(r, which));
   if (o.outputs.json) write_one(w, stem, ".json", to_json(r, t));
-  if (o.outputs.trace) write_one(w, stem, ".trace.json", to_chrome_trace(t));
-  if (o.outputs.folded) write_one(w, stem, ".folded", to_folded(t));
+  if (o.outputs.trace) write_one(w, stem, ".trace.json", to_chrome_trace(t, {}, a));
+  if (o.outputs.folded) write_one(w, stem, ".folded", to_folded(t, {}, a));
   return w;
 }
 
@@ -120,8 +121,9 @@ void finish(const char* why) {
   const trace& used = wc.whole ? full : t;
   analysis_options ao;
   if (!wc.whole) ao.window = time_window{used.begin, used.finish};
-  const analysis_report r = analyze(used, ao);
-  const written w = write_outputs(s.options, used, r);
+  const trace_index x = index_trace(used, ao.start_end); // the nsys rule, attribute()'s: its links serve the exports
+  const analysis_report r = analyze(used, x, ao);
+  const written w = write_outputs(s.options, used, r, x.links);
   if (s.options.outputs.summary && !s.options.summary_to_file)
     std::fprintf(stderr, "nvscope: run: process %s (%s):\n%s", pid_text().c_str(), why, to_text(r, used).c_str());
   if (!wc.note.empty()) say("nvscope: run: process " + pid_text() + ": the window is empty: " + wc.note);

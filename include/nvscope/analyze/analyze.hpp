@@ -24,6 +24,8 @@
 #include <nvscope/analyze/steps.hpp>
 #include <nvscope/analyze/summaries.hpp>
 
+#include <stdexcept>
+
 namespace nvscope {
 inline namespace v1 {
 
@@ -47,11 +49,22 @@ inline diagnosis_options diagnosis_options_for(const trace& t, const analysis_op
 ///   o.step_range = "train_step";
 ///   auto r = nvscope::analyze(t, o);
 /// \endcode
-inline analysis_report analyze(const trace& t, const analysis_options& options = {}) {
+/// With `x`, the trace's index from `index_trace(t, options.start_end)`: analysed without
+/// indexing it again, and `x.links` left for the exports (to_folded, to_chrome_trace take it).
+/// An index of another trace throws std::invalid_argument.
+/// \code
+///   const auto x = nvscope::index_trace(t, o.start_end);
+///   auto r = nvscope::analyze(t, x, o);
+///   auto folded = nvscope::to_folded(t, {}, x.links);
+/// \endcode
+inline analysis_report analyze(const trace& t, const trace_index& x, const analysis_options& options) {
+  detail::check_attribution(t, x.links, "analyze");
+  if (x.launch_owner.size() != t.launches.size() || x.group_of.size() != t.ranges.size() || x.kernel_ok.size() != t.kernels.size() ||
+      x.start_end_offset.size() != t.launches.size() + 1)
+    throw std::invalid_argument("nvscope: analyze: the index is not of this trace (pass index_trace(t) of the same trace)");
   const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
   const diagnosis_options diagnosis_settings = diagnosis_options_for(t, options); // the window found once, for both
   analysis_report r;
-  const trace_index x = index_trace(t, options.start_end);
   r.kernels = kernel_summary(t, x, options.kernel_names);
   auto memops = memop_summary(t);
   r.memops_by_time = std::move(memops.by_time);
@@ -74,6 +87,12 @@ inline analysis_report analyze(const trace& t, const analysis_options& options =
   r.unattributed = x.unattributed;
   r.losses = losses_of(t, x, options);
   return r;
+}
+
+/// Indexes the trace (`index_trace(t, options.start_end)`), then analyses it (above).
+inline analysis_report analyze(const trace& t, const analysis_options& options = {}) {
+  const detail::scratch_scope reuse; // the index's arrays, too, give their pages to the passes
+  return analyze(t, index_trace(t, options.start_end), options);
 }
 
 } // namespace v1

@@ -25,6 +25,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -188,6 +190,18 @@ inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_r
 ///   auto r = a.kernel_owner[0];   // index into t.ranges, or attribution::none
 /// \endcode
 inline attribution attribute(const trace& t) { return index_trace(t).links; }
+
+namespace detail {
+// Throws std::invalid_argument (one line, naming `who`) unless `a` has a slot for every
+// record and range of `t`: an attribution of another trace would be read past its end.
+inline void check_attribution(const trace& t, const attribution& a, const char* who) {
+  const bool fits = a.kernel_launch.size() == t.kernels.size() && a.kernel_owner.size() == t.kernels.size() &&
+                    a.copy_launch.size() == t.copies.size() && a.copy_owner.size() == t.copies.size() &&
+                    a.memset_launch.size() == t.memsets.size() && a.memset_owner.size() == t.memsets.size() &&
+                    a.parent.size() == t.ranges.size() && a.depth.size() == t.ranges.size() && a.range_end.size() == t.ranges.size();
+  if (!fits) throw std::invalid_argument(std::string("nvscope: ") + who + ": the attribution is not of this trace (pass attribute(t) of the same trace)");
+}
+} // namespace detail
 
 /// Per CUDA API call of `t` (`trace::api_calls`), the launch with its correlation id (an index
 /// into `trace::launches`, the first of that id), or `attribution::none`: the lookup analysis

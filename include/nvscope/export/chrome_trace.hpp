@@ -258,9 +258,10 @@ void write_memory_operations(chrome_trace_job& job, const std::vector<Record>& r
 /// \code
 ///   nvscope::write_output("trace_%p.json", nvscope::to_chrome_trace(t));
 /// \endcode
-inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options = {}) {
+/// With `a`, the trace's attribution from an earlier pass (see to_folded): not indexed again.
+inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options, const attribution& a) {
   using namespace detail;
-  const attribution a = attribute(t);
+  check_attribution(t, a, "to_chrome_trace");
   chrome_trace_job job(t, a, options);
   json_writer& w = job.events.json();
   w.begin_object().key("displayTimeUnit").literal("\"ns\"");
@@ -277,6 +278,11 @@ inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& o
   write_memory_operations(job, t.memsets, a.memset_launch, "memset", [](const memset_record&) { return "[CUDA memset]"; });
   w.end_array().end_object().raw("\n");
   return job.events.take();
+}
+
+/// The same, the trace indexed here (`attribute(t)`).
+inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options = {}) {
+  return to_chrome_trace(t, options, attribute(t));
 }
 
 } // namespace v1

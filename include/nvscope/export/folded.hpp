@@ -140,8 +140,16 @@ inline void append_leaf(std::string& out, const trace& t, std::uint32_t frame) {
 /// \code
 ///   std::string folded = nvscope::to_folded(t);   // "step_N;forward;layer_N;gemm 123456\n..."
 /// \endcode
-inline std::string to_folded(const trace& t, const folded_options& options = {}) {
-  const attribution a = attribute(t);
+/// With `a`, the trace's attribution from an earlier pass (`attribute(t)`, or the `links` of
+/// `index_trace(t)`): the trace is not indexed again. An attribution of another trace throws
+/// std::invalid_argument.
+/// \code
+///   const auto x = nvscope::index_trace(t);
+///   auto report = nvscope::analyze(t, x, {});
+///   std::string folded = nvscope::to_folded(t, {}, x.links);
+/// \endcode
+inline std::string to_folded(const trace& t, const folded_options& options, const attribution& a) {
+  detail::check_attribution(t, a, "to_folded");
   detail::folded_paths paths(t, a, options);
   std::unordered_map<std::uint64_t, std::uint64_t> by_leaf; // (node, frame) -> ns: one entry per distinct stack
   auto add = [&](std::uint32_t owner, std::uint32_t frame, std::uint64_t ns) {
@@ -178,6 +186,9 @@ inline std::string to_folded(const trace& t, const folded_options& options = {})
   }
   return out;
 }
+
+/// The same, the trace indexed here (`attribute(t)`).
+inline std::string to_folded(const trace& t, const folded_options& options = {}) { return to_folded(t, options, attribute(t)); }
 
 } // namespace v1
 } // namespace nvscope
