@@ -142,3 +142,35 @@ TEST_CASE("a very long range name keeps the per-range line whole") {
   CHECK(text.substr(at, line_end - at).find("gap median") != std::string::npos);
   CHECK(text.compare(line_end + 1, 10, " verdict: ") == 0);
 }
+
+TEST_CASE("a step pattern is compiled once, not once a range: it costs about what the default rule costs") {
+  // 20,000 push/pop ranges of 8 layer names under a step_N every 100, a kernel in each.
+  nvscope::trace t;
+  t.threads.push_back({100, 0});
+  const auto k = t.strings.intern("k");
+  const std::size_t n = 20000, per_step = 100;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t at = 100 * i;
+    if (i % per_step == 0)
+      t.ranges.push_back(make_range(t, ("step_" + std::to_string(i / per_step)).c_str(), at, at + 100 * per_step - 1, 0, true));
+    t.ranges.push_back(make_range(t, ("layer_" + std::to_string(i % 8)).c_str(), at + 1, at + 90, 0, true));
+    add_kernel(t, at + 2, 0, static_cast<std::uint32_t>(i + 1), k);
+  }
+  nvscope::analysis_options by_rule, by_pattern;
+  by_pattern.step_pattern = "step_[0-9]+";
+  auto best = [&](const nvscope::analysis_options& o) {
+    double s = 1e9;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto a = std::chrono::steady_clock::now();
+      const auto r = nvscope::analyze(t, o);
+      const auto b = std::chrono::steady_clock::now();
+      CHECK(r.diagnosis.steps.steps == n / per_step - 1); // both find every step_N but step_0 (it begins before the first kernel, the window's start), nothing else
+      CHECK(r.diagnosis.samples.steps.size() == 1);
+      s = std::min(s, std::chrono::duration<double>(b - a).count());
+    }
+    return s;
+  };
+  const double rule = best(by_rule), pattern = best(by_pattern);
+  MESSAGE("analyze: default rule " << rule << " s, step pattern " << pattern << " s");
+  CHECK(pattern < 3 * rule); // one regex compiled a range took about 20 times the rule's time
+}

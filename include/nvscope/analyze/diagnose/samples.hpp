@@ -187,10 +187,11 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
   };
   std::vector<groups_of_name> known;
   detail::key_numbers numbers(t.strings.size());
+  const step_matcher is_step(ao); // a step_pattern compiled once
   auto groups_of = [&](const range_record& r) -> groups_of_name& {
     const std::uint32_t n = numbers.of(static_cast<std::uint64_t>(r.domain) << 32 | r.name);
     if (n == known.size()) {
-      const bool step = is_step_name(t.strings[r.name], ao); // step_0, step_1, ...: one group
+      const bool step = is_step(t.strings[r.name]); // step_0, step_1, ...: one group
       std::string label = step ? "steps" : detail::diag::range_label(t, r);
       auto* host = &(step ? steps : ranges)[label];
       known.push_back({step, std::move(label), host, nullptr});

@@ -54,10 +54,9 @@ inline step_set find_steps(const timeline& tl, const diagnosis_options& o) {
   analysis_options ao;
   ao.step_range = o.step_range;
   ao.step_pattern = o.step_pattern;
+  const auto is_step = step_ranges(t, ao); // the rule tried once a name, not once a range (nor a pattern compiled each time)
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i)
-    if (!t.ranges[i].is_mark && i < a.range_end.size() && tl.inside(t.ranges[i].start) &&
-        is_step_name(t.strings[t.ranges[i].name], ao))
-      s.ranges.push_back(i);
+    if (is_step[i] && i < a.range_end.size() && tl.inside(t.ranges[i].start)) s.ranges.push_back(i);
   std::sort(s.ranges.begin(), s.ranges.end(), [&](std::uint32_t x, std::uint32_t y) {
     return t.ranges[x].start != t.ranges[y].start ? t.ranges[x].start < t.ranges[y].start : x < y;
   });
