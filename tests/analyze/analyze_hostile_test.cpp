@@ -10,6 +10,10 @@
 #include <chrono>
 #include <string>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace {
 
 nvscope::range_record make_range(nvscope::trace& t, const char* name, std::uint64_t start, std::uint64_t end, std::uint32_t thread,
@@ -173,4 +177,50 @@ TEST_CASE("a step pattern is compiled once, not once a range: it costs about wha
   const double rule = best(by_rule), pattern = best(by_pattern);
   MESSAGE("analyze: default rule " << rule << " s, step pattern " << pattern << " s");
   CHECK(pattern < 3 * rule); // one regex compiled a range took about 20 times the rule's time
+}
+
+TEST_CASE("many steps and many kernel names: step outliers take memory for the time they hold, not steps x names") {
+  // 6,000 steps, each a push/pop step_N around one kernel of a name of its own: a dense column
+  // of per-step time for each of the 6,000 names was 6,000 x 6,000 x 8 bytes (288 MB).
+  auto make = [] {
+    nvscope::trace t;
+    t.threads.push_back({100, 0});
+    for (std::uint32_t i = 0; i < 6000; ++i) {
+      const std::uint64_t at = 1000 * std::uint64_t{i};
+      const bool slow = i % 1000 == 999; // a few long steps: outliers, whose growth is listed
+      t.ranges.push_back(make_range(t, ("step_" + std::to_string(i)).c_str(), at, at + (slow ? 900 : 90), 0, true));
+      add_kernel(t, at + 2, 0, i + 1, t.strings.intern(("kernel_" + std::to_string(i)).c_str()));
+    }
+    return t;
+  };
+  int fd[2];
+  REQUIRE(pipe(fd) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) { // a child of its own, so that its peak is this analysis' alone
+    const auto t = make();
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    const auto r = nvscope::analyze(t);
+    getrusage(RUSAGE_SELF, &after);
+    std::size_t grew = 0; // each outlier's own kernel grew from a median of 0
+    for (const auto& o : r.diagnosis.steps.outliers)
+      for (const auto& g : o.grew) grew += g.kind == nvscope::component_kind::kernel && g.median_ns == 0.0 && g.step_ns == 3;
+    const long figures[4] = {after.ru_maxrss - before.ru_maxrss, static_cast<long>(r.diagnosis.steps.steps),
+                             static_cast<long>(r.diagnosis.steps.outlier_count), static_cast<long>(grew)};
+    _exit(write(fd[1], figures, sizeof figures) == static_cast<ssize_t>(sizeof figures) ? 0 : 1);
+  }
+  close(fd[1]);
+  long figures[4] = {-1, -1, -1, -1};
+  const auto got = read(fd[0], figures, sizeof figures);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(got == static_cast<ssize_t>(sizeof figures));
+  REQUIRE(WIFEXITED(status));
+  MESSAGE("analyze's peak above the trace: " << figures[0] << " KB; steps " << figures[1] << ", outliers " << figures[2] << ", their kernels listed " << figures[3]);
+  CHECK(figures[1] >= 5999); // every step but perhaps the first (the window starts at the first kernel)
+  CHECK(figures[2] == 6);
+  CHECK(figures[3] == 6);
+  CHECK(figures[0] < 64 * 1024);
 }

@@ -7,7 +7,8 @@
 /// least `step_outlier_min_excess` above the median; for each outlier, what grew against the
 /// median step: GPU time per kernel name launched inside it, copy time, memset time, GPU idle
 /// time that began inside it, and synchronisation time on its thread. Linear in the records
-/// and ranges, plus sorting the steps and each column once.
+/// and ranges, plus sorting the steps and each component's values once; memory linear too (a
+/// component's time is kept only for the steps it has any in).
 ///
 /// \code
 ///   nvscope::step_analysis s = nvscope::step_outliers(t, nvscope::attribute(t));
@@ -25,7 +26,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace nvscope {
@@ -33,17 +33,25 @@ inline namespace v1 {
 namespace detail {
 namespace diag {
 
-// Step ranges in time order and, per range, its step ordinal (or none).
+// Step ranges in time order and, per range, its step ordinal (or none); the time of each
+// component (a kernel name, or copies, memsets, idle, syncs) in each step where it has any.
+// Sparse: a dense column per component would cost components x steps (a step rule that
+// matches a range per operator, or thousands of generated kernel names, made that gigabytes).
 struct step_set {
+  struct cell {
+    std::uint32_t step;
+    std::uint64_t ns;
+  };
   std::vector<std::uint32_t> ranges;
-  std::vector<std::uint32_t> ordinal_of; // per trace range
-  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> per_key; // component -> ns per step
+  std::vector<std::uint32_t> ordinal_of;   // per trace range
+  std::vector<std::uint64_t> components;   // by component number: (kind << 32) | name
+  std::vector<std::vector<cell>> cells;    // by component number: steps with time, by step
 
-  // The (kind, name) column: ns per step, zeros where new.
-  std::vector<std::uint64_t>& column(component_kind kind, string_id name) {
-    auto& v = per_key[(static_cast<std::uint64_t>(kind) << 32) | name];
-    if (v.empty()) v.assign(ranges.size(), 0);
-    return v;
+  // The component's time in `step` (0 where it has none).
+  std::uint64_t ns_in(std::size_t component, std::uint32_t step) const noexcept {
+    const auto& c = cells[component];
+    const auto it = std::lower_bound(c.begin(), c.end(), step, [](const cell& x, std::uint32_t k) { return x.step < k; });
+    return it != c.end() && it->step == step ? it->ns : 0;
   }
 };
 
@@ -83,26 +91,47 @@ inline std::vector<std::uint32_t> step_of_ranges(const trace& t, const step_set&
   return step;
 }
 
-// Adds time to a step's (kind, name) column, each column looked up once: kernels by name,
-// the other kinds (nameless) by kind.
+// Adds time to a component's cell for a step. Components are numbered once (kernels by name
+// through an array, the nameless kinds by kind); a component's time comes in time order, so
+// its cell for the step is usually its last one; `finish` sorts the few that are not.
 class step_columns {
  public:
-  step_columns(step_set& s, const trace& t) : s_(&s), kernels_(t.strings.size(), nullptr) {}
+  step_columns(step_set& s, const trace& t) : s_(&s), kernels_(t.strings.size(), none) {}
   void add(component_kind kind, string_id name, std::uint32_t step, std::uint64_t ns) {
     const bool kernel = kind == component_kind::kernel;
-    if (kernel && name >= kernels_.size()) {
-      s_->column(kind, name)[step] += ns;
-      return;
+    std::uint32_t* known = kernel ? (name < kernels_.size() ? &kernels_[name] : nullptr) : &others_[static_cast<std::size_t>(kind) % others_.size()];
+    std::uint32_t n = known ? *known : none;
+    if (n == none) {
+      n = numbers_.of((static_cast<std::uint64_t>(kind) << 32) | name);
+      if (n == s_->cells.size()) s_->cells.emplace_back();
+      if (known) *known = n;
     }
-    auto*& column = kernel ? kernels_[name] : others_[static_cast<std::size_t>(kind) % others_.size()];
-    if (column == nullptr) column = &s_->column(kind, name); // map nodes: the address stays
-    (*column)[step] += ns;
+    auto& c = s_->cells[n];
+    if (!c.empty() && c.back().step == step) c.back().ns += ns;
+    else c.push_back({step, ns});
+  }
+  // Each component's cells by step, one per step.
+  void finish() {
+    s_->components = std::move(numbers_.keys());
+    for (auto& c : s_->cells) {
+      const auto by_step = [](const step_set::cell& x, const step_set::cell& y) { return x.step < y.step; };
+      if (std::is_sorted(c.begin(), c.end(), by_step)) continue; // nested or concurrent steps only
+      std::stable_sort(c.begin(), c.end(), by_step);
+      std::size_t out = 0;
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        if (out && c[out - 1].step == c[i].step) c[out - 1].ns += c[i].ns;
+        else c[out++] = c[i];
+      }
+      c.resize(out);
+    }
   }
 
  private:
+  static constexpr std::uint32_t none = 0xffffffffu;
   step_set* s_;
-  std::vector<std::vector<std::uint64_t>*> kernels_;
-  std::array<std::vector<std::uint64_t>*, 8> others_{};
+  key_numbers numbers_;
+  std::vector<std::uint32_t> kernels_;      // kernel name -> component number
+  std::array<std::uint32_t, 8> others_{none, none, none, none, none, none, none, none};
 };
 
 inline void tally_components(const timeline& tl, const idle_breakdown& idle, step_set& s) {
@@ -125,28 +154,34 @@ inline void tally_components(const timeline& tl, const idle_breakdown& idle, ste
     const auto k = step_at(tl.range_at(sy.thread, sy.start));
     if (k != diagnosis_none) columns.add(component_kind::sync, 0, k, sy.end - sy.start);
   }
+  columns.finish();
 }
 
-inline std::unordered_map<std::uint64_t, double> medians_of(const step_set& s) {
-  std::unordered_map<std::uint64_t, double> out;
-  std::vector<std::uint64_t> column;
-  for (const auto& [key, per_step] : s.per_key) {
-    column = per_step;
-    std::sort(column.begin(), column.end());
-    out[key] = median(column);
+// Each component's median time per step over every step (steps without it count as 0), by
+// component number: its cells' values sorted, the zeros in front of them.
+inline std::vector<double> medians_of(const step_set& s) {
+  std::vector<double> out(s.cells.size());
+  std::vector<std::uint64_t> values;
+  const std::size_t n = s.ranges.size();
+  for (std::size_t c = 0; c < s.cells.size(); ++c) {
+    values.clear();
+    for (const auto& cell : s.cells[c]) values.push_back(cell.ns);
+    std::sort(values.begin(), values.end());
+    const std::size_t zeros = n - values.size();
+    const auto at = [&](std::size_t place) { return place < zeros ? 0.0 : static_cast<double>(values[place - zeros]); };
+    out[c] = n == 0 ? 0.0 : n % 2 ? at(n / 2) : (at(n / 2 - 1) + at(n / 2)) / 2.0;
   }
   return out;
 }
 
-inline std::vector<step_growth> growth_of(const step_set& s, const std::unordered_map<std::uint64_t, double>& medians,
-                                          std::uint32_t step, std::uint32_t keep) {
+inline std::vector<step_growth> growth_of(const step_set& s, const std::vector<double>& medians, std::uint32_t step, std::uint32_t keep) {
   std::vector<step_growth> out;
-  for (const auto& [key, per_step] : s.per_key) {
+  for (std::size_t c = 0; c < s.cells.size(); ++c) {
     step_growth g;
-    g.kind = static_cast<component_kind>(key >> 32);
-    g.name = static_cast<string_id>(key & 0xffffffffu);
-    g.median_ns = medians.at(key);
-    g.step_ns = per_step[step];
+    g.kind = static_cast<component_kind>(s.components[c] >> 32);
+    g.name = static_cast<string_id>(s.components[c] & 0xffffffffu);
+    g.median_ns = medians[c];
+    g.step_ns = s.ns_in(c, step);
     if (static_cast<double>(g.step_ns) > g.median_ns) out.push_back(g);
   }
   std::sort(out.begin(), out.end(), [](const step_growth& x, const step_growth& y) {
