@@ -50,17 +50,20 @@ nvscope::trace long_start_end(std::size_t n) {
   return t;
 }
 
-// n pushes never popped (each inside the previous one), a kernel launched after each.
-nvscope::trace never_popped(std::size_t n) {
+// n pushes of `name` never popped (each inside the previous one), a kernel launched after each.
+nvscope::trace never_popped_named(std::size_t n, const char* name) {
   nvscope::trace t;
   t.threads.push_back({100, 0});
   const auto k = t.strings.intern("k");
   for (std::size_t i = 0; i < n; ++i) {
-    t.ranges.push_back(make_range(t, "iteration", 10 * i, 0, 0, true));
+    t.ranges.push_back(make_range(t, name, 10 * i, 0, 0, true));
     add_kernel(t, 10 * i + 2, 0, static_cast<std::uint32_t>(i + 1), k);
   }
   return t;
 }
+
+nvscope::trace never_popped(std::size_t n) { return never_popped_named(n, "iteration"); }
+nvscope::trace never_popped_steps(std::size_t n) { return never_popped_named(n, "step"); } // a step name
 
 template <class Make>
 double best_seconds(Make make, std::size_t n) {
@@ -223,4 +226,39 @@ TEST_CASE("many steps and many kernel names: step outliers take memory for the t
   CHECK(figures[2] == 6);
   CHECK(figures[3] == 6);
   CHECK(figures[0] < 64 * 1024);
+}
+
+TEST_CASE("steps pushed and never popped: one step in the per-range metrics, linear") {
+  // Each "step" push encloses every later one; per-range metrics count a step enclosed by a step
+  // of its own family as part of it (2 s and 600 MB at 8,000 before, x4 per doubling).
+  const auto t = never_popped_steps(1000);
+  const auto r = nvscope::analyze(t);
+  REQUIRE(r.step_details.size() == 1);
+  CHECK(r.step_details[0].range == 0u);
+  CHECK(r.step_details[0].kernels == 1000);
+  CHECK(r.steps == 1000); // every step range is still counted as one
+  const double small = best_seconds(never_popped_steps, 8000), large = best_seconds(never_popped_steps, 64000);
+  MESSAGE("8k unclosed step pushes " << small << " s, 64k " << large << " s");
+  CHECK(large / small < 20.0);
+}
+
+TEST_CASE("a step inside a step of another family stays a step of its own; of its own family, part of it") {
+  nvscope::trace t;
+  t.threads.push_back({100, 0});
+  const auto k = t.strings.intern("k");
+  // step_0 [0, 1000) holds optimizer_step [100, 200) and step_1 [300, 400); step_2 [2000, 2100) after it.
+  t.ranges.push_back(make_range(t, "step_0", 0, 1000, 0, true));
+  t.ranges.push_back(make_range(t, "optimizer_step", 100, 200, 0, true));
+  t.ranges.push_back(make_range(t, "step_1", 300, 400, 0, true));
+  t.ranges.push_back(make_range(t, "step_2", 2000, 2100, 0, true));
+  std::uint32_t corr = 1;
+  for (const std::uint64_t at : {10u, 110u, 310u, 2010u}) add_kernel(t, at, 0, corr++, k);
+  const auto r = nvscope::analyze(t);
+  std::vector<std::string> steps;
+  for (const auto& s : r.step_details) steps.push_back(s.name + ":" + std::to_string(s.kernels));
+  CHECK(steps == std::vector<std::string>{"step_0:3", "optimizer_step:1", "step_2:1"});
+  std::string families;
+  for (const auto& row : r.per_range) families += row.range + "x" + std::to_string(row.instances) + " ";
+  CHECK(families.find("step_Nx2 ") != std::string::npos);
+  CHECK(families.find("optimizer_stepx1 ") != std::string::npos);
 }

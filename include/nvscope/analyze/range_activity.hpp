@@ -22,6 +22,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -35,6 +36,51 @@ struct range_ops_index {
   scratch_vector<std::uint32_t> offset, ref;
   static constexpr std::uint32_t kind_shift = 30, index_mask = (1u << kind_shift) - 1;
 };
+
+// Clears the step mark of every step range that a step of its own family (its name with digits
+// as N) encloses: it is part of that step, not a step of its own here (as `nvscope run` counts
+// steps). A "step" pushed every iteration and never popped nests n deep, and each level would
+// hold the records of every level below it: n^2 / 2 (record, step) pairs, 8,000 levels took 2 s
+// and 600 MB. Steps of other families nested in a step (an optimizer_step in a train_step)
+// stay. One depth-first walk of the nesting, a count of open steps per family.
+inline void drop_steps_in_own_family(const trace& t, const trace_index& x, std::vector<char>& is_step) {
+  constexpr auto none = attribution::none;
+  const auto nr = t.ranges.size();
+  std::vector<std::uint32_t> family(nr, none), family_of_name(t.strings.size(), none);
+  std::unordered_map<std::string, std::uint32_t> families;
+  for (std::size_t r = 0; r < nr; ++r) {
+    if (!is_step[r]) continue;
+    const auto name = t.ranges[r].name;
+    if (name < family_of_name.size() && family_of_name[name] != none) {
+      family[r] = family_of_name[name];
+      continue;
+    }
+    family[r] = families.emplace(strip_numbers(t.strings[name]), static_cast<std::uint32_t>(families.size())).first->second;
+    if (name < family_of_name.size()) family_of_name[name] = family[r];
+  }
+  if (families.empty()) return;
+  const buckets children(nr, nr, [&](std::size_t r) -> std::size_t { return x.links.parent[r]; }); // roots left out
+  std::vector<std::uint32_t> open(families.size(), 0);
+  std::vector<std::pair<std::uint32_t, bool>> stack; // (range, its children done)
+  for (std::uint32_t root = 0; root < nr; ++root) {
+    if (x.links.parent[root] < nr) continue;
+    stack.emplace_back(root, false);
+    while (!stack.empty()) {
+      const auto [r, leaving] = stack.back();
+      stack.pop_back();
+      if (leaving) {
+        if (family[r] != none) --open[family[r]];
+        continue;
+      }
+      if (family[r] != none) {
+        if (open[family[r]] > 0) is_step[r] = 0;
+        ++open[family[r]];
+      }
+      stack.emplace_back(r, true);
+      for (auto c = children.offset[r]; c != children.offset[r + 1]; ++c) stack.emplace_back(children.order[c], false);
+    }
+  }
+}
 
 // Per range, the nearest interesting ancestor-or-self (outermost ranges and steps that
 // launched GPU work), so that each record reaches them in as many steps as there are.
@@ -202,7 +248,8 @@ struct range_rows {
 ///   for (const auto& s : a.steps) std::printf("%s %.1f%%\n", s.name.c_str(), s.activity.gpu_busy_percent);
 /// \endcode
 inline range_activity_result range_activity(const trace& t, const trace_index& x, const range_projection& p, const analysis_options& options) {
-  const auto is_step = step_ranges(t, options);
+  auto is_step = step_ranges(t, options);
+  detail::drop_steps_in_own_family(t, x, is_step);
   range_activity_result out;
   const auto too_many = detail::range_ops_index::index_mask;
   if (t.kernels.size() > too_many || t.copies.size() > too_many || t.memsets.size() > too_many) return out; // over 10^9 of one kind
