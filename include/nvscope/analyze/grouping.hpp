@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -93,15 +94,17 @@ void order_rows(std::vector<Row>& rows, Key key) {
   order_rows_by(rows, [&](std::uint32_t a, std::uint32_t b) { return key(rows[a]) < key(rows[b]); });
 }
 
-// The rank of each of `items` strings in their sorted order, equal strings one rank: compared
-// as ranks, items order as their strings do, at the cost of one sort of the items.
-inline std::vector<std::uint32_t> string_ranks(const std::vector<std::string_view>& items) {
+// The rank of each of `items` (strings or string_views) in their sorted order, equal strings
+// one rank: compared as ranks, items order as their strings do, at the cost of one sort.
+template <class Strings>
+std::vector<std::uint32_t> string_ranks(const Strings& items) {
   std::vector<std::uint32_t> order(items.size()), rank(items.size());
   for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return items[a] < items[b]; });
+  const auto text = [&](std::uint32_t i) { return std::string_view(items[i]); };
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return text(a) < text(b); });
   std::uint32_t r = 0;
   for (std::size_t i = 0; i < order.size(); ++i) {
-    if (i > 0 && items[order[i]] != items[order[i - 1]]) ++r;
+    if (i > 0 && text(order[i]) != text(order[i - 1])) ++r;
     rank[order[i]] = r;
   }
   return rank;

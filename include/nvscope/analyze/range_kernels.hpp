@@ -265,7 +265,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
   key_numbers group_numbers, name_numbers;
   std::vector<std::uint32_t> group_of_row(rows.keys.size()), name_of_row(rows.keys.size());
   std::vector<std::string> labels;
-  std::vector<std::string_view> label_views, names;
+  std::vector<std::string_view> names;
   for (std::size_t r = 0; r < rows.keys.size(); ++r) {
     const auto& k = rows.keys[r];
     group_of_row[r] = group_numbers.of(k.group);
@@ -273,8 +273,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     name_of_row[r] = name_numbers.of(k.name);
     if (name_of_row[r] == names.size()) names.push_back(t.strings[k.name]);
   }
-  for (const auto& l : labels) label_views.push_back(l);
-  const auto label_rank = string_ranks(label_views), name_rank = string_ranks(names);
+  const auto label_rank = string_ranks(labels), name_rank = string_ranks(names);
   scratch_vector<weighted_value> scratch;
   std::vector<range_kernel_row> out(rows.keys.size());
   for (std::size_t r = 0; r < out.size(); ++r) {
