@@ -37,30 +37,49 @@ struct range_ops_index {
   static constexpr std::uint32_t kind_shift = 30, index_mask = (1u << kind_shift) - 1;
 };
 
-// Clears the step mark of every step range that a step of its own family (its name with digits
-// as N) encloses: it is part of that step, not a step of its own here (as `nvscope run` counts
-// steps). A "step" pushed every iteration and never popped nests n deep, and each level would
-// hold the records of every level below it: n^2 / 2 (record, step) pairs, 8,000 levels took 2 s
-// and 600 MB. Steps of other families nested in a step (an optimizer_step in a train_step)
-// stay. One depth-first walk of the nesting, a count of open steps per family.
-inline void drop_steps_in_own_family(const trace& t, const trace_index& x, std::vector<char>& is_step) {
+// Step ranges numbered by family (the name with digits as N): `of_range[r]` for each step range r
+// (none for the others), `label[f]` once a family. Each name is stripped once, not each range.
+struct step_families {
+  std::vector<std::uint32_t> of_range;
+  std::vector<std::string> label;
+};
+
+inline step_families step_families_of(const trace& t, const std::vector<char>& is_step) {
   constexpr auto none = attribution::none;
   const auto nr = t.ranges.size();
-  std::vector<std::uint32_t> family(nr, none), family_of_name(t.strings.size(), none);
-  std::unordered_map<std::string, std::uint32_t> families;
+  step_families f;
+  f.of_range.assign(nr, none);
+  std::vector<std::uint32_t> family_of_name(t.strings.size(), none);
+  std::unordered_map<std::string, std::uint32_t> number;
   for (std::size_t r = 0; r < nr; ++r) {
     if (!is_step[r]) continue;
     const auto name = t.ranges[r].name;
     if (name < family_of_name.size() && family_of_name[name] != none) {
-      family[r] = family_of_name[name];
+      f.of_range[r] = family_of_name[name];
       continue;
     }
-    family[r] = families.emplace(strip_numbers(t.strings[name]), static_cast<std::uint32_t>(families.size())).first->second;
-    if (name < family_of_name.size()) family_of_name[name] = family[r];
+    auto label = strip_numbers(t.strings[name]);
+    const auto it = number.emplace(label, static_cast<std::uint32_t>(f.label.size())).first;
+    if (it->second == f.label.size()) f.label.push_back(std::move(label));
+    f.of_range[r] = it->second;
+    if (name < family_of_name.size()) family_of_name[name] = it->second;
   }
-  if (families.empty()) return;
+  return f;
+}
+
+// Clears the step mark of every step range that a step of its own family encloses: it is part
+// of that step, not a step of its own here (as `nvscope run` counts steps). A "step" pushed
+// every iteration and never popped nests n deep, and each level would hold the records of every
+// level below it: n^2 / 2 (record, step) pairs, 8,000 levels took 2 s and 600 MB. Steps of
+// other families nested in a step (an optimizer_step in a train_step) stay. One depth-first
+// walk of the nesting, a count of open steps per family.
+inline void drop_steps_in_own_family(const trace& t, const trace_index& x, const step_families& families, std::vector<char>& is_step) {
+  constexpr auto none = attribution::none;
+  const auto nr = t.ranges.size();
+  const auto& family = families.of_range;
+  if (families.label.empty()) return;
   const buckets children(nr, nr, [&](std::size_t r) -> std::size_t { return x.links.parent[r]; }); // roots left out
-  std::vector<std::uint32_t> open(families.size(), 0);
+  std::vector<std::uint32_t> open(families.label.size(), 0);
   std::vector<std::pair<std::uint32_t, bool>> stack; // (range, its children done)
   for (std::uint32_t root = 0; root < nr; ++root) {
     if (x.links.parent[root] < nr) continue;
@@ -209,15 +228,13 @@ struct range_activity_result {
 
 namespace detail {
 
-// Rows of the per-range metrics: one per range group, one per step family (digits as N).
+// Rows of the per-range metrics: one per range group, one per step family.
 struct range_rows {
   std::vector<range_metrics> rows;
   std::vector<value_list> gaps, kernel_ns;
-  std::vector<std::uint32_t> row_of_group;
-  std::unordered_map<std::string, std::uint32_t> row_of_family;
+  std::vector<std::uint32_t> row_of_group, row_of_family;
 
-  std::uint32_t row(const trace& t, const trace_index& x, std::uint32_t r, bool step) {
-    const auto name = t.strings[t.ranges[r].name];
+  std::uint32_t row(const trace& t, const trace_index& x, const step_families& families, std::uint32_t r, bool step) {
     auto fresh = [&](std::string label) {
       rows.emplace_back();
       rows.back().range = std::move(label);
@@ -225,16 +242,8 @@ struct range_rows {
       kernel_ns.emplace_back();
       return static_cast<std::uint32_t>(rows.size() - 1);
     };
-    if (step) {
-      auto label = strip_numbers(name);
-      const auto it = row_of_family.find(label);
-      if (it != row_of_family.end()) return it->second;
-      const auto id = fresh(label);
-      row_of_family.emplace(std::move(label), id);
-      return id;
-    }
-    auto& slot = row_of_group[x.group_of[r]];
-    if (slot == attribution::none) slot = fresh(std::string(name));
+    auto& slot = step ? row_of_family[families.of_range[r]] : row_of_group[x.group_of[r]];
+    if (slot == attribution::none) slot = fresh(step ? families.label[families.of_range[r]] : std::string(t.strings[t.ranges[r].name]));
     return slot;
   }
 };
@@ -249,7 +258,8 @@ struct range_rows {
 /// \endcode
 inline range_activity_result range_activity(const trace& t, const trace_index& x, const range_projection& p, const analysis_options& options) {
   auto is_step = step_ranges(t, options);
-  detail::drop_steps_in_own_family(t, x, is_step);
+  const auto families = detail::step_families_of(t, is_step);
+  detail::drop_steps_in_own_family(t, x, families, is_step);
   range_activity_result out;
   const auto too_many = detail::range_ops_index::index_mask;
   if (t.kernels.size() > too_many || t.copies.size() > too_many || t.memsets.size() > too_many) return out; // over 10^9 of one kind
@@ -259,11 +269,12 @@ inline range_activity_result range_activity(const trace& t, const trace_index& x
   detail::merge_intervals(syncs);
   detail::range_rows rows;
   rows.row_of_group.assign(x.group_first.size(), attribution::none);
+  rows.row_of_family.assign(families.label.size(), attribution::none);
   std::vector<std::uint32_t> row_of(t.ranges.size(), attribution::none);
   std::vector<std::size_t> records; // per row: what its kernel durations and gaps may reach
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
     if (ops.offset[r] == ops.offset[r + 1]) continue;
-    row_of[r] = rows.row(t, x, r, is_step[r]);
+    row_of[r] = rows.row(t, x, families, r, is_step[r]);
     records.resize(rows.rows.size(), 0);
     records[row_of[r]] += ops.offset[r + 1] - ops.offset[r];
   }
