@@ -1,7 +1,7 @@
-// Interval arithmetic (analyze/intervals.hpp): merge_intervals, and union_of of two and three
-// merged lists against the reference of every interval in one list, merged; on fresh random
-// lists of many sizes (empty ones, one long beside short ones, as kernels beside copies),
-// with touching, nested and equal-start intervals.
+// Interval arithmetic (analyze/intervals.hpp): merge_intervals, union_of of two and three
+// merged lists, and covered_union's length and gaps of two, against the reference of every
+// interval in one list, merged; on fresh random lists of many sizes (empty ones, one long
+// beside short ones, as kernels beside copies), with touching, nested and equal-start intervals.
 
 #include <nvscope/analyze/intervals.hpp>
 
@@ -71,4 +71,29 @@ TEST_CASE("union_of two and three merged lists equals merging them all at once")
   const interval_list longer{{0, 100}}, shorter{{10, 20}, {30, 40}, {100, 110}, {120, 130}};
   CHECK(nvscope::detail::union_of(longer, shorter) == interval_list{{0, 110}, {120, 130}});
   CHECK(nvscope::detail::union_of(shorter, longer) == interval_list{{0, 110}, {120, 130}});
+}
+
+TEST_CASE("covered_union gives the clipped length and the gaps of the union of two merged lists, without writing it") {
+  std::mt19937_64 rng(std::random_device{}());
+  const std::size_t sizes[] = {0, 1, 2, 5, 100, 3000};
+  std::size_t cases = 0, wrong = 0;
+  for (const auto na : sizes)
+    for (const auto nb : sizes) {
+      const std::uint64_t span = 1 + rng() % 100000, longest = 1 + rng() % 400;
+      const auto a = random_merged(rng, na, span, longest), b = random_merged(rng, nb, span, longest * 10);
+      const auto all = reference_union({&a, &b});
+      const std::uint64_t lo = rng() % (span / 2 + 1), hi = lo + rng() % (span + 1); // windows inside, across and past the lists
+      nvscope::detail::value_list gaps{7}, expected_gaps{7}; // appended after what the list held
+      nvscope::detail::append_gaps(all, expected_gaps);
+      wrong += nvscope::detail::covered_union(a, b, lo, hi, gaps) != nvscope::detail::covered(all, lo, hi);
+      wrong += !(gaps == expected_gaps);
+      gaps.resize(1);
+      wrong += nvscope::detail::covered_union(b, a, lo, hi, gaps) != nvscope::detail::covered(all, lo, hi) || !(gaps == expected_gaps);
+      ++cases;
+    }
+  CHECK(cases == 36);
+  CHECK(wrong == 0);
+  nvscope::detail::value_list gaps;
+  CHECK(nvscope::detail::covered_union({{0, 10}, {20, 30}}, {{10, 12}, {40, 50}}, 5, 45, gaps) == 5 + 2 + 10 + 5); // touching joins
+  CHECK(gaps == nvscope::detail::value_list{8, 10});
 }

@@ -1,5 +1,6 @@
 // The analysis' scratch arrays (analyze/detail/scratch.hpp): inside a scratch_scope a freed
-// large array's pages serve the next one (the smallest kept block that fits), contents are
+// large array's pages serve the next one (the smallest kept block that fits; blocks too small
+// are moved into the front of a new one), contents are
 // the vector's own, a block may be freed on another thread or after its scope, nothing is
 // kept outside a scope, and a block is whole huge pages from a huge-page boundary. Under the sanitizers every array comes from the heap.
 
@@ -46,6 +47,34 @@ TEST_CASE("inside a scope a freed large array serves the next one that fits, the
   scratch_vector<std::uint32_t> f(c); // a copy reads what was written, not the old block's 7s and 9s
   CHECK(std::accumulate(f.begin(), f.end(), std::uint64_t{0}) == sum);
   CHECK(e[e.size() - 1] == 3);
+}
+
+TEST_CASE("kept blocks too small for a new array are moved into its front, largest first, their pages not fresh") {
+  const scratch_scope scope;
+  std::mt19937 g(std::random_device{}());
+  const std::uint32_t mark_a = g() | 1, mark_b = g() | 1;
+  {
+    scratch_vector<std::uint32_t> a(6 * mib / 4, mark_a), b(4 * mib / 4, mark_b); // blocks of 8 and 6 MiB
+  }
+  REQUIRE(scratch_pool::of_this_thread().kept_count == 2);
+  nvscope::detail::scratch_allocator<std::uint32_t> alloc;
+  const std::size_t n = 20 * mib / 4; // a 22 MiB block: neither fits alone, both fit in it
+  std::uint32_t* c = alloc.allocate(n);
+  CHECK(scratch_pool::of_this_thread().kept_count == 0);
+  // The 8 MiB block first, at the front: a's values where a's were; then the 6 MiB block
+  // (its header, then b's values), 8 MiB in. What the array holds before it is written is
+  // not the allocator's promise; these pages' contents show that they were moved, not made.
+  CHECK(c[0] == mark_a);
+  CHECK(c[6 * mib / 4 - 1] == mark_a);
+  CHECK(c[8 * mib / 4] == mark_b);
+  CHECK(c[8 * mib / 4 + 4 * mib / 4 - 1] == mark_b);
+  const auto* base = reinterpret_cast<const char*>(c) - nvscope::detail::scratch_header;
+  CHECK(*reinterpret_cast<const std::size_t*>(base) == 22 * mib); // the header says the whole block
+  CHECK(reinterpret_cast<std::uintptr_t>(base) % (2 * mib) == 0);
+  for (std::size_t i = 0; i < n; i += 1024) c[i] = static_cast<std::uint32_t>(i); // every page writable
+  CHECK(c[n - 1024] == n - 1024);
+  alloc.deallocate(c, n);
+  CHECK(scratch_pool::of_this_thread().kept_count == 1);
 }
 
 TEST_CASE("a large array's block is whole huge pages from a huge-page boundary, its size in the header") {

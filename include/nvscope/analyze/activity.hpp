@@ -45,10 +45,11 @@ inline gpu_intervals intervals_of(const trace& t) {
   return g;
 }
 
-// The metrics of one window from its intervals (merged here, in place); appends its gaps to
-// `gaps`. `medians`: false leaves the kernel and gap medians to the caller (per-range rows
-// take them over all their instances at once).
-inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& gaps, bool medians = true) {
+// The metrics of one window from its intervals (merged here, in place; the kernels already
+// where `kernels_merged`); appends its gaps to `gaps`. `medians`: false leaves the kernel and
+// gap medians to the caller (per-range rows take them over all their instances at once).
+inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& gaps, bool medians = true,
+                                    bool kernels_merged = false) {
   activity_metrics m;
   m.kernels = g.kernels.size();
   m.copies = g.copies.size();
@@ -56,16 +57,16 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
   if (medians) m.kernel_median_ns = median_by([&](auto&& f) {
     for (const auto& k : g.kernels) f(k.second - k.first);
   }, g.kernels.size());
-  for (auto* v : {&g.kernels, &g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
-  interval_list merged; // kernels alone (the usual range) are their own union
-  const bool kernels_only = g.copies.empty() && g.memsets.empty();
-  if (!kernels_only) merged = union_of(g.kernels, g.copies, g.memsets);
-  const interval_list& all = kernels_only ? g.kernels : merged;
+  if (!kernels_merged) merge_intervals(g.kernels);
+  for (auto* v : {&g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
   m.window_begin = lo;
   m.window_end = hi > lo ? hi : lo;
   m.window_ns = m.window_end - m.window_begin;
-  m.busy_ns = covered(all, lo, hi);
-  m.kernel_ns = covered(g.kernels, lo, hi);
+  const auto at = gaps.size();
+  // Every GPU record's union: the kernels' with the (few) transfers', walked, not written.
+  const auto transfers = union_of(g.copies, g.memsets);
+  m.busy_ns = covered_union(g.kernels, transfers, lo, hi, gaps);
+  m.kernel_ns = transfers.empty() ? m.busy_ns : covered(g.kernels, lo, hi);
   m.copy_ns = covered(g.copies, lo, hi);
   m.overlap_ns = intersection(g.kernels, g.copies);
   m.sync_ns = covered(g.syncs, lo, hi);
@@ -76,8 +77,6 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
   std::uint64_t copy_total = 0;
   for (const auto& c : g.copies) copy_total += c.second - c.first;
   if (copy_total > 0) m.copy_compute_overlap_percent = 100.0 * static_cast<double>(m.overlap_ns) / static_cast<double>(copy_total);
-  const auto at = gaps.size();
-  append_gaps(all, gaps);
   m.gap_count = gaps.size() - at;
   if (medians && m.gap_count) std::tie(m.gap_median_ns, m.gap_p90_ns) = median_and_p90(gaps.data() + at, gaps.data() + gaps.size());
   return m;

@@ -113,6 +113,7 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule) {
   std::vector<std::uint32_t> scratch;
   scratch_vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
   auto &pp = tl.push_pop, &se = tl.start_end, &q = tl.queries;
+  if (!se.order.empty()) pairs.reserve(t.launches.size()); // a pair a launch is usual: one array, not a doubling series
   for (std::size_t s = 0; s < slots.size(); ++s) {
     sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
     sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, pairs, scratch);

@@ -95,6 +95,39 @@ inline interval_list union_of(const interval_list& a, const interval_list& b, co
   return union_of(union_of(*by_size[0], *by_size[1]), *by_size[2]);
 }
 
+// The union of two merged lists walked, not written: its length clipped to [lo, hi), and the
+// idle stretches between its intervals appended to `gaps` (what covered(union_of(a, b), lo, hi)
+// and append_gaps(union_of(a, b), gaps) give, without a list as long as both).
+inline std::uint64_t covered_union(const interval_list& a, const interval_list& b, std::uint64_t lo, std::uint64_t hi,
+                                   scratch_vector<std::uint64_t>& gaps) {
+  interval run{0, 0};
+  bool any = false;
+  std::uint64_t sum = 0;
+  gaps.reserve(gaps.size() + a.size() + b.size()); // no more gaps than intervals: one array, not a doubling series
+  auto close = [&] {
+    const auto from = run.first > lo ? run.first : lo, to = run.second < hi ? run.second : hi;
+    if (to > from) sum += to - from;
+  };
+  auto add = [&](const interval& x) {
+    if (any && x.first <= run.second) {
+      if (x.second > run.second) run.second = x.second;
+      return;
+    }
+    if (any) {
+      close();
+      gaps.push_back(x.first - run.second);
+    }
+    run = x;
+    any = true;
+  };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) add(a[i].first <= b[j].first ? a[i++] : b[j++]);
+  for (; i < a.size(); ++i) add(a[i]);
+  for (; j < b.size(); ++j) add(b[j]);
+  if (any) close();
+  return sum;
+}
+
 // Total length of merged intervals clipped to [lo, hi).
 inline std::uint64_t covered(const interval_list& merged, std::uint64_t lo, std::uint64_t hi) noexcept {
   std::uint64_t sum = 0;

@@ -206,16 +206,38 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
     }
     first = end;
   };
-  take(t.kernels, 0, g.kernels);
-  const auto done = kernel_ns.size();
-  kernel_ns.resize(done + g.kernels.size());
-  for (std::size_t j = 0; j < g.kernels.size(); ++j) kernel_ns[done + j] = g.kernels[j].second - g.kernels[j].first;
+  // The kernels: durations appended, intervals merged as they are read while in order (the
+  // usual case); from the first one out of order, the rest copied and the whole list merged.
+  const auto* kernels_end = std::find_if(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift != 0; });
+  const auto n = static_cast<std::size_t>(kernels_end - first), done = kernel_ns.size();
+  kernel_ns.resize(done + n);
+  g.kernels.clear();
+  interval previous{0, 0}; // the last non-empty kernel read
+  bool in_order = true;
+  for (std::size_t j = 0; j < n; ++j) {
+    const auto& k = t.kernels[first[j] & range_ops_index::index_mask];
+    kernel_ns[done + j] = k.end - k.start;
+    const interval x{k.start, k.end};
+    if (!in_order) g.kernels.push_back(x);
+    else if (x.second > x.first) {
+      in_order = !(x < previous);
+      previous = x;
+      if (in_order) append_merged(g.kernels, x);
+      else g.kernels.push_back(x);
+    }
+  }
+  if (!in_order) merge_intervals(g.kernels);
+  const std::size_t kernel_count = n;
+  first = kernels_end;
+  // Copies and memsets (few): copied, merged by activity_of.
   take(t.copies, 1, g.copies);
   take(t.memsets, 2, g.memsets);
   g.syncs.clear();
   auto y = std::upper_bound(syncs.begin(), syncs.end(), lo, [](timestamp_ns v, const interval& s) { return v < s.second; });
   for (; y != syncs.end() && y->first < hi; ++y) g.syncs.push_back(*y);
-  return activity_of(g, lo, hi, gaps, false);
+  auto m = activity_of(g, lo, hi, gaps, false, true);
+  m.kernels = kernel_count; // activity_of counted the merged intervals
+  return m;
 }
 
 } // namespace detail

@@ -44,6 +44,10 @@ inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl, scratch_ve
   scratch_vector<launched_op> launched;
   scratch_vector<timestamp_ns> ends; // running max of ends in launch order, within one stream
   const auto by_launch = [](const launched_op& x, const launched_op& y) { return x.call_start < y.call_start; };
+  std::size_t longest = 0; // the longest stream's operations: one array each, not a doubling series
+  for (std::size_t s = 0; s < tl.by_stream.size(); ++s) longest = std::max<std::size_t>(longest, tl.by_stream.end(s) - tl.by_stream.begin(s));
+  launched.reserve(longest);
+  ends.reserve(longest);
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
     launched.clear();
     for (auto i = tl.by_stream.begin(s); i != tl.by_stream.end(s); ++i) {
