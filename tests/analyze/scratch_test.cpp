@@ -1,6 +1,6 @@
 // The analysis' scratch arrays (analyze/detail/scratch.hpp): inside a scratch_scope a freed
-// large array's pages serve the next one (the smallest kept block that fits; blocks too small
-// are moved into the front of a new one), contents are
+// large array's pages serve the next one (the smallest kept block that fits, its huge pages
+// beyond the array's kept apart; blocks too small are moved into the front of a new one), contents are
 // the vector's own, a block may be freed on another thread or after its scope, nothing is
 // kept outside a scope, and a block is whole huge pages from a huge-page boundary. Under the sanitizers every array comes from the heap.
 
@@ -47,6 +47,28 @@ TEST_CASE("inside a scope a freed large array serves the next one that fits, the
   scratch_vector<std::uint32_t> f(c); // a copy reads what was written, not the old block's 7s and 9s
   CHECK(std::accumulate(f.begin(), f.end(), std::uint64_t{0}) == sum);
   CHECK(e[e.size() - 1] == 3);
+}
+
+TEST_CASE("a kept block larger than an array needs gives it the huge pages it needs and keeps the rest") {
+  const scratch_scope scope;
+  const char* front = nullptr;
+  {
+    scratch_vector<char> a(20 * mib, 'a'); // a 22 MiB block
+    front = a.data();
+  }
+  scratch_vector<char> b(5 * mib, 'b'); // 6 MiB of it
+  CHECK(b.data() == front);
+  REQUIRE(scratch_pool::of_this_thread().kept_count == 1);
+  const auto& rest = scratch_pool::of_this_thread().kept[0];
+  CHECK(rest.bytes == 16 * mib);
+  CHECK(static_cast<const char*>(rest.base) == front - nvscope::detail::scratch_header + 6 * mib);
+  CHECK(*static_cast<const std::size_t*>(rest.base) == 16 * mib); // each part's size in its own header
+  CHECK(*reinterpret_cast<const std::size_t*>(front - nvscope::detail::scratch_header) == 6 * mib);
+  scratch_vector<char> c(15 * mib, 'c'); // the rest serves the next array
+  CHECK(c.data() == static_cast<const char*>(rest.base) + nvscope::detail::scratch_header);
+  CHECK(scratch_pool::of_this_thread().kept_count == 0);
+  CHECK(b.back() == 'b');
+  CHECK(c.front() == 'c');
 }
 
 TEST_CASE("kept blocks too small for a new array are moved into its front, largest first, their pages not fresh") {
@@ -102,7 +124,7 @@ TEST_CASE("scopes nest, and what an inner scope frees stays kept until the outer
   }
   CHECK(scratch_pool::of_this_thread().kept_count == 0); // unmapped at the end
   scratch_vector<char> b(8 * mib, 'y');
-  b = {};
+  b = scratch_vector<char>(); // freed with no scope open
   CHECK(scratch_pool::of_this_thread().kept_count == 0); // no scope: nothing kept
 }
 
@@ -111,13 +133,15 @@ TEST_CASE("a block from a scope may outlive it and be freed on another thread") 
   {
     const scratch_scope scope;
     scratch_vector<std::uint64_t> tmp(8 * mib / 8, 1); // kept, then reused by `escaped`
-    tmp = {};
-    escaped.assign(5 * mib / 8 + 1000, 5);
-    CHECK(scratch_pool::of_this_thread().kept_count == 0);
+    const auto* kept_block = tmp.data();
+    tmp = scratch_vector<std::uint64_t>(); // freed: its block kept
+    escaped.assign(5 * mib / 8 + 1000, 5); // 6 MiB of the 10 MiB block; its last 4 MiB stay kept
+    CHECK(escaped.data() == kept_block);
+    CHECK(scratch_pool::of_this_thread().kept_count == 1);
   }
   std::thread([v = std::move(escaped)]() mutable {
     CHECK(v.back() == 5);
-    v = {}; // unmapped whole (its block's size is in its header), no scope here
+    v = scratch_vector<std::uint64_t>(); // unmapped whole (its block's size is in its header), no scope here
     CHECK(scratch_pool::of_this_thread().kept_count == 0);
   }).join();
 }

@@ -13,7 +13,10 @@
 // block serves the next array instead of going back to the kernel: a pass reuses the pages the
 // one before touched (at 2 M kernels, analyze's page faults 34,800 -> 23,800 and its time
 // x0.91, for a peak 160 MB higher while it runs: what one pass frees waits for the next;
-// bench/results/scale.json).
+// bench/results/scale.json). A kept block larger than an array needs keeps the huge pages
+// beyond it apart for the next array, and blocks too small for a new array are moved into its
+// front: the pages mapped fresh then grow to the peak of what is live, not past it (at 2 M
+// kernels, 321 MB mapped for a 216 MB peak before, 222 after; PyTorch's shape 318 -> 220 MB).
 // Everything else, and every build under AddressSanitizer or ThreadSanitizer (which must see
 // the memory), uses the standard allocator.
 
@@ -41,6 +44,7 @@ inline namespace v1 {
 namespace detail {
 
 inline constexpr std::size_t scratch_map_bytes = std::size_t{4} << 20;
+inline constexpr std::size_t scratch_huge = std::size_t{2} << 20; // blocks are whole huge pages
 
 // Mapped blocks carry their mapped size in a header in front of the array, so that a block
 // can serve any smaller array and still be unmapped whole, on any thread.
@@ -62,13 +66,21 @@ struct scratch_pool {
     thread_local scratch_pool pool;
     return pool;
   }
+  // The smallest kept block that holds `bytes`, taken out of the pool; null if none. Huge pages
+  // it has beyond what `bytes` needs stay kept as a block of their own (its header at its front).
   void* take(std::size_t bytes) noexcept {
     std::size_t best = kept_count;
     for (std::size_t i = 0; i < kept_count; ++i)
       if (kept[i].bytes >= bytes && (best == kept_count || kept[i].bytes < kept[best].bytes)) best = i;
     if (best == kept_count) return nullptr;
-    void* base = kept[best].base;
+    char* base = static_cast<char*>(kept[best].base);
+    const std::size_t have = kept[best].bytes, need = (bytes + scratch_huge - 1) / scratch_huge * scratch_huge;
     kept[best] = kept[--kept_count];
+    if (need < have) {
+      *reinterpret_cast<std::size_t*>(base) = need;
+      *reinterpret_cast<std::size_t*>(base + need) = have - need;
+      kept[kept_count++] = {base + need, have - need}; // a slot was just freed
+    }
     return base;
   }
   // The largest kept block of at most `bytes`, taken out of the pool; null if none.
@@ -110,10 +122,9 @@ class scratch_scope {
 // or ends inside a huge page gets small pages there, one fault each 4 KiB (up to 1,022 a block).
 // Kept blocks too small to serve it alone are moved into its front, largest first while they
 // fit (mremap moves their pages, touched already, without copying or clearing them), so that
-// only the rest is fresh: the mapped total then grows to the peak of what is live, not past it
-// (at 2 M kernels, analyze mapped 321 MB for a peak of 216 MB live before; bench/results/scale.json).
+// only the rest is fresh.
 inline void* scratch_map(std::size_t bytes, scratch_pool* donors = nullptr) {
-  constexpr std::size_t huge = std::size_t{2} << 20;
+  constexpr std::size_t huge = scratch_huge;
   const std::size_t size = (bytes + huge - 1) / huge * huge;
   if (size < bytes || size + huge < size) throw std::bad_alloc();
   void* raw = mmap(nullptr, size + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
