@@ -32,7 +32,7 @@ namespace detail {
 // Kernels gathered per (range, kernel name) pair; pair p's durations are
 // durations[offset[p] .. offset[p + 1]).
 struct kernel_pairs {
-  std::vector<std::uint32_t> range, name;
+  scratch_vector<std::uint32_t> range, name;
   scratch_vector<std::uint32_t> offset{0};
   scratch_vector<std::uint64_t> durations;
 };
@@ -50,6 +50,11 @@ class pair_numbers {
     if (last_range_[name] == range) return last_pair_[name];
     last_range_[name] = range;
     return last_pair_[name] = find_or_add(range, name);
+  }
+  void reserve(std::size_t pairs) { // reserved, not touched: no cost beyond what is used
+    range_.reserve(pairs);
+    name_.reserve(pairs);
+    next_.reserve(pairs);
   }
   std::size_t size() const noexcept { return range_.size(); }
   std::uint32_t range(std::uint32_t p) const noexcept { return range_[p]; }
@@ -83,12 +88,12 @@ class pair_numbers {
     pair_of_wide_.push_back(p);
   }
 
-  std::vector<std::uint32_t> last_range_, last_pair_; // per name
-  std::vector<std::uint32_t> head_;                   // per range: its newest pair
-  std::vector<std::uint8_t> length_;                  // per range: its pairs, up to short_list
-  std::vector<std::uint32_t> range_, name_, next_;    // per pair; next_: the range's pair before it
+  scratch_vector<std::uint32_t> last_range_, last_pair_; // per name
+  scratch_vector<std::uint32_t> head_;                   // per range: its newest pair
+  scratch_vector<std::uint8_t> length_;                  // per range: its pairs, up to short_list
+  scratch_vector<std::uint32_t> range_, name_, next_;    // per pair; next_: the range's pair before it
   key_numbers wide_;                                  // pairs of ranges with many: number in it
-  std::vector<std::uint32_t> pair_of_wide_;           // -> pair
+  scratch_vector<std::uint32_t> pair_of_wide_;           // -> pair
 };
 
 // each_entry(f) calls f(range, kernel index) for every (enclosing range, kernel) entry, kernels
@@ -97,6 +102,7 @@ class pair_numbers {
 template <class EachEntry>
 kernel_pairs pair_kernels(const trace& t, const std::vector<string_id>& ids, EachEntry each_entry) {
   pair_numbers numbers(ids.size() + 1, t.ranges.size());
+  numbers.reserve(t.kernels.size()); // a pair a kernel at most under push/pop ranges
   scratch_vector<std::uint32_t> pair_of;
   scratch_vector<std::uint64_t> duration_of;
   pair_of.reserve(t.kernels.size()); // reserved, not touched: no cost beyond what is used
@@ -106,7 +112,7 @@ kernel_pairs pair_kernels(const trace& t, const std::vector<string_id>& ids, Eac
     pair_of.push_back(numbers.of(r, kernel.name < ids.size() ? ids[kernel.name] : 0));
     duration_of.push_back(kernel.end - kernel.start);
   });
-  std::vector<std::uint32_t> by_range(numbers.size()), rank(numbers.size());
+  scratch_vector<std::uint32_t> by_range(numbers.size()), rank(numbers.size());
   for (std::uint32_t p = 0; p < by_range.size(); ++p) by_range[p] = p;
   std::stable_sort(by_range.begin(), by_range.end(), [&](std::uint32_t a, std::uint32_t b) { return numbers.range(a) < numbers.range(b); });
   kernel_pairs kp;
@@ -138,7 +144,7 @@ struct kern_rows {
   };
   const kernel_pairs* sources[2]{}; // push/pop, start/end
   std::vector<key> keys;
-  std::vector<std::uint64_t> instances;
+  scratch_vector<std::uint64_t> instances;
   scratch_vector<contribution> parts;
 
   std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
@@ -161,7 +167,7 @@ struct kern_rows {
 
 // Per push/pop range: the nearest ancestor of another group, and how many ranges of its own
 // group lead up to it (itself included).
-inline void same_group_runs(const trace& t, const trace_index& x, std::vector<std::uint32_t>& up, std::vector<std::uint32_t>& len) {
+inline void same_group_runs(const trace& t, const trace_index& x, scratch_vector<std::uint32_t>& up, scratch_vector<std::uint32_t>& len) {
   up.assign(t.ranges.size(), attribution::none);
   len.assign(t.ranges.size(), 1);
   const auto order = deepest_first(t, x);
@@ -180,8 +186,8 @@ inline void same_group_runs(const trace& t, const trace_index& x, std::vector<st
 // whose ancestors are counted too. Rows exist already (add_push_pop made them).
 inline void count_instances(const trace& t, const trace_index& x, const kernel_pairs& kp, std::size_t names, kern_rows& rows) {
   buckets by_name(kp.name.size(), names, [&](std::size_t p) { return kp.name[p]; });
-  std::vector<std::uint32_t> counted(t.ranges.size(), no_index); // per range: the name it was last counted for
-  std::vector<std::uint32_t> row_of_group(x.group_first.size(), no_index); // per group: its last row (checked, not trusted)
+  scratch_vector<std::uint32_t> counted(t.ranges.size(), no_index); // per range: the name it was last counted for
+  scratch_vector<std::uint32_t> row_of_group(x.group_first.size(), no_index); // per group: its last row (checked, not trusted)
   for (std::size_t n = 0; n < names; ++n)
     for (auto p = by_name.begin(n); p != by_name.end(n); ++p) {
       const auto name = static_cast<std::uint32_t>(n), r0 = kp.range[*p], thread = t.ranges[r0].thread;
@@ -198,7 +204,7 @@ inline void count_instances(const trace& t, const trace_index& x, const kernel_p
 inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp, std::size_t names, kern_rows& rows) {
   rows.sources[0] = &kp;
   rows.parts.reserve(2 * kp.range.size()); // reserved, touched only as far as used
-  std::vector<std::uint32_t> up, len;
+  scratch_vector<std::uint32_t> up, len;
   same_group_runs(t, x, up, len);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> runs; // (group, weight)
   for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
