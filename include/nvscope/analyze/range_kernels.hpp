@@ -237,10 +237,11 @@ inline void add_start_end(const trace& t, const trace_index& x, kernel_pairs& kp
   }
 }
 
-// The statistics of one row from its contributions: unweighted (the usual case), read in
-// place; weighted, from a sorted copy.
+// The statistics of one row from its contributions: unweighted (the usual case), from a
+// contiguous copy of its durations (gathered once through the pairs; the statistics then read
+// it several times in order, not through the pairs each time); weighted, from a sorted copy.
 inline duration_stats row_stats(const kern_rows& rows, const kern_rows::contribution* first, const kern_rows::contribution* last,
-                                scratch_vector<weighted_value>& scratch) {
+                                scratch_vector<std::uint64_t>& values, scratch_vector<weighted_value>& scratch) {
   auto slice = [&](const kern_rows::contribution& c) {
     const auto& kp = *rows.sources[c.source];
     auto* d = kp.durations.data();
@@ -248,10 +249,14 @@ inline duration_stats row_stats(const kern_rows& rows, const kern_rows::contribu
   };
   bool weighted = false;
   for (auto c = first; c != last; ++c) weighted = weighted || c->weight != 1;
-  if (!weighted) return stats_by([&](auto&& f) {
-    for (auto c = first; c != last; ++c)
-      for (auto [d, e] = slice(*c); d != e; ++d) f(*d);
-  });
+  if (!weighted) {
+    values.clear();
+    for (auto c = first; c != last; ++c) {
+      const auto [d, e] = slice(*c);
+      values.insert(values.end(), d, e);
+    }
+    return stats_of(values);
+  }
   scratch.clear();
   for (auto c = first; c != last; ++c)
     for (auto [d, e] = slice(*c); d != e; ++d) scratch.push_back({*d, c->weight});
@@ -281,6 +286,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
   }
   const auto label_rank = string_ranks(labels), name_rank = string_ranks(names);
   scratch_vector<weighted_value> scratch;
+  scratch_vector<std::uint64_t> values;
   std::vector<range_kernel_row> out(rows.keys.size());
   for (std::size_t r = 0; r < out.size(); ++r) {
     const auto& k = rows.keys[r];
@@ -291,7 +297,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     row.pid = t.process_id;
     row.tid = k.thread < t.threads.size() ? t.threads[k.thread].os_id : k.thread;
     row.range_instances = rows.instances[r];
-    row.time = row_stats(rows, parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], scratch);
+    row.time = row_stats(rows, parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], values, scratch);
     row.kernel = std::string(names[name_of_row[r]]);
     row.name = std::string(t.strings[first.name]);
   }
