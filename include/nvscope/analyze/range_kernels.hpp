@@ -188,8 +188,12 @@ inline void count_instances(const trace& t, const trace_index& x, const kernel_p
   buckets by_name(kp.name.size(), names, [&](std::size_t p) { return kp.name[p]; });
   scratch_vector<std::uint32_t> counted(t.ranges.size(), no_index); // per range: the name it was last counted for
   scratch_vector<std::uint32_t> row_of_group(x.group_first.size(), no_index); // per group: its last row (checked, not trusted)
+  constexpr std::ptrdiff_t ahead = 16; // a name's pairs' ranges are far apart: their records fetched ahead
   for (std::size_t n = 0; n < names; ++n)
     for (auto p = by_name.begin(n); p != by_name.end(n); ++p) {
+#if defined(__GNUC__)
+      if (by_name.end(n) - p > ahead) __builtin_prefetch(&t.ranges[kp.range[p[ahead]]]);
+#endif
       const auto name = static_cast<std::uint32_t>(n), r0 = kp.range[*p], thread = t.ranges[r0].thread;
       for (auto r = r0; r != attribution::none && counted[r] != name; r = x.links.parent[r]) {
         counted[r] = name;
