@@ -231,7 +231,6 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
     }
   }
   if (!in_order) merge_intervals(g.kernels);
-  const std::size_t kernel_count = n;
   first = kernels_end;
   // Copies and memsets (few): copied, merged by activity_of.
   take(t.copies, 1, g.copies);
@@ -240,7 +239,7 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
   auto y = std::upper_bound(syncs.begin(), syncs.end(), lo, [](timestamp_ns v, const interval& s) { return v < s.second; });
   for (; y != syncs.end() && y->first < hi; ++y) g.syncs.push_back(*y);
   auto m = activity_of(g, lo, hi, gaps, false, true);
-  m.kernels = kernel_count; // activity_of counted the merged intervals
+  m.kernels = n; // activity_of counted the merged intervals
   return m;
 }
 
