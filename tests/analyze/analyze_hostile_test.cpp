@@ -262,3 +262,30 @@ TEST_CASE("a step inside a step of another family stays a step of its own; of it
   CHECK(families.find("step_Nx2 ") != std::string::npos);
   CHECK(families.find("optimizer_stepx1 ") != std::string::npos);
 }
+
+// Nesting deeper than the 65,535 levels `attribution::depth` counts, the ranges listed neither
+// parents first nor children first: the outer levels deepest first, the levels past 65,535
+// outermost first. The one kernel, launched in the innermost range, reaches every level's
+// projection and GPU time (an order by depth put the uncounted levels parents first: the
+// outer 65,535 levels saw no kernel).
+TEST_CASE("nesting past 65,535 levels, ranges in any order: the innermost range's work reaches the outermost") {
+  constexpr std::uint32_t levels = 66000, counted = 65535;
+  nvscope::trace t;
+  t.threads.push_back({100, 0});
+  auto level = [&](std::uint32_t d) { return make_range(t, "deep", 10 + d, 10 + 4 * levels - d, 0, true); };
+  for (std::uint32_t d = counted; d-- > 0;) t.ranges.push_back(level(d)); // index 0: level 65,534
+  for (std::uint32_t d = counted; d < levels; ++d) t.ranges.push_back(level(d));
+  add_kernel(t, 10 + 2 * levels, 0, 1, t.strings.intern("k"));
+  const auto x = nvscope::index_trace(t);
+  REQUIRE(x.links.parent[counted] == 0u); // level 65,535 in level 65,534: a parent listed before, its own parent after
+  REQUIRE(x.links.parent[1] == 2u);
+  const auto p = nvscope::project_ranges(t, x);
+  CHECK(std::count(p.ops.begin(), p.ops.end(), 1u) == levels); // every level holds the kernel
+  const auto r = nvscope::analyze(t, x, {});
+  REQUIRE(r.projections.size() == 1);
+  CHECK(r.projections[0].total_gpu_ops == levels);
+  const auto s = nvscope::collect_samples(t, x.links);
+  REQUIRE(s.ranges_gpu.size() == 1);
+  CHECK(s.ranges_gpu[0].count == levels); // each level's GPU time: the kernel's
+  CHECK(*std::min_element(s.ranges_gpu[0].ns.begin(), s.ranges_gpu[0].ns.end()) == 3);
+}

@@ -7,7 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -56,4 +58,25 @@ TEST_CASE("key_numbers: the keys at the edges (0, the dense bound, the largest) 
   for (std::uint64_t range = 0; range < 3000; ++range)
     for (std::uint64_t name = 0; name < 7; ++name) pairs.push_back(range << 32 | (name * range % 5));
   CHECK(disagreements(pairs, 0) == 0);
+}
+
+// join_equal_neighbours (the same file): a sorted list of (key, weight) joined into one entry a
+// key, weights summed, against a map's sums; random lists with runs of equal keys and none.
+TEST_CASE("join_equal_neighbours: one entry a key, in order, the weights of a key summed") {
+  std::mt19937_64 rng(std::random_device{}());
+  for (const std::uint64_t keys : {1, 2, 7, 1000}) {
+    CAPTURE(keys);
+    std::uniform_int_distribution<std::uint64_t> key(0, keys - 1), weight(1, 1000);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> v(std::uniform_int_distribution<std::size_t>(0, 3000)(rng));
+    std::map<std::uint64_t, std::uint64_t> sums;
+    for (auto& [k, w] : v) {
+      k = key(rng);
+      w = weight(rng);
+      sums[k] += w;
+    }
+    std::sort(v.begin(), v.end());
+    nvscope::detail::join_equal_neighbours(
+        v, [](const auto& x, const auto& y) { return x.first == y.first; }, [](auto& into, const auto& from) { into.second += from.second; });
+    CHECK(std::vector<std::pair<std::uint64_t, std::uint64_t>>(sums.begin(), sums.end()) == v);
+  }
 }

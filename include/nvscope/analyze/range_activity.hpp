@@ -12,6 +12,7 @@
 /// \endcode
 
 #include <nvscope/analyze/activity.hpp>
+#include <nvscope/analyze/detail/prefetch.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/projection.hpp>
@@ -214,11 +215,8 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
   g.kernels.clear();
   interval previous{0, 0}; // the last non-empty kernel read
   bool in_order = true;
-  constexpr std::size_t ahead = 16; // the records a range reaches are far apart: fetched ahead
   for (std::size_t j = 0; j < n; ++j) {
-#if defined(__GNUC__)
-    if (j + ahead < n) __builtin_prefetch(&t.kernels[first[j + ahead] & range_ops_index::index_mask]);
-#endif
+    if (j + prefetch_ahead < n) prefetch(&t.kernels[first[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
     const auto& k = t.kernels[first[j] & range_ops_index::index_mask];
     kernel_ns[done + j] = k.end - k.start;
     const interval x{k.start, k.end};

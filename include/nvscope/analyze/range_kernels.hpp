@@ -14,6 +14,7 @@
 /// \endcode
 
 #include <nvscope/analyze/detail/buckets.hpp>
+#include <nvscope/analyze/detail/prefetch.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/names.hpp>
@@ -188,12 +189,9 @@ inline void count_instances(const trace& t, const trace_index& x, const kernel_p
   buckets by_name(kp.name.size(), names, [&](std::size_t p) { return kp.name[p]; });
   scratch_vector<std::uint32_t> counted(t.ranges.size(), no_index); // per range: the name it was last counted for
   scratch_vector<std::uint32_t> row_of_group(x.group_first.size(), no_index); // per group: its last row (checked, not trusted)
-  constexpr std::ptrdiff_t ahead = 16; // a name's pairs' ranges are far apart: their records fetched ahead
   for (std::size_t n = 0; n < names; ++n)
     for (auto p = by_name.begin(n); p != by_name.end(n); ++p) {
-#if defined(__GNUC__)
-      if (by_name.end(n) - p > ahead) __builtin_prefetch(&t.ranges[kp.range[p[ahead]]]);
-#endif
+      if (static_cast<std::size_t>(by_name.end(n) - p) > prefetch_ahead) prefetch(&t.ranges[kp.range[p[prefetch_ahead]]]); // a name's ranges lie far apart
       const auto name = static_cast<std::uint32_t>(n), r0 = kp.range[*p], thread = t.ranges[r0].thread;
       for (auto r = r0; r != attribution::none && counted[r] != name; r = x.links.parent[r]) {
         counted[r] = name;
@@ -210,7 +208,8 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
   rows.parts.reserve(2 * kp.range.size()); // reserved, touched only as far as used
   scratch_vector<std::uint32_t> up, len;
   same_group_runs(t, x, up, len);
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> runs; // (group, weight)
+  using run = std::pair<std::uint32_t, std::uint32_t>; // (group, weight)
+  std::vector<run> runs;
   for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
     const auto r0 = kp.range[p], name = kp.name[p], thread = t.ranges[r0].thread;
     const bool same_range = p > 0 && kp.range[p - 1] == r0; // pairs come by range: its runs are known
@@ -218,12 +217,7 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
     for (auto r = r0; !same_range && r != attribution::none; r = up[r]) runs.emplace_back(x.group_of[r], len[r]);
     if (!same_range && runs.size() > 1) {
       std::sort(runs.begin(), runs.end());
-      std::size_t out = 0;
-      for (std::size_t i = 0; i < runs.size(); ++i) {
-        if (out && runs[out - 1].first == runs[i].first) runs[out - 1].second += runs[i].second;
-        else runs[out++] = runs[i];
-      }
-      runs.resize(out);
+      join_equal_neighbours(runs, [](const run& x, const run& y) { return x.first == y.first; }, [](run& into, const run& from) { into.second += from.second; });
     }
     for (const auto& [g, w] : runs) rows.parts.push_back({rows.row(g, thread, name), 0, p, w});
   }

@@ -124,6 +124,18 @@ struct buckets {
   std::size_t count() const noexcept { return offset.size() - 1; }
 };
 
+// Joins neighbours that share a key in a list sorted by key (`same(a, b)`: they share one;
+// `join(into, from)` adds one into the other): one entry a key is left, in order.
+template <class List, class Same, class Join>
+void join_equal_neighbours(List& v, Same same, Join join) {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (out && same(v[out - 1], v[i])) join(v[out - 1], v[i]);
+    else v[out++] = v[i];
+  }
+  v.resize(out);
+}
+
 // Sorts each bucket by `less`; skipped where a bucket is already in order (the usual case).
 template <class Less>
 void sort_each(buckets& b, Less less) {

@@ -69,29 +69,19 @@ struct scratch_pool {
   // The smallest kept block that holds `bytes`, taken out of the pool; null if none. Huge pages
   // it has beyond what `bytes` needs stay kept as a block of their own (its header at its front).
   void* take(std::size_t bytes) noexcept {
-    std::size_t best = kept_count;
-    for (std::size_t i = 0; i < kept_count; ++i)
-      if (kept[i].bytes >= bytes && (best == kept_count || kept[i].bytes < kept[best].bytes)) best = i;
-    if (best == kept_count) return nullptr;
-    char* base = static_cast<char*>(kept[best].base);
-    const std::size_t have = kept[best].bytes, need = (bytes + scratch_huge - 1) / scratch_huge * scratch_huge;
-    kept[best] = kept[--kept_count];
-    if (need < have) {
+    const block taken = take_best([bytes](std::size_t have) { return have >= bytes; }, [](std::size_t x, std::size_t y) { return x < y; });
+    char* base = static_cast<char*>(taken.base);
+    const std::size_t need = (bytes + scratch_huge - 1) / scratch_huge * scratch_huge;
+    if (base != nullptr && need < taken.bytes) {
       *reinterpret_cast<std::size_t*>(base) = need;
-      *reinterpret_cast<std::size_t*>(base + need) = have - need;
-      kept[kept_count++] = {base + need, have - need}; // a slot was just freed
+      *reinterpret_cast<std::size_t*>(base + need) = taken.bytes - need;
+      kept[kept_count++] = {base + need, taken.bytes - need}; // take_best just freed a slot
     }
     return base;
   }
   // The largest kept block of at most `bytes`, taken out of the pool; null if none.
   void* take_largest(std::size_t bytes) noexcept {
-    std::size_t best = kept_count;
-    for (std::size_t i = 0; i < kept_count; ++i)
-      if (kept[i].bytes <= bytes && (best == kept_count || kept[i].bytes > kept[best].bytes)) best = i;
-    if (best == kept_count) return nullptr;
-    void* base = kept[best].base;
-    kept[best] = kept[--kept_count];
-    return base;
+    return take_best([bytes](std::size_t have) { return have <= bytes; }, [](std::size_t x, std::size_t y) { return x > y; }).base;
   }
   bool keep(void* base, std::size_t bytes) noexcept {
     if (scopes == 0 || kept_count == most_kept) return false;
@@ -99,6 +89,20 @@ struct scratch_pool {
     return true;
   }
   void release() noexcept;
+
+ private:
+  // Takes out of the pool the kept block that `fits` and that `before` ranks first of those that
+  // fit (before(its bytes, another's)); {} if none fits.
+  template <class Fits, class Before>
+  block take_best(Fits fits, Before before) noexcept {
+    std::size_t best = kept_count;
+    for (std::size_t i = 0; i < kept_count; ++i)
+      if (fits(kept[i].bytes) && (best == kept_count || before(kept[i].bytes, kept[best].bytes))) best = i;
+    if (best == kept_count) return {};
+    const block taken = kept[best];
+    kept[best] = kept[--kept_count];
+    return taken;
+  }
 };
 // Nothing to destroy: a pass run from an exit handler (the injected collector's) after this
 // thread's thread_local objects are gone still finds a usable pool.

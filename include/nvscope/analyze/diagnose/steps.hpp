@@ -16,6 +16,7 @@
 ///       (unsigned long long)o.ordinal, (unsigned long long)o.duration);
 /// \endcode
 
+#include <nvscope/analyze/detail/buckets.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/step_names.hpp>
@@ -117,12 +118,9 @@ class step_columns {
       const auto by_step = [](const step_set::cell& x, const step_set::cell& y) { return x.step < y.step; };
       if (std::is_sorted(c.begin(), c.end(), by_step)) continue; // nested or concurrent steps only
       std::stable_sort(c.begin(), c.end(), by_step);
-      std::size_t out = 0;
-      for (std::size_t i = 0; i < c.size(); ++i) {
-        if (out && c[out - 1].step == c[i].step) c[out - 1].ns += c[i].ns;
-        else c[out++] = c[i];
-      }
-      c.resize(out);
+      join_equal_neighbours(
+          c, [](const step_set::cell& x, const step_set::cell& y) { return x.step == y.step; },
+          [](step_set::cell& into, const step_set::cell& from) { into.ns += from.ns; });
     }
   }
 
