@@ -74,3 +74,39 @@ TEST_CASE("string_ranks ranks strings in their order, equal strings alike") {
     CHECK(wrong == 0);
   }
 }
+
+// group_values: each group's values in item order, items with a group out of range left out,
+// against a map of vectors; read once (kept while counting) and read twice alike, on fresh
+// random items, every value read through a counter so that "once" is seen to read each once.
+TEST_CASE("group_values groups values in item order, read once or twice alike") {
+  std::mt19937_64 rng(std::random_device{}());
+  for (const std::size_t groups : {std::size_t{1}, std::size_t{5}, std::size_t{3000}}) {
+    CAPTURE(groups);
+    const std::size_t items = std::uniform_int_distribution<std::size_t>(0, 50000)(rng);
+    std::uniform_int_distribution<std::size_t> group(0, groups + 2); // some out of range
+    std::vector<std::size_t> group_of(items);
+    std::vector<std::uint64_t> value_of(items);
+    std::map<std::size_t, std::vector<std::uint64_t>> expected;
+    for (std::size_t i = 0; i < items; ++i) {
+      group_of[i] = group(rng);
+      value_of[i] = rng();
+      if (group_of[i] < groups) expected[group_of[i]].push_back(value_of[i]);
+    }
+    for (const auto reads : {nvscope::detail::item_reads::once, nvscope::detail::item_reads::twice}) {
+      std::size_t group_reads = 0;
+      const auto g = nvscope::detail::group_values(
+          groups, items, [&](std::size_t i) { return ++group_reads, group_of[i]; }, [&](std::size_t i) { return value_of[i]; }, reads);
+      CHECK(group_reads == (reads == nvscope::detail::item_reads::once ? 1 : 2) * items);
+      REQUIRE(g.offset.size() == groups + 1);
+      std::size_t mismatched = 0;
+      for (std::size_t k = 0; k < groups; ++k) {
+        const std::vector<std::uint64_t> got(g.values.begin() + static_cast<std::ptrdiff_t>(g.offset[k]),
+                                             g.values.begin() + static_cast<std::ptrdiff_t>(g.offset[k + 1]));
+        const auto it = expected.find(k);
+        mismatched += got != (it == expected.end() ? std::vector<std::uint64_t>{} : it->second);
+      }
+      CHECK(mismatched == 0);
+      CHECK(g.values.size() == g.offset[groups]);
+    }
+  }
+}

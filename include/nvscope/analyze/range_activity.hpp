@@ -137,16 +137,15 @@ inline range_ops_index range_ops(const trace& t, const trace_index& x, const std
   range_ops_index ops;
   ops.offset.assign(t.ranges.size() + 1, 0);
   auto visit = [&](auto&& emit) {
-    auto each = [&](const auto& records, const record_indexes& launch, std::uint32_t kind) {
-      for (std::uint32_t i = 0; i < records.size(); ++i) {
-        const auto& rec = records[i];
-        if (launch[i] == attribution::none || !valid_interval(rec.start, rec.end)) continue;
-        for_interesting(x, up, launch[i], [&](std::uint32_t r) { emit(r, kind << range_ops_index::kind_shift | i); });
-      }
+    auto each = [&](std::size_t n, const record_indexes& launch, std::uint32_t kind, auto valid) {
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (launch[i] != attribution::none && valid(i))
+          for_interesting(x, up, launch[i], [&](std::uint32_t r) { emit(r, kind << range_ops_index::kind_shift | i); });
     };
-    each(t.kernels, x.links.kernel_launch, 0);
-    each(t.copies, x.links.copy_launch, 1);
-    each(t.memsets, x.links.memset_launch, 2);
+    const auto valid_record = [](const auto& records) { return [&records](std::uint32_t i) { return valid_interval(records[i].start, records[i].end); }; };
+    each(t.kernels.size(), x.links.kernel_launch, 0, [&](std::uint32_t i) { return x.kernel_ok[i] != 0; }); // not the 64-byte records: 2 M kernels, 10 ms a pass
+    each(t.copies.size(), x.links.copy_launch, 1, valid_record(t.copies));
+    each(t.memsets.size(), x.links.memset_launch, 2, valid_record(t.memsets));
   };
   visit([&](std::uint32_t r, std::uint32_t) { ++ops.offset[r + 1]; });
   for (std::size_t r = 1; r < ops.offset.size(); ++r) ops.offset[r] += ops.offset[r - 1];

@@ -37,7 +37,7 @@ inline std::vector<kernel_summary_row> kernel_summary(const trace& t, const trac
         if (!x.kernel_ok[i]) return names + 1;
         return t.kernels[i].name < names ? ids[t.kernels[i].name] : names;
       },
-      [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; });
+      [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; }, detail::item_reads::once);
   std::vector<kernel_summary_row> rows;
   for (std::size_t n = 0; n <= names; ++n)
     if (stats[n].count) rows.push_back({0.0, stats[n], std::string(t.strings[static_cast<string_id>(n)])});

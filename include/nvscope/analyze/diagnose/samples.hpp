@@ -19,6 +19,7 @@
 ///   // s.kernels[i].name, s.kernels[i].ns (sorted), s.kernels[i].count
 /// \endcode
 
+#include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/stats.hpp>
@@ -136,18 +137,11 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const diagnosis_op
     if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) return ids + 1; // left out
     return k.name < ids ? k.name : unknown;
   };
-  scratch_vector<std::size_t> offset(ids + 2, 0); // slots 0 .. ids, and one past
-  for (const auto& k : t.kernels) {
-    const auto s = slot_of(k);
-    if (s <= ids) ++offset[s + 1];
-  }
-  for (std::size_t i = 0; i + 1 < offset.size(); ++i) offset[i + 1] += offset[i];
-  scratch_vector<std::uint64_t> ns(offset[ids + 1]);
-  auto cursor = offset;
-  for (const auto& k : t.kernels) {
-    const auto s = slot_of(k);
-    if (s <= ids) ns[cursor[s]++] = k.end - k.start;
-  }
+  auto grouped = group_values( // slots 0 .. ids; each kernel record read once
+      ids + 1, t.kernels.size(), [&](std::size_t i) { return slot_of(t.kernels[i]); },
+      [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; }, item_reads::once);
+  const auto& offset = grouped.offset;
+  auto& ns = grouped.values;
   std::map<std::string, std::vector<std::size_t>> slots; // name -> its runs
   for (std::size_t s = 0; s <= ids; ++s)
     if (offset[s + 1] > offset[s]) slots[std::string(s < ids ? t.strings[static_cast<string_id>(s)] : t.strings[no_index])].push_back(s);
