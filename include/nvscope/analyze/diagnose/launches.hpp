@@ -151,7 +151,7 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   const auto depth = queue_depths(tl, all);
   out.call_durations_from_api = tl.any_call;
   const op_places names = place_ops(
-      tl, [&](const gpu_op& op) { return op.kind == op_kind::kernel ? tl.t->kernels[op.index].name : op_groups::skip; },
+      tl, [&](std::size_t i) { return tl.ops[i].kind == op_kind::kernel ? tl.names[i] : op_groups::skip; },
       tl.t->strings.size());
   out.kernels.resize(names.keys.size());
   launch_columns columns;

@@ -137,10 +137,11 @@ inline void tally_components(const timeline& tl, const idle_breakdown& idle, ste
   const auto step = step_of_ranges(t, s, *tl.a);
   const auto step_at = [&](std::uint32_t range) { return range < step.size() ? step[range] : diagnosis_none; };
   step_columns columns(s, t);
-  for (const auto& op : tl.ops) {
+  for (std::size_t i = 0; i < tl.ops.size(); ++i) {
+    const gpu_op& op = tl.ops[i];
     const auto k = step_at(tl.owner_of(op));
     if (k == diagnosis_none) continue;
-    if (op.kind == op_kind::kernel) columns.add(component_kind::kernel, t.kernels[op.index].name, k, op.end - op.start);
+    if (op.kind == op_kind::kernel) columns.add(component_kind::kernel, tl.names[i], k, op.end - op.start);
     else columns.add(op.kind == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
   }
   for (const auto& st : idle.stretches) { // st.range: the range open on st.thread at st.start

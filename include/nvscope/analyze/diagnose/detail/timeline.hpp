@@ -110,6 +110,7 @@ struct timeline {
   const trace* t = nullptr;
   const attribution* a = nullptr;
   scratch_vector<gpu_op> ops; // by start (huge pages where offered: millions of them)
+  scratch_vector<string_id> names; // per op: its kernel's name (0 for copies and memsets), read here, not from 64-byte records
   std::vector<std::uint32_t> transfers; // the copies' and memsets' places in `ops`, in its order
   op_groups by_stream;     // ops by (device, stream)
   thread_table threads;    // thread index -> slot of the three per-thread tables below
@@ -228,6 +229,7 @@ inline void add_operations(timeline& tl) {
   const attribution& a = *tl.a;
   const auto kernels = ops_in_order(tl, t.kernels), copies = ops_in_order(tl, t.copies), memsets = ops_in_order(tl, t.memsets);
   tl.ops.reserve(kernels.size() + copies.size() + memsets.size());
+  tl.names.reserve(tl.ops.capacity());
   constexpr std::pair<timestamp_ns, timestamp_ns> done{~timestamp_ns{0}, ~timestamp_ns{0}};
   auto head = [&](const auto& records, const scratch_vector<std::uint32_t>& order, std::size_t i) {
     return i < order.size() ? std::make_pair(records[order[i]].start, records[order[i]].end) : done;
@@ -237,14 +239,17 @@ inline void add_operations(timeline& tl) {
   for (std::size_t left = kernels.size() + copies.size() + memsets.size(); left > 0; --left) {
     if (k < kernels.size() && !(cc < kk) && !(mm < kk)) {
       tl.ops.push_back(make_op(tl, op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch));
+      tl.names.push_back(t.kernels[kernels[k]].name);
       kk = head(t.kernels, kernels, ++k);
     } else if (c < copies.size() && !(mm < cc)) {
       tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
       tl.ops.push_back(make_op(tl, op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch));
+      tl.names.push_back(0);
       cc = head(t.copies, copies, ++c);
     } else {
       tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
       tl.ops.push_back(make_op(tl, op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch));
+      tl.names.push_back(0);
       mm = head(t.memsets, memsets, ++m);
     }
     tl.end = std::max(tl.end, tl.ops.back().end);
@@ -275,7 +280,8 @@ inline void index_ranges_and_syncs(timeline& tl) {
 }
 
 // Each operation's group as its place in key order (groups numbered by first appearance, then
-// placed by key), or `op_places::none` where key_of skips the operation.
+// placed by key), or `op_places::none` where key_of skips the operation. key_of(i): the key of
+// operation i (of tl.ops; tl.names holds a kernel's name).
 struct op_places {
   static constexpr std::uint32_t none = 0xffffffffu;
   std::vector<std::uint64_t> keys;     // by place, ascending
@@ -289,7 +295,7 @@ op_places place_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
   out.place.assign(tl.ops.size(), op_places::none); // group numbers first, places below
   auto& group = out.place;
   for (std::size_t i = 0, last = 0; i < tl.ops.size(); ++i) {
-    const std::uint64_t key = key_of(tl.ops[i]);
+    const std::uint64_t key = key_of(i);
     if (key == op_groups::skip) continue;
     group[i] = numbers.size() > group[last] && numbers.key(group[last]) == key ? group[last] : numbers.of(key);
     last = i;
@@ -318,7 +324,7 @@ op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
 
 // Operations by (device, stream).
 inline op_groups ops_by_stream(const timeline& tl) {
-  return group_ops(tl, [](const gpu_op& op) { return (static_cast<std::uint64_t>(op.device) << 32) | op.stream; });
+  return group_ops(tl, [&tl](std::size_t i) { return (static_cast<std::uint64_t>(tl.ops[i].device) << 32) | tl.ops[i].stream; });
 }
 
 inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}) {
