@@ -54,35 +54,32 @@ inline void project_launches(const trace& t, const trace_index& x, scratch_vecto
   note(t.memsets, x.links.memset_launch);
 }
 
-// Push/pop ranges (marks left out), children before their parents (`a.parent` per range): the
-// order in which the nesting passes sum upwards, and, read backwards, pass down. Where every
-// parent comes before its children in the trace (ranges recorded as they open, as the
-// collector records them), the push/pop ranges from last to first are that order: a check
-// and a pass. Otherwise leaves first, then each range once its last child is in: right at any
-// depth (`a.depth` stops counting at 65,535; an order by depth put the levels past it
-// parents first).
+// Every range, children before their parents (`a.parent` per range: only push/pop ranges have
+// children; marks and start/end ranges come in as leaves): the order in which the nesting
+// passes sum upwards, and, read backwards, pass down. Where every parent comes before its
+// children in the trace (ranges recorded as they open, as the collector records them), the
+// ranges from last to first are that order: a check of the parents, no read of the records.
+// Otherwise leaves first, then each range once its last child is in: right at any depth
+// (`a.depth` stops counting at 65,535; an order by depth put the levels past it parents first).
 inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const attribution& a) {
   const auto nr = static_cast<std::uint32_t>(t.ranges.size());
-  const auto parent_of = [&](std::uint32_t r) { return r < a.parent.size() ? a.parent[r] : attribution::none; };
-  const auto nests = [&](std::uint32_t r) { return r < nr && t.ranges[r].is_push_pop && !t.ranges[r].is_mark; };
+  const auto parent_of = [&](std::uint32_t r) { return r < a.parent.size() && a.parent[r] < nr ? a.parent[r] : attribution::none; };
   scratch_vector<std::uint32_t> order;
+  order.reserve(nr);
   bool parents_first = true;
   for (std::uint32_t r = 0; r < nr && parents_first; ++r) parents_first = parent_of(r) == attribution::none || parent_of(r) < r;
   if (parents_first) {
-    order.reserve(nr);
-    for (auto r = nr; r-- > 0;)
-      if (nests(r)) order.push_back(r);
+    for (auto r = nr; r-- > 0;) order.push_back(r);
     return order;
   }
-  order.reserve(nr);
   scratch_vector<std::uint32_t> pending(nr, 0); // per range: its children not yet in the order
   for (std::uint32_t r = 0; r < nr; ++r)
-    if (nests(r) && nests(parent_of(r))) ++pending[parent_of(r)];
+    if (parent_of(r) != attribution::none) ++pending[parent_of(r)];
   for (std::uint32_t r = 0; r < nr; ++r)
-    if (nests(r) && pending[r] == 0) order.push_back(r);
+    if (pending[r] == 0) order.push_back(r);
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto up = parent_of(order[i]);
-    if (nests(up) && --pending[up] == 0) order.push_back(up);
+    if (up != attribution::none && --pending[up] == 0) order.push_back(up);
   }
   return order;
 }
