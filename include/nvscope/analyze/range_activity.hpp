@@ -73,12 +73,24 @@ inline step_families step_families_of(const trace& t, const std::vector<char>& i
 // every iteration and never popped nests n deep, and each level would hold the records of every
 // level below it: n^2 / 2 (record, step) pairs, 8,000 levels took 2 s and 600 MB. Steps of
 // other families nested in a step (an optimizer_step in a train_step) stay. One depth-first
-// walk of the nesting, a count of open steps per family.
-inline void drop_steps_in_own_family(const trace& t, const trace_index& x, const step_families& families, std::vector<char>& is_step) {
+// walk of the nesting, a count of open steps per family; first, one pass down `order`
+// (deepest_first's, read backwards) finds whether any step lies inside another: in the usual
+// trace none does, and nothing more is done.
+inline void drop_steps_in_own_family(const trace& t, const trace_index& x, const step_families& families,
+                                     const scratch_vector<std::uint32_t>& order, std::vector<char>& is_step) {
   constexpr auto none = attribution::none;
   const auto nr = t.ranges.size();
   const auto& family = families.of_range;
   if (families.label.empty()) return;
+  std::vector<char> below_step(nr, 0);
+  bool nested = false;
+  for (auto it = order.rbegin(); it != order.rend() && !nested; ++it) { // parents first
+    const auto r = *it, up = x.links.parent[r];
+    if (up == none) continue;
+    below_step[r] = below_step[up] || family[up] != none;
+    nested = below_step[r] && family[r] != none;
+  }
+  if (!nested) return;
   const buckets children(nr, nr, [&](std::size_t r) -> std::size_t { return x.links.parent[r]; }); // roots left out
   std::vector<std::uint32_t> open(families.label.size(), 0);
   std::vector<std::pair<std::uint32_t, bool>> stack; // (range, its children done)
@@ -103,20 +115,24 @@ inline void drop_steps_in_own_family(const trace& t, const trace_index& x, const
 }
 
 // Per range, the nearest interesting ancestor-or-self (outermost ranges and steps that
-// launched GPU work), so that each record reaches them in as many steps as there are.
+// launched GPU work), so that each record reaches them in as many steps as there are. A range's
+// kind is read through its group (marks have none; a group's ranges share a style), not from
+// its 64-byte record.
 inline std::vector<std::uint32_t> interesting_links(const trace& t, const trace_index& x, const range_projection& p,
-                                                    const std::vector<char>& is_step) {
+                                                    const std::vector<char>& is_step, const scratch_vector<std::uint32_t>& order) {
   const auto nr = t.ranges.size();
+  std::vector<char> push_pop(x.group_first.size());
+  for (std::size_t g = 0; g < push_pop.size(); ++g) push_pop[g] = t.ranges[x.group_first[g]].is_push_pop;
   std::vector<char> interesting(nr, 0);
-  for (std::size_t i = 0; i < nr; ++i) interesting[i] = !t.ranges[i].is_mark && p.ops[i] && (x.links.depth[i] == 0 || is_step[i]);
+  for (std::size_t i = 0; i < nr; ++i)
+    interesting[i] = x.group_of[i] != attribution::none && p.ops[i] && (x.links.depth[i] == 0 || is_step[i]);
   std::vector<std::uint32_t> up(nr, attribution::none);
-  const auto order = deepest_first(t, x);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+  for (auto it = order.rbegin(); it != order.rend(); ++it) { // parents first
     const auto r = *it, parent = x.links.parent[r];
     up[r] = interesting[r] ? r : parent == attribution::none ? attribution::none : up[parent];
   }
   for (std::size_t i = 0; i < nr; ++i)
-    if (!t.ranges[i].is_push_pop && interesting[i]) up[i] = static_cast<std::uint32_t>(i);
+    if (interesting[i] && !push_pop[x.group_of[i]]) up[i] = static_cast<std::uint32_t>(i);
   return up;
 }
 
@@ -279,13 +295,14 @@ struct range_rows {
 ///   for (const auto& s : a.steps) std::printf("%s %.1f%%\n", s.name.c_str(), s.activity.gpu_busy_percent);
 /// \endcode
 inline range_activity_result range_activity(const trace& t, const trace_index& x, const range_projection& p, const analysis_options& options) {
-  auto is_step = step_ranges(t, options);
+  auto is_step = detail::step_ranges(t, x, options);
   const auto families = detail::step_families_of(t, is_step);
-  detail::drop_steps_in_own_family(t, x, families, is_step);
+  const auto order = detail::deepest_first(t, x);
+  detail::drop_steps_in_own_family(t, x, families, order, is_step);
   range_activity_result out;
   const auto too_many = detail::range_ops_index::index_mask;
   if (t.kernels.size() > too_many || t.copies.size() > too_many || t.memsets.size() > too_many) return out; // over 10^9 of one kind
-  const auto ops = detail::range_ops(t, x, detail::interesting_links(t, x, p, is_step));
+  const auto ops = detail::range_ops(t, x, detail::interesting_links(t, x, p, is_step, order));
   detail::interval_list syncs;
   detail::take_intervals(t.syncs, syncs);
   detail::merge_intervals(syncs);

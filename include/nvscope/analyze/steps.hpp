@@ -34,7 +34,7 @@ struct step_summary {
 inline step_summary step_figures(const trace& t, const trace_index& x, const analysis_options& options) {
   step_summary s;
   const auto nr = t.ranges.size();
-  const auto is_step = step_ranges(t, options);
+  const auto is_step = detail::step_ranges(t, x, options);
   std::vector<char> in_step(nr, 0);
   for (const char c : is_step) s.steps += c;
   if (!s.steps) return s;
