@@ -126,8 +126,12 @@ TEST_CASE("operations come out by (start, end) and grouped by stream and by name
   const auto name_of = [&](const gpu_op& op) {
     return op.kind == op_kind::kernel ? std::uint64_t{t.kernels[op.index].name} : op_groups::skip;
   };
-  check_groups(group_ops(tl, name_of, t.strings.size()), name_of); // names in a dense table
-  check_groups(group_ops(tl, name_of, 0), name_of);                 // the same names hashed
+  // group_ops reads operation i's key by its index: the kernel name the timeline kept for it
+  // (tl.names), checked here against the kernel records' names (name_of)
+  REQUIRE(tl.names.size() == tl.ops.size());
+  const auto name_at = [&](std::size_t i) { return tl.ops[i].kind == op_kind::kernel ? std::uint64_t{tl.names[i]} : op_groups::skip; };
+  check_groups(group_ops(tl, name_at, t.strings.size()), name_of); // names in a dense table
+  check_groups(group_ops(tl, name_at, 0), name_of);                 // the same names hashed
 }
 
 TEST_CASE("each range's step is the one its walk up the parents meets first, on random nested ranges") {

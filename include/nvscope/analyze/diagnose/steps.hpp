@@ -74,9 +74,9 @@ inline step_set find_steps(const timeline& tl, const diagnosis_options& o) {
   return s;
 }
 
-// The step enclosing each range on its thread (the range itself included), or none: push/pop
-// ranges outermost first, each taking its parent's step unless it is a step itself (linear);
-// then marks and start/end ranges, from their parents. Without attribute(t)'s depths
+// The step enclosing each range on its thread (the range itself included), or none: ranges
+// parents first (deepest_first read backwards; marks after the range around them), each taking
+// its parent's step unless it is a step itself (linear). Without attribute(t)'s depths
 // (`a.depth`), no nesting is followed.
 inline std::vector<std::uint32_t> step_of_ranges(const trace& t, const step_set& s, const attribution& a) {
   std::vector<std::uint32_t> step(s.ordinal_of);
@@ -87,8 +87,6 @@ inline std::vector<std::uint32_t> step_of_ranges(const trace& t, const step_set&
   };
   const auto order = deepest_first(t, a);
   for (auto r = order.rbegin(); r != order.rend(); ++r) take_parents(*r);
-  for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
-    if (t.ranges[r].is_mark || !t.ranges[r].is_push_pop) take_parents(r);
   return step;
 }
 
