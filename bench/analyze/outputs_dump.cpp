@@ -123,7 +123,11 @@ class random_builder {
       gpu_[s] = k.end ? k.end : gpu_[s] + 10;
       k.correlation = corr_;
       k.stream = 7 + static_cast<std::uint32_t>(s);
-      k.graph = n > 1;
+      if (n > 1) {
+        kernel_config c;
+        c.graph = 1;
+        k.config = t_.kernel_configs.intern(c);
+      }
       t_.kernels.push_back(k);
     }
     ++corr_;

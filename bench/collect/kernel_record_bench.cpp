@@ -1,10 +1,9 @@
-// The collector's in-memory kernel record: 64 bytes (trace.hpp) against a 32-byte layout that
-// moves the launch configuration (grid, block, registers, shared memory, device, context,
-// graph) into a table of distinct configurations, one index per kernel. Measured on the CPU,
-// in one run, on the same synthetic CUPTI records:
+// The collector's in-memory kernel record: 32 bytes and a table of distinct configurations
+// (trace.hpp: grid, block, registers, shared memory, device, context and graph in
+// `trace::kernel_configs`) against the 64-byte record it replaced, which carried them all.
+// Measured on the CPU, in one run, on the same synthetic CUPTI records:
 //   - bytes per kernel held by the trace (records and, for 32 bytes, the table),
-//   - decode time per CUPTI kernel record (the collector's decoder, and the same with the
-//     configuration looked up in a hash table),
+//   - decode time per CUPTI kernel record (the collector's decoder, and the old layout's),
 //   - an analysis-like pass: sort by start, then total time per name.
 // Usage: nvscope_kernel_record_bench [kernels] [distinct configurations] [json file]
 #include <nvscope/collector.hpp>
@@ -21,41 +20,27 @@
 
 namespace {
 
-struct kernel_config {
-  std::uint32_t grid[3];
-  std::uint16_t block[3];
-  std::uint16_t device;
-  std::uint16_t registers;
-  std::uint16_t pad;
-  std::uint32_t shared_bytes;
-  std::uint32_t context;
-  std::uint32_t graph;
-  bool operator==(const kernel_config& o) const noexcept { return std::memcmp(this, &o, sizeof *this) == 0; }
-};
-struct config_hash {
-  std::size_t operator()(const kernel_config& c) const noexcept {
-    std::uint64_t h = 1469598103934665603ull;
-    const auto* p = reinterpret_cast<const unsigned char*>(&c);
-    for (std::size_t i = 0; i < sizeof c; ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return static_cast<std::size_t>(h);
-  }
-};
-
-struct compact_kernel {
+// The 64-byte record nvscope kept before (commit 2a98749 and earlier).
+struct wide_kernel {
   std::uint64_t start;
   std::uint64_t end;
   std::uint32_t name;
   std::uint32_t correlation;
   std::uint32_t stream;
-  std::uint32_t config; // index into the configuration table
+  std::uint32_t context;
+  std::uint32_t grid[3];
+  std::uint16_t block[3];
+  std::uint16_t device;
+  std::uint16_t registers;
+  std::uint16_t reserved;
+  std::uint32_t shared_bytes;
+  std::uint32_t graph;
 };
-static_assert(sizeof(compact_kernel) == 32, "the layout measured is 32 bytes");
+static_assert(sizeof(wide_kernel) == 64, "the layout measured against is 64 bytes");
 
-// The 32-byte decoder: what the collector's would do per kernel record.
-struct compact_decoder {
-  std::vector<compact_kernel> kernels;
-  std::vector<kernel_config> configs;
-  std::unordered_map<kernel_config, std::uint32_t, config_hash> index;
+// The 64-byte decoder: what the collector did per kernel record.
+struct wide_decoder {
+  std::vector<wide_kernel> kernels;
   struct cached_name {
     std::string mangled;
     std::uint32_t id;
@@ -64,20 +49,24 @@ struct compact_decoder {
   nvscope::string_table strings;
 
   void decode(const CUpti_ActivityKernel10& k) {
-    kernel_config c{};
-    nvscope::detail::decode_launch_config(c, k); // the collector's own decoding of these fields
-    c.device = static_cast<std::uint16_t>(k.deviceId);
-    c.context = k.contextId;
-    c.graph = k.graphId;
-    auto it = index.find(c);
-    if (it == index.end()) {
-      it = index.emplace(c, static_cast<std::uint32_t>(configs.size())).first;
-      configs.push_back(c);
-    }
+    const auto c = nvscope::detail::decode_kernel_config(k); // the collector's own decoding of these fields
     auto n = names.find(k.name);
     if (n == names.end() || n->second.mangled != k.name)
       n = names.insert_or_assign(k.name, cached_name{k.name, strings.intern(k.name)}).first;
-    kernels.push_back(compact_kernel{k.start, k.end, n->second.id, k.correlationId, k.streamId, it->second});
+    wide_kernel w{};
+    w.start = k.start;
+    w.end = k.end;
+    w.name = n->second.id;
+    w.correlation = k.correlationId;
+    w.stream = k.streamId;
+    w.context = c.context;
+    std::copy(c.grid, c.grid + 3, w.grid);
+    std::copy(c.block, c.block + 3, w.block);
+    w.device = c.device;
+    w.registers = c.registers;
+    w.shared_bytes = c.shared_bytes;
+    w.graph = c.graph;
+    kernels.push_back(w);
   }
 };
 
@@ -134,31 +123,33 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 40; ++i) names.push_back("_Z" + std::to_string(7 + (i >= 10)) + "kernel_" + std::to_string(i) + "Pfi");
   const auto recs = synthetic_records(n, configs, names);
 
-  nvscope::trace wide;
-  nvscope::detail::activity_decoder d(wide, false);
+  wide_decoder w;
   auto t0 = std::chrono::steady_clock::now();
-  for (const auto& r : recs) d.decode(reinterpret_cast<const CUpti_Activity*>(&r));
+  for (const auto& r : recs) w.decode(r);
   const double decode64 = seconds_since(t0);
 
-  compact_decoder c;
+  nvscope::trace compact;
+  nvscope::detail::activity_decoder d(compact, false);
   t0 = std::chrono::steady_clock::now();
-  for (const auto& r : recs) c.decode(r);
+  for (const auto& r : recs) d.decode(reinterpret_cast<const CUpti_Activity*>(&r));
   const double decode32 = seconds_since(t0);
 
-  const double bytes64 = static_cast<double>(wide.kernels.capacity() * sizeof(nvscope::kernel_record)) / static_cast<double>(n);
-  const double bytes32 = static_cast<double>(c.kernels.capacity() * sizeof(compact_kernel) +
-                                             c.configs.capacity() * sizeof(kernel_config) +
-                                             c.index.size() * (sizeof(kernel_config) + 16 + sizeof(void*))) /
+  // the table's hash index: a node per configuration (the configuration, its id, a hash and a
+  // link) and a bucket pointer
+  const std::size_t configs_held = compact.kernel_configs.size();
+  const double bytes64 = static_cast<double>(w.kernels.capacity() * sizeof(wide_kernel)) / static_cast<double>(n);
+  const double bytes32 = static_cast<double>(compact.kernels.capacity() * sizeof(nvscope::kernel_record) +
+                                             configs_held * (2 * sizeof(nvscope::kernel_config) + 16 + 2 * sizeof(void*))) /
                          static_cast<double>(n);
   std::uint64_t check64 = 0, check32 = 0;
-  const double pass64 = analysis_pass(wide.kernels, wide.strings.size(), check64);
-  const double pass32 = analysis_pass(c.kernels, c.strings.size(), check32);
+  const double pass64 = analysis_pass(w.kernels, w.strings.size(), check64);
+  const double pass32 = analysis_pass(compact.kernels, compact.strings.size(), check32);
   if (check64 != check32) {
     std::fprintf(stderr, "nvscope: kernel_record_bench: the two layouts disagree (%llu vs %llu)\n",
                  static_cast<unsigned long long>(check64), static_cast<unsigned long long>(check32));
     return 1;
   }
-  std::printf("kernels %zu, distinct configurations %zu\n", n, c.configs.size());
+  std::printf("kernels %zu, distinct configurations %zu\n", n, configs_held - 1); // less the all-zero one
   std::printf("%-34s %10s %10s\n", "", "64 bytes", "32 bytes");
   std::printf("%-34s %10.1f %10.1f\n", "bytes per kernel (records+table)", bytes64, bytes32);
   std::printf("%-34s %10.1f %10.1f\n", "decode ns per CUPTI record", decode64 * 1e9 / double(n), decode32 * 1e9 / double(n));
@@ -168,7 +159,7 @@ int main(int argc, char** argv) {
       std::fprintf(f,
                    "{\"kernels\": %zu, \"configs\": %zu, \"bytes_per_kernel_64\": %.2f, \"bytes_per_kernel_32\": %.2f, "
                    "\"decode_ns_64\": %.2f, \"decode_ns_32\": %.2f, \"pass_ns_64\": %.2f, \"pass_ns_32\": %.2f}\n",
-                   n, c.configs.size(), bytes64, bytes32, decode64 * 1e9 / double(n), decode32 * 1e9 / double(n),
+                   n, configs_held - 1, bytes64, bytes32, decode64 * 1e9 / double(n), decode32 * 1e9 / double(n),
                    pass64 * 1e9 / double(n), pass32 * 1e9 / double(n));
       std::fclose(f);
     }

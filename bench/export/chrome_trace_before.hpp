@@ -1,5 +1,6 @@
 // The Chrome trace writer as it was before issue 8 (commit 2085ae5: one 315-line function
-// pasting strings), kept verbatim so that the benchmark times old against new in one binary
+// pasting strings), kept verbatim (but for reading a kernel's configuration from
+// `trace::kernel_configs`, where it moved) so that the benchmark times old against new in one binary
 // and checks that both write the same bytes. Not part of the SDK.
 #pragma once
 
@@ -125,7 +126,7 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
   }
   // Devices and streams actually used.
   std::vector<std::pair<std::uint16_t, std::uint32_t>> streams;
-  for (const auto& k : t.kernels) streams.emplace_back(k.device, k.stream);
+  for (const auto& k : t.kernels) streams.emplace_back(t.kernel_configs[k.config].device, k.stream);
   for (const auto& c : t.copies) streams.emplace_back(c.device, c.stream);
   for (const auto& s : t.memsets) streams.emplace_back(s.device, s.stream);
   std::sort(streams.begin(), streams.end());
@@ -274,7 +275,8 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const auto& k = t.kernels[i];
     if (!valid_interval(k.start, k.end)) continue;
-    const auto gp = gpu_pid(pid, k.device);
+    const auto& kc = t.kernel_configs[k.config];
+    const auto gp = gpu_pid(pid, kc.device);
     slice_named(gp, k.stream, k.start, k.end, k.name, "kernel");
     out += ",\"args\":{\"correlation\":";
     append_u(out, k.correlation);
@@ -287,15 +289,15 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
       append_u(out, z);
       out += ']';
     };
-    triple(",\"grid\":[", k.grid[0], k.grid[1], k.grid[2]);
-    triple(",\"block\":[", k.block[0], k.block[1], k.block[2]);
+    triple(",\"grid\":[", kc.grid[0], kc.grid[1], kc.grid[2]);
+    triple(",\"block\":[", kc.block[0], kc.block[1], kc.block[2]);
     out += ",\"registers\":";
-    append_u(out, k.registers);
+    append_u(out, kc.registers);
     out += ",\"shared_bytes\":";
-    append_u(out, k.shared_bytes);
-    if (k.graph) {
+    append_u(out, kc.shared_bytes);
+    if (kc.graph) {
       out += ",\"graph\":";
-      append_u(out, k.graph);
+      append_u(out, kc.graph);
     }
     if (a.kernel_owner[i] != attribution::none) {
       out += ",\"range\":";

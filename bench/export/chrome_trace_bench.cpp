@@ -60,8 +60,10 @@ nvscope::trace varied(unsigned seed) {
       case 0: {
         nvscope::kernel_record k;
         k.name = names[pick(4)];
-        k.start = start, k.end = end, k.correlation = corr, k.stream = pick(4), k.device = device;
-        k.grid[0] = pick(1000), k.block[1] = static_cast<std::uint16_t>(pick(1024)), k.registers = 32, k.graph = pick(3);
+        k.start = start, k.end = end, k.correlation = corr, k.stream = pick(4);
+        nvscope::kernel_config c;
+        c.device = device, c.grid[0] = pick(1000), c.block[1] = static_cast<std::uint16_t>(pick(1024)), c.registers = 32, c.graph = pick(3);
+        k.config = t.kernel_configs.intern(c);
         t.kernels.push_back(k);
         break;
       }

@@ -63,23 +63,85 @@ class string_table {
   std::unordered_map<std::string, string_id> index_;
 };
 
-/// One kernel execution. Kept to 64 bytes: a trace can hold millions.
+/// How a kernel was launched and where it ran: grid, block, registers, shared memory, device,
+/// context and CUDA graph. Kernels launched alike share one (`config_table`), so the kernel
+/// record stays 32 bytes.
+struct kernel_config {
+  std::uint32_t grid[3] = {0, 0, 0};
+  std::uint16_t block[3] = {0, 0, 0};
+  std::uint16_t device = 0;
+  std::uint16_t registers = 0;    ///< per thread
+  std::uint32_t shared_bytes = 0; ///< static + dynamic, per block
+  std::uint32_t context = 0;
+  std::uint32_t graph = 0;        ///< CUDA graph id, 0 when not launched from a graph
+
+  friend bool operator==(const kernel_config& a, const kernel_config& b) noexcept {
+    return a.grid[0] == b.grid[0] && a.grid[1] == b.grid[1] && a.grid[2] == b.grid[2] && a.block[0] == b.block[0] &&
+           a.block[1] == b.block[1] && a.block[2] == b.block[2] && a.device == b.device && a.registers == b.registers &&
+           a.shared_bytes == b.shared_bytes && a.context == b.context && a.graph == b.graph;
+  }
+  friend bool operator!=(const kernel_config& a, const kernel_config& b) noexcept { return !(a == b); }
+};
+
+/// The distinct kernel configurations of a trace; 0 is always the all-zero one (what a kernel
+/// record built by hand points at).
+/// \code
+///   nvscope::kernel_config c;
+///   c.grid[0] = 128; c.block[0] = 256;
+///   k.config = t.kernel_configs.intern(c);
+///   auto threads = t.kernel_configs[k.config].block[0];
+/// \endcode
+class config_table {
+ public:
+  config_table() : configs_(1) { index_.emplace(kernel_config{}, 0); }
+
+  /// Returns the id of `c`, adding it on first sight.
+  std::uint32_t intern(const kernel_config& c) {
+    if (configs_[last_] == c) return last_; // kernels come in runs of one configuration
+    auto it = index_.find(c);
+    if (it == index_.end()) {
+      it = index_.emplace(c, static_cast<std::uint32_t>(configs_.size())).first;
+      configs_.push_back(c);
+    }
+    last_ = it->second;
+    return last_;
+  }
+
+  /// The configuration of `id`; an unknown id reads as the all-zero one, never out of bounds.
+  const kernel_config& operator[](std::uint32_t id) const noexcept { return configs_[id < configs_.size() ? id : 0]; }
+
+  std::size_t size() const noexcept { return configs_.size(); }
+
+ private:
+  struct hash {
+    std::size_t operator()(const kernel_config& c) const noexcept {
+      std::uint64_t h = 0x9e3779b97f4a7c15ull;
+      const std::uint64_t words[] = {
+          (std::uint64_t{c.grid[0]} << 32) | c.grid[1],
+          (std::uint64_t{c.grid[2]} << 32) | (std::uint64_t{c.block[0]} << 16) | c.block[1],
+          (std::uint64_t{c.block[2]} << 48) | (std::uint64_t{c.device} << 32) | (std::uint64_t{c.registers} << 16),
+          (std::uint64_t{c.shared_bytes} << 32) | c.context,
+          c.graph};
+      for (const auto w : words) h = (h ^ w) * 0xff51afd7ed558ccdull, h ^= h >> 32;
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::vector<kernel_config> configs_;
+  std::unordered_map<kernel_config, std::uint32_t, hash> index_;
+  std::uint32_t last_ = 0;
+};
+
+/// One kernel execution. Kept to 32 bytes: a trace can hold millions, and analysis reads them
+/// again and again. How it was launched is in `trace::kernel_configs[config]`.
 struct kernel_record {
   timestamp_ns start = 0;
   timestamp_ns end = 0;
   string_id name = 0;            ///< demangled unless the collector was told otherwise
   std::uint32_t correlation = 0; ///< ties the kernel to its launch (`launch_record`)
   std::uint32_t stream = 0;
-  std::uint32_t context = 0;
-  std::uint32_t grid[3] = {0, 0, 0};
-  std::uint16_t block[3] = {0, 0, 0};
-  std::uint16_t device = 0;
-  std::uint16_t registers = 0;   ///< per thread
-  std::uint16_t reserved = 0;
-  std::uint32_t shared_bytes = 0; ///< static + dynamic, per block
-  std::uint32_t graph = 0;        ///< CUDA graph id, 0 when not launched from a graph
+  std::uint32_t config = 0;      ///< index into `trace::kernel_configs`
 };
-static_assert(sizeof(kernel_record) <= 64, "kernel_record must stay within 64 bytes");
+static_assert(sizeof(kernel_record) == 32, "kernel_record must stay 32 bytes");
 
 /// Where a copy or memset's memory lives.
 enum class memory_kind : std::uint8_t { unknown, pageable, pinned, device, array, managed, device_static, managed_static };
@@ -275,6 +337,7 @@ struct loss_counts {
 struct trace {
   string_table strings;
   std::vector<kernel_record> kernels;
+  config_table kernel_configs; ///< `kernel_record::config` indexes it
   std::vector<copy_record> copies;
   std::vector<memset_record> memsets;
   std::vector<sync_record> syncs;
@@ -297,6 +360,14 @@ struct trace {
   timestamp_ns begin = 0; ///< when collection started
   timestamp_ns finish = 0; ///< when collection stopped
 };
+
+/// The device a kernel, copy or memset ran on (a kernel's is in its configuration).
+/// \code
+///   for (const auto& k : t.kernels) per_device[nvscope::device_of(t, k)] += k.end - k.start;
+/// \endcode
+inline std::uint16_t device_of(const trace& t, const kernel_record& k) noexcept { return t.kernel_configs[k.config].device; }
+inline std::uint16_t device_of(const trace&, const copy_record& c) noexcept { return c.device; }
+inline std::uint16_t device_of(const trace&, const memset_record& s) noexcept { return s.device; }
 
 /// The spelling of kernel name `demangled` in form `form`.
 /// \code

@@ -23,6 +23,13 @@ struct generator {
   std::uint64_t gpu = 1000;
   nvscope::string_id names[5]{};
 
+  // The configuration of a kernel launched from CUDA graph 1.
+  std::uint32_t graph_config() {
+    nvscope::kernel_config c;
+    c.graph = 1;
+    return t.kernel_configs.intern(c);
+  }
+
   nvscope::range_record& range(const std::string& name, std::uint64_t start, std::uint32_t thread, bool push_pop = true) {
     nvscope::range_record r;
     r.name = t.strings.intern(name);
@@ -41,7 +48,7 @@ struct generator {
       k.end = gpu + 1500 + (corr % 7) * 250;
       k.correlation = corr;
       k.stream = stream;
-      k.graph = count > 1 ? 1 : 0;
+      if (count > 1) k.config = graph_config();
       gpu = k.end + 200;
       t.kernels.push_back(k);
     }

@@ -188,7 +188,7 @@ TEST_CASE("graph-launched kernels share their launch's correlation id and land i
   REQUIRE(t.kernels.size() == static_cast<std::size_t>(per_graph * launches));
   std::vector<std::uint32_t> corr;
   for (const auto& k : t.kernels) {
-    CHECK(k.graph != 0);
+    CHECK(t.kernel_configs[k.config].graph != 0);
     corr.push_back(k.correlation);
     const auto* l = find_launch(t, k.correlation);
     REQUIRE(l != nullptr);
@@ -409,7 +409,7 @@ TEST_CASE("every launch source ties runtime, driver, graph, copy and memset laun
       const auto* l = find_launch(t, k.correlation);
       REQUIRE(l != nullptr);
       CHECK(l->time <= k.start);
-      const std::string expect = k.graph != 0 ? "graph"
+      const std::string expect = t.kernel_configs[k.config].graph != 0 ? "graph"
                                  : t.strings[k.name].find("axpy_kernel") != std::string_view::npos ? "driver"
                                                                                                    : "runtime";
       CHECK(stack_at(t, *l) == std::vector<std::string>{expect});

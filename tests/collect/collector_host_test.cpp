@@ -81,16 +81,38 @@ TEST_CASE("kernel records decode with every field, demangled by default") {
   CHECK(r.correlation == corr);
   const bool nvidia = nd::kernel_name_spelling() == ns::name_spelling::nvidia;
   CHECK(t.strings[r.name] == (nvidia ? "scale_(float *, float *, float, int)" : "scale_(float*, float*, float, int)"));
-  CHECK(r.grid[0] == static_cast<std::uint32_t>(k.gridX));
-  CHECK(r.grid[1] == 3);
-  CHECK(r.block[0] == 256);
-  CHECK(r.block[1] == 2);
-  CHECK(r.device == 1);
-  CHECK(r.context == 5);
   CHECK(r.stream == 13);
-  CHECK(r.registers == 40);
-  CHECK(r.shared_bytes == 3072);
-  CHECK(r.graph == 9);
+  const auto& c = t.kernel_configs[r.config];
+  CHECK(r.config != 0);
+  CHECK(c.grid[0] == static_cast<std::uint32_t>(k.gridX));
+  CHECK(c.grid[1] == 3);
+  CHECK(c.block[0] == 256);
+  CHECK(c.block[1] == 2);
+  CHECK(c.device == 1);
+  CHECK(c.context == 5);
+  CHECK(c.registers == 40);
+  CHECK(c.shared_bytes == 3072);
+  CHECK(c.graph == 9);
+  CHECK(ns::device_of(t, r) == 1);
+
+  // kernels launched alike share one configuration; any field apart makes another
+  d.decode(as_activity(&k));
+  k.blockZ = 2;
+  d.decode(as_activity(&k));
+  k.blockZ = 1;
+  k.graphId = 10;
+  d.decode(as_activity(&k));
+  k.graphId = 9;
+  d.decode(as_activity(&k));
+  REQUIRE(t.kernels.size() == 5);
+  CHECK(t.kernels[1].config == r.config);
+  CHECK(t.kernels[4].config == r.config);
+  CHECK(t.kernels[2].config != r.config);
+  CHECK(t.kernels[3].config != r.config);
+  CHECK(t.kernels[2].config != t.kernels[3].config);
+  CHECK(t.kernel_configs[t.kernels[2].config].block[2] == 2);
+  CHECK(t.kernel_configs[t.kernels[3].config].graph == 10);
+  CHECK(t.kernel_configs.size() == 4); // the all-zero one and three
 
   ns::trace t2;
   nd::activity_decoder mangled(t2, false);

@@ -96,7 +96,9 @@ TEST_CASE("operations come out by (start, end) and grouped by stream and by name
     k.end = k.start + g() % 500;
     k.name = static_cast<string_id>(1 + g() % 7);
     k.stream = static_cast<std::uint32_t>(g() % 2 ? g() % 4 : 3000000000u + g() % 3);
-    k.device = static_cast<std::uint16_t>(g() % 2);
+    kernel_config c;
+    c.device = static_cast<std::uint16_t>(g() % 2);
+    k.config = t.kernel_configs.intern(c);
     t.kernels.push_back(k);
   }
   for (std::uint32_t i = 0; i < 800; ++i) {

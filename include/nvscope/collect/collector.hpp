@@ -176,7 +176,8 @@ class collector final : public capture_listener {
   }
 
   /// Flushes and hands over the GPU records (kernels, copies, memsets, syncs) decoded since the
-  /// last drain, with a copy of the string table, while recording goes on. Ranges, launches and
+  /// last drain, with copies of the string and
+  /// configuration tables, while recording goes on. Ranges, launches and
   /// API calls stay for `stop()`. For per-iteration measurement (nvscope/collect/benchmark.hpp).
   trace drain() {
     trace out;
@@ -186,6 +187,7 @@ class collector final : public capture_listener {
     out.strings = trace_.strings;
     out.kernel_names = trace_.kernel_names;
     out.kernel_name_spelling = trace_.kernel_name_spelling;
+    out.kernel_configs = trace_.kernel_configs;
     out.kernels.swap(trace_.kernels);
     out.copies.swap(trace_.copies);
     out.memsets.swap(trace_.memsets);

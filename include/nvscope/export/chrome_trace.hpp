@@ -71,7 +71,7 @@ inline void name_host_threads(chrome_trace_job& job) {
 inline void name_gpu_streams(chrome_trace_job& job) {
   const trace& t = job.t;
   std::vector<std::pair<std::uint16_t, std::uint32_t>> streams;
-  for (const auto& k : t.kernels) streams.emplace_back(k.device, k.stream);
+  for (const auto& k : t.kernels) streams.emplace_back(device_of(t, k), k.stream);
   for (const auto& c : t.copies) streams.emplace_back(c.device, c.stream);
   for (const auto& s : t.memsets) streams.emplace_back(s.device, s.stream);
   std::sort(streams.begin(), streams.end());
@@ -220,13 +220,14 @@ inline void write_kernels(chrome_trace_job& job) {
   for (std::size_t i = 0; i < job.t.kernels.size(); ++i) {
     const auto& k = job.t.kernels[i];
     if (!valid_interval(k.start, k.end)) continue;
-    const auto track = job.frame.stream(k.device, k.stream);
+    const auto& c = job.t.kernel_configs[k.config];
+    const auto track = job.frame.stream(c.device, k.stream);
     job.events.slice(track, k.start, k.end).literal(job.events.name(k.name));
     w.key("cat").literal("\"kernel\"").key("args").begin_object().key("correlation").value(k.correlation);
-    triple("grid", k.grid[0], k.grid[1], k.grid[2]);
-    triple("block", k.block[0], k.block[1], k.block[2]);
-    w.key("registers").value(k.registers).key("shared_bytes").value(k.shared_bytes);
-    if (k.graph) w.key("graph").value(k.graph);
+    triple("grid", c.grid[0], c.grid[1], c.grid[2]);
+    triple("block", c.block[0], c.block[1], c.block[2]);
+    w.key("registers").value(c.registers).key("shared_bytes").value(c.shared_bytes);
+    if (c.graph) w.key("graph").value(c.graph);
     if (job.a.kernel_owner[i] != attribution::none) w.key("range").literal(job.events.name(job.t.ranges[job.a.kernel_owner[i]].name));
     w.end_object().end_object();
     write_flow(job, job.a.kernel_launch[i], track, k.start);

@@ -82,7 +82,8 @@ void decode_stream_fields(Record& r, const Activity& a) noexcept {
   r.context = a.contextId;
 }
 
-// The same, with the device and the CUDA graph of a kernel, copy or memset.
+// The same, with the device and the CUDA graph of a copy or memset (a kernel's are in its
+// configuration).
 template <class Record, class Activity>
 void decode_device_fields(Record& r, const Activity& a) noexcept {
   decode_stream_fields(r, a);
@@ -90,11 +91,10 @@ void decode_device_fields(Record& r, const Activity& a) noexcept {
   r.graph = a.graphId;
 }
 
-// A kernel's launch configuration: grid, block, registers per thread and shared memory per
-// block (static + dynamic). `Config` is `kernel_record` or anything with the same fields
-// (bench/collect measures another layout through it).
-template <class Config>
-void decode_launch_config(Config& c, const CUpti_ActivityKernel10& k) noexcept {
+// A kernel's configuration: grid, block, registers per thread, shared memory per block (static
+// + dynamic), and where it ran (device, context, CUDA graph).
+inline kernel_config decode_kernel_config(const CUpti_ActivityKernel10& k) noexcept {
+  kernel_config c;
   c.grid[0] = static_cast<std::uint32_t>(k.gridX);
   c.grid[1] = static_cast<std::uint32_t>(k.gridY);
   c.grid[2] = static_cast<std::uint32_t>(k.gridZ);
@@ -103,6 +103,10 @@ void decode_launch_config(Config& c, const CUpti_ActivityKernel10& k) noexcept {
   c.block[2] = static_cast<std::uint16_t>(k.blockZ);
   c.registers = k.registersPerThread;
   c.shared_bytes = static_cast<std::uint32_t>(k.staticSharedMemory) + static_cast<std::uint32_t>(k.dynamicSharedMemory);
+  c.device = static_cast<std::uint16_t>(k.deviceId);
+  c.context = k.contextId;
+  c.graph = k.graphId;
+  return c;
 }
 
 // A launch or sync call taken from a RUNTIME or DRIVER activity record (launches from the
@@ -212,8 +216,11 @@ class activity_decoder {
   void kernel(const CUpti_ActivityKernel10& k) {
     if (!complete(k.start, k.end)) return;
     kernel_record r;
-    decode_device_fields(r, k);
-    decode_launch_config(r, k);
+    r.start = k.start;
+    r.end = k.end;
+    r.correlation = k.correlationId;
+    r.stream = k.streamId;
+    r.config = out_->kernel_configs.intern(decode_kernel_config(k));
     r.name = kernel_name(k.name);
     out_->kernels.push_back(r);
   }

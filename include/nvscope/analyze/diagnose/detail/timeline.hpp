@@ -183,7 +183,7 @@ gpu_op make_op(timeline& tl, op_kind kind, const Record& r, std::uint32_t i, con
   op.index = i;
   op.kind = kind;
   op.stream = r.stream;
-  op.device = r.device;
+  op.device = device_of(t, r);
   const auto l = i < launch_of.size() ? launch_of[i] : diagnosis_none;
   if (l != diagnosis_none && l < t.launches.size()) {
     op.thread = t.launches[l].thread;
