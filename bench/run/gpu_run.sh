@@ -82,12 +82,15 @@ tests() {
 compare_one() {
   local tag=$1; shift
   local D="$OUT/cmp_$tag"; rm -rf "$D"; mkdir -p "$D"
-  timeout 300 "$NV" run --outputs=csv --output-dir="$D" --name=nvs -- "$@" >"$D/nvscope.log" 2>&1; echo "$tag nvscope rc=$?"
+  timeout 300 "$NV" run --outputs=csv,trace --output-dir="$D" --name=nvs -- "$@" >"$D/nvscope.log" 2>&1; echo "$tag nvscope rc=$?"
   timeout 300 "$NSYS" profile --trace=cuda,nvtx $NSYS_EXTRA --force-overwrite=true -o "$D/nsys" "$@" >"$D/nsys.log" 2>&1; echo "$tag nsys rc=$?"
   "$NSYS" stats --report cuda_gpu_kern_sum,nvtx_sum,nvtx_kern_sum --format csv --force-export=true --output "$D/nsys" "$D/nsys.nsys-rep" >"$D/stats.log" 2>&1
   python3 "$ROOT/bench/run/compare.py" "$D/nvs.cuda_gpu_kern_sum.csv" "$D/nvs.nvtx_sum.csv" \
     "$D/nsys_cuda_gpu_kern_sum.csv" "$D/nsys_nvtx_sum.csv" "$D/nvs.nvtx_kern_sum.csv" "$D/nsys_nvtx_kern_sum.csv" >"$OUT/cmp_$tag.json" 2>"$D/compare.err" || cat "$D/compare.err"
   cat "$OUT/cmp_$tag.json"
+  "$NSYS" export --type sqlite --force-overwrite=true -o "$D/nsys.sqlite" "$D/nsys.nsys-rep" >"$D/export.log" 2>&1
+  python3 "$ROOT/bench/run/compare_configs.py" "$D/nvs.trace.json" "$D/nsys.sqlite" >"$OUT/cfg_$tag.json" 2>>"$D/compare.err" || cat "$D/compare.err"
+  cat "$OUT/cfg_$tag.json"; rm -f "$D/nsys.sqlite"
 }
 
 compare() {
@@ -127,6 +130,7 @@ def load(t):
     p = os.path.join(out, f"cmp_{t}.json")
     return json.load(open(p)) if os.path.exists(p) else {}
 e, g, c = load("eager"), load("graphs"), load("cupy")
+cfg = lambda t: json.load(open(os.path.join(out, f"cfg_{t}.json"))) if os.path.exists(os.path.join(out, f"cfg_{t}.json")) else {}
 rows = {}
 p = os.path.join(out, "overhead.txt")
 if os.path.exists(p):
@@ -146,6 +150,9 @@ m = {
   "pytorch_kernels_in_step_nvscope": e.get("kernels_in_step_nvscope"), "pytorch_kernels_in_step_nsys": e.get("kernels_in_step_nsys"),
   "cupy_kernel_time_err": c.get("kernel_time_err"), "cupy_nvtx_rows_equal_nsys": c.get("nvtx_rows_equal"),
   "cupy_kernel_instances_equal_nsys": c.get("kernel_instances_equal"),
+  "pytorch_kernel_configs_equal_nsys": cfg("eager").get("configs_equal"),
+  "graphs_kernel_configs_equal_nsys": cfg("graphs").get("configs_equal"), "graphs_kernels_configs_differing": cfg("graphs").get("kernels_differing"),
+  "cupy_kernel_configs_equal_nsys": cfg("cupy").get("configs_equal"),
   "step_overhead_nvscope": ratio("nvscope"), "step_overhead_nsys": ratio("nsys"),
 }
 if m["step_overhead_nvscope"] and m["step_overhead_nsys"]:
