@@ -97,6 +97,55 @@ TEST_CASE("Chrome trace: metadata, well-formed X events, flows paired and bound"
 }
 
 
+TEST_CASE("Chrome trace: each kernel's launch configuration from the trace's table; an unknown index reads as zeros") {
+  nvscope::trace t;
+  t.threads.push_back({100, 0});
+  std::mt19937 rng(std::random_device{}());
+  nvscope::kernel_config a, b;
+  a.grid[0] = 1 + rng() % 100000, a.grid[1] = 1 + rng() % 7, a.grid[2] = 3;
+  a.block[0] = static_cast<std::uint16_t>(32 * (1 + rng() % 32)), a.block[1] = 2, a.block[2] = 1;
+  a.registers = static_cast<std::uint16_t>(1 + rng() % 255), a.shared_bytes = rng() % 200000, a.graph = 0;
+  b = a;
+  b.device = 1, b.graph = 1 + rng() % 1000;
+  const auto ia = t.kernel_configs.intern(a), ib = t.kernel_configs.intern(b);
+  REQUIRE(ia != ib);
+  CHECK(t.kernel_configs.intern(a) == ia); // the same configuration: the same entry
+  CHECK(t.kernel_configs.size() == 3);     // the all-zero one and two
+  const std::uint32_t configs[] = {ia, ib, 999};
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    nvscope::kernel_record k;
+    k.name = t.strings.intern("kernel_" + std::to_string(i));
+    k.start = 1000 * (i + 1), k.end = k.start + 500, k.correlation = i + 1, k.stream = 7, k.config = configs[i];
+    t.kernels.push_back(k);
+    t.launches.push_back({k.start - 100, k.correlation, 0});
+  }
+  const auto j = nlohmann::json::parse(nvscope::to_chrome_trace(t));
+  std::map<std::string, nlohmann::json> args;
+  std::map<std::string, std::uint64_t> pid;
+  std::map<std::uint64_t, std::string> process;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") process[e["pid"].get<std::uint64_t>()] = e["args"]["name"];
+    if (e["ph"] == "X" && e["cat"] == "kernel") args[e["name"]] = e["args"], pid[e["name"]] = e["pid"].get<std::uint64_t>();
+  }
+  REQUIRE(args.size() == 3);
+  const auto expect = [&](const std::string& name, const nvscope::kernel_config& c) {
+    CAPTURE(name);
+    const auto& x = args[name];
+    CHECK(x["grid"] == nlohmann::json::array({c.grid[0], c.grid[1], c.grid[2]}));
+    CHECK(x["block"] == nlohmann::json::array({c.block[0], c.block[1], c.block[2]}));
+    CHECK(x["registers"] == c.registers);
+    CHECK(x["shared_bytes"] == c.shared_bytes);
+    CHECK(x.contains("graph") == (c.graph != 0));
+    if (c.graph) CHECK(x["graph"] == c.graph);
+    CHECK(process[pid[name]] == "GPU " + std::to_string(c.device));
+  };
+  expect("kernel_0", a);
+  expect("kernel_1", b);
+  expect("kernel_2", nvscope::kernel_config{}); // index 999: no such configuration
+  CHECK(nvscope::device_of(t, t.kernels[1]) == 1);
+  CHECK(nvscope::device_of(t, t.kernels[2]) == 0);
+}
+
 // The structured writer the Chrome trace goes through (export/detail/json_writer.hpp).
 
 namespace {
