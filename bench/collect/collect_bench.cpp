@@ -186,7 +186,7 @@ void BM_launch(benchmark::State& state, mode m) {
       state.counters["bytes_per_kernel_record"] = sizeof(nvscope::kernel_record);
       state.counters["bytes_per_kernel_with_launch"] =
           static_cast<double>(t.kernels.capacity() * sizeof(nvscope::kernel_record) +
-                              t.kernel_configs.size() * sizeof(nvscope::kernel_config) +
+                              t.kernel_configs.memory_bytes() +
                               t.launches.capacity() * sizeof(nvscope::launch_record)) /
           static_cast<double>(t.kernels.empty() ? 1 : t.kernels.size());
       const double records = static_cast<double>(t.kernels.size() + t.launches.size() + t.ranges.size());

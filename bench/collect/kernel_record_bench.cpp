@@ -134,13 +134,10 @@ int main(int argc, char** argv) {
   for (const auto& r : recs) d.decode(reinterpret_cast<const CUpti_Activity*>(&r));
   const double decode32 = seconds_since(t0);
 
-  // the table's hash index: a node per configuration (the configuration, its id, a hash and a
-  // link) and a bucket pointer
   const std::size_t configs_held = compact.kernel_configs.size();
   const double bytes64 = static_cast<double>(w.kernels.capacity() * sizeof(wide_kernel)) / static_cast<double>(n);
-  const double bytes32 = static_cast<double>(compact.kernels.capacity() * sizeof(nvscope::kernel_record) +
-                                             configs_held * (2 * sizeof(nvscope::kernel_config) + 16 + 2 * sizeof(void*))) /
-                         static_cast<double>(n);
+  const double bytes32 =
+      static_cast<double>(compact.kernels.capacity() * sizeof(nvscope::kernel_record) + compact.kernel_configs.memory_bytes()) / static_cast<double>(n);
   std::uint64_t check64 = 0, check32 = 0;
   const double pass64 = analysis_pass(w.kernels, w.strings.size(), check64);
   const double pass32 = analysis_pass(compact.kernels, compact.strings.size(), check32);

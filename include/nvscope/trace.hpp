@@ -93,41 +93,64 @@ struct kernel_config {
 /// \endcode
 class config_table {
  public:
-  config_table() : configs_(1) { index_.emplace(kernel_config{}, 0); }
+  config_table() : configs_(1), slots_(1024, empty) { slots_[slot_of(configs_[0])] = 0; }
 
   /// Returns the id of `c`, adding it on first sight.
   std::uint32_t intern(const kernel_config& c) {
     if (configs_[last_] == c) return last_; // kernels come in runs of one configuration
-    auto it = index_.find(c);
-    if (it == index_.end()) {
-      it = index_.emplace(c, static_cast<std::uint32_t>(configs_.size())).first;
+    auto slot = slot_of(c);
+    if (slots_[slot] == empty) {
+      if (2 * (configs_.size() + 1) > slots_.size()) {
+        grow();
+        slot = slot_of(c);
+      }
+      slots_[slot] = static_cast<std::uint32_t>(configs_.size());
       configs_.push_back(c);
     }
-    last_ = it->second;
-    return last_;
+    return last_ = slots_[slot];
   }
 
   /// The configuration of `id`; an unknown id reads as the all-zero one, never out of bounds.
   const kernel_config& operator[](std::uint32_t id) const noexcept { return configs_[id < configs_.size() ? id : 0]; }
 
   std::size_t size() const noexcept { return configs_.size(); }
+  /// Bytes the table holds (configurations and lookup slots, reserved included).
+  std::size_t memory_bytes() const noexcept { return configs_.capacity() * sizeof(kernel_config) + slots_.capacity() * sizeof(std::uint32_t); }
 
  private:
-  struct hash {
-    std::size_t operator()(const kernel_config& c) const noexcept {
-      std::uint64_t h = 0x9e3779b97f4a7c15ull;
-      const std::uint64_t words[] = {
-          (std::uint64_t{c.grid[0]} << 32) | c.grid[1],
-          (std::uint64_t{c.grid[2]} << 32) | (std::uint64_t{c.block[0]} << 16) | c.block[1],
-          (std::uint64_t{c.block[2]} << 48) | (std::uint64_t{c.device} << 32) | (std::uint64_t{c.registers} << 16),
-          (std::uint64_t{c.shared_bytes} << 32) | c.context,
-          c.graph};
-      for (const auto w : words) h = (h ^ w) * 0xff51afd7ed558ccdull, h ^= h >> 32;
-      return static_cast<std::size_t>(h);
+  // An open-addressing table of ids (linear probing, at most half full): 8-16 bytes a
+  // configuration beside its own 36, and one or two memory reads a lookup where a graph
+  // instantiated anew each step gives every kernel a configuration of its own.
+  static constexpr std::uint32_t empty = 0xffffffffu;
+  static std::uint64_t hash(const kernel_config& c) noexcept {
+    const std::uint64_t words[] = {
+        (std::uint64_t{c.grid[0]} << 32) | c.grid[1],
+        (std::uint64_t{c.grid[2]} << 32) | (std::uint64_t{c.block[0]} << 16) | c.block[1],
+        (std::uint64_t{c.block[2]} << 48) | (std::uint64_t{c.device} << 32) | (std::uint64_t{c.registers} << 16),
+        (std::uint64_t{c.shared_bytes} << 32) | c.context,
+        c.graph};
+    std::uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (const auto w : words) h = (h ^ w) * 0xff51afd7ed558ccdull, h ^= h >> 32;
+    return h;
+  }
+  // The slot holding `c`, or the empty slot where it would go.
+  std::size_t slot_of(const kernel_config& c) const noexcept {
+    const std::size_t mask = slots_.size() - 1;
+    for (auto i = static_cast<std::size_t>(hash(c)) & mask;; i = (i + 1) & mask)
+      if (slots_[i] == empty || configs_[slots_[i]] == c) return i;
+  }
+  void grow() {
+    slots_.assign(2 * slots_.size(), empty);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::uint32_t id = 0; id < configs_.size(); ++id) {
+      auto i = static_cast<std::size_t>(hash(configs_[id])) & mask;
+      while (slots_[i] != empty) i = (i + 1) & mask; // every configuration is distinct
+      slots_[i] = id;
     }
-  };
+  }
+
   std::vector<kernel_config> configs_;
-  std::unordered_map<kernel_config, std::uint32_t, hash> index_;
+  std::vector<std::uint32_t> slots_; // ids into configs_; `empty` where none
   std::uint32_t last_ = 0;
 };
 

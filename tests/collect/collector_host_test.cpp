@@ -120,6 +120,40 @@ TEST_CASE("kernel records decode with every field, demangled by default") {
   CHECK(t2.strings[t2.kernels[0].name] == "_Z6scale_PfS_fi");
 }
 
+TEST_CASE("the configuration table: one id a distinct configuration, past every growth; unknown ids read as zeros; copies keep it") {
+  std::mt19937_64 g(std::random_device{}());
+  ns::config_table table;
+  REQUIRE(table.size() == 1);
+  CHECK(table.intern(ns::kernel_config{}) == 0); // the all-zero one is always id 0
+  // a graph instantiated anew each step: every kernel's configuration differs in its graph id
+  std::vector<ns::kernel_config> made;
+  std::vector<std::uint32_t> ids;
+  for (std::uint32_t i = 0; i < 50000; ++i) {
+    ns::kernel_config c;
+    c.grid[0] = 1 + static_cast<std::uint32_t>(g() % 64), c.block[0] = 128, c.registers = 32;
+    c.graph = 1 + static_cast<std::uint32_t>(g() % 20000); // repeats, out of order
+    made.push_back(c);
+    ids.push_back(table.intern(c));
+  }
+  std::vector<ns::kernel_config> distinct = made;
+  const auto key = [](const ns::kernel_config& c) { return std::make_pair(c.graph, c.grid[0]); };
+  std::sort(distinct.begin(), distinct.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  CHECK(table.size() == distinct.size() + 1);
+  const ns::config_table copy = table;
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    REQUIRE(table[ids[i]] == made[i]);
+    CHECK(copy[ids[i]] == made[i]);
+    CHECK(table.intern(made[i]) == ids[i]); // found again, not added
+  }
+  CHECK(table.size() == distinct.size() + 1);
+  CHECK(table[static_cast<std::uint32_t>(table.size())] == ns::kernel_config{});
+  CHECK(table[0xffffffffu] == ns::kernel_config{});
+  CHECK(table.memory_bytes() >= table.size() * sizeof(ns::kernel_config));
+  // vectors that double: at most twice the configurations, and fewer than 4 slots each (1,024 at least)
+  CHECK(table.memory_bytes() < table.size() * (2 * sizeof(ns::kernel_config) + 4 * sizeof(std::uint32_t)) + 8192);
+}
+
 TEST_CASE("records with no end are counted as incomplete, never reported") {
   ns::trace t;
   nd::activity_decoder d(t, true);
