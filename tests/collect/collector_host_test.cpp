@@ -75,7 +75,7 @@ TEST_CASE("kernel records decode with every field, demangled by default") {
   k.dynamicSharedMemory = 2048;
   d.decode(as_activity(&k));
   REQUIRE(t.kernels.size() == 1);
-  const auto& r = t.kernels[0];
+  const auto r = t.kernels[0]; // a copy: more kernels are decoded below
   CHECK(r.start == start);
   CHECK(r.end == start + dur);
   CHECK(r.correlation == corr);
