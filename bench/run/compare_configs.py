@@ -6,9 +6,10 @@ kernel name, and how many kernels each says a CUDA graph launched. Prints one JS
 python3 compare_configs.py NVSCOPE_TRACE.json NSYS.sqlite
 
 The two tools run the program in two processes: where the program chooses a configuration at run
-time (Triton's autotuner under torch.compile), a kernel's registers and shared memory may differ
-between any two runs, nsys's own included (seen 2026-11-26: 17 instances of one Triton reduction,
-48 registers and 2,048 shared bytes in one nsys run, 40 and 4,096 in the next).
+time, a kernel's registers and shared memory may differ between two runs, nsys's own included
+(seen 2026-11-26 under torch.compile: one Triton reduction took 40 registers and 4,096 shared
+bytes in the first run after the compile cache was filled, 48 and 2,048 in the next, whichever
+tool ran first; with nsys first, every kernel was equal).
 """
 import collections
 import json
