@@ -126,11 +126,11 @@ table() {
   python3 - "$OUT" <<'PY'
 import json, os, statistics, sys
 out = sys.argv[1]
-def load(t):
-    p = os.path.join(out, f"cmp_{t}.json")
+def load(t, what="cmp"):  # cmp_<t>.json: compare.py's; cfg_<t>.json: compare_configs.py's
+    p = os.path.join(out, f"{what}_{t}.json")
     return json.load(open(p)) if os.path.exists(p) else {}
 e, g, c = load("eager"), load("graphs"), load("cupy")
-cfg = lambda t: json.load(open(os.path.join(out, f"cfg_{t}.json"))) if os.path.exists(os.path.join(out, f"cfg_{t}.json")) else {}
+cfg = lambda t: load(t, "cfg")
 rows = {}
 p = os.path.join(out, "overhead.txt")
 if os.path.exists(p):

@@ -141,12 +141,7 @@ class config_table {
   }
   void grow() {
     slots_.assign(2 * slots_.size(), empty);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::uint32_t id = 0; id < configs_.size(); ++id) {
-      auto i = static_cast<std::size_t>(hash(configs_[id])) & mask;
-      while (slots_[i] != empty) i = (i + 1) & mask; // every configuration is distinct
-      slots_[i] = id;
-    }
+    for (std::uint32_t id = 0; id < configs_.size(); ++id) slots_[slot_of(configs_[id])] = id;
   }
 
   std::vector<kernel_config> configs_;

@@ -176,9 +176,9 @@ class collector final : public capture_listener {
   }
 
   /// Flushes and hands over the GPU records (kernels, copies, memsets, syncs) decoded since the
-  /// last drain, with copies of the string and
-  /// configuration tables, while recording goes on. Ranges, launches and
-  /// API calls stay for `stop()`. For per-iteration measurement (nvscope/collect/benchmark.hpp).
+  /// last drain, with copies of the string and kernel configuration tables, while recording
+  /// goes on. Ranges, launches and API calls stay for `stop()`. For per-iteration measurement
+  /// (nvscope/collect/benchmark.hpp).
   trace drain() {
     trace out;
     if (!active_) return out;
