@@ -29,8 +29,9 @@ namespace detail {
 
 // How group_values reads an item: `twice` (its group to count, then group and value to place:
 // items that are cheap to read, such as per-range arrays), or `once` (group and value kept
-// while counting, 12 bytes an item, and placed from there: items read from 64-byte records,
-// which cost more to read again than to copy; kernel_summary at 2 M kernels 39 -> 31 ms).
+// while counting, 12 bytes an item, and placed from there: items read from wide records,
+// which cost more to read again than to copy; kernel_summary at 2 M kernels 39 -> 31 ms,
+// measured when kernel records were 64 bytes).
 enum class item_reads { twice, once };
 
 // value_of(i) of each item i grouped by group_of(i) < groups (items with a group out of range

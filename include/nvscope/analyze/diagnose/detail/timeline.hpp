@@ -110,7 +110,7 @@ struct timeline {
   const trace* t = nullptr;
   const attribution* a = nullptr;
   scratch_vector<gpu_op> ops; // by start (huge pages where offered: millions of them)
-  scratch_vector<string_id> names; // per op: its kernel's name (0 for copies and memsets), read here, not from 64-byte records
+  scratch_vector<string_id> names; // per op: its kernel's name (0 for copies and memsets), read here, not from the kernel records again
   std::vector<std::uint32_t> transfers; // the copies' and memsets' places in `ops`, in its order
   op_groups by_stream;     // ops by (device, stream)
   thread_table threads;    // thread index -> slot of the three per-thread tables below
