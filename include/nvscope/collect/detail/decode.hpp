@@ -72,13 +72,19 @@ inline sync_kind to_sync_kind(std::uint32_t k) noexcept {
 }
 
 // The fields every GPU activity record carries under the same CUPTI names: when it ran, which
-// launch it belongs to (correlation id), on which stream of which context.
+// launch it belongs to (correlation id), on which stream. A kernel record keeps these alone.
 template <class Record, class Activity>
-void decode_stream_fields(Record& r, const Activity& a) noexcept {
+void decode_launch_fields(Record& r, const Activity& a) noexcept {
   r.start = a.start;
   r.end = a.end;
   r.correlation = a.correlationId;
   r.stream = a.streamId;
+}
+
+// The same, with the stream's context.
+template <class Record, class Activity>
+void decode_stream_fields(Record& r, const Activity& a) noexcept {
+  decode_launch_fields(r, a);
   r.context = a.contextId;
 }
 
@@ -216,10 +222,7 @@ class activity_decoder {
   void kernel(const CUpti_ActivityKernel10& k) {
     if (!complete(k.start, k.end)) return;
     kernel_record r;
-    r.start = k.start;
-    r.end = k.end;
-    r.correlation = k.correlationId;
-    r.stream = k.streamId;
+    decode_launch_fields(r, k);
     r.config = out_->kernel_configs.intern(decode_kernel_config(k));
     r.name = kernel_name(k.name);
     out_->kernels.push_back(r);
