@@ -97,41 +97,49 @@ class pair_numbers {
   scratch_vector<std::uint32_t> pair_of_wide_;           // -> pair
 };
 
-// each_entry(f) calls f(range, kernel index) for every (enclosing range, kernel) entry, kernels
-// in order. Pairs are numbered by range, then by first appearance under it; their durations
-// are placed by one counting sort.
-template <class EachEntry>
-kernel_pairs pair_kernels(const trace& t, const std::vector<string_id>& ids, EachEntry each_entry) {
-  pair_numbers numbers(ids.size() + 1, t.ranges.size());
-  numbers.reserve(t.kernels.size()); // a pair a kernel at most under push/pop ranges
-  scratch_vector<std::uint32_t> pair_of;
-  scratch_vector<std::uint64_t> duration_of;
-  pair_of.reserve(t.kernels.size()); // reserved, not touched: no cost beyond what is used
-  duration_of.reserve(t.kernels.size());
-  each_entry([&](std::uint32_t r, std::uint32_t k) {
-    const auto& kernel = t.kernels[k];
-    pair_of.push_back(numbers.of(r, kernel.name < ids.size() ? ids[kernel.name] : 0));
-    duration_of.push_back(kernel.end - kernel.start);
-  });
-  scratch_vector<std::uint32_t> by_range(numbers.size()), rank(numbers.size());
-  for (std::uint32_t p = 0; p < by_range.size(); ++p) by_range[p] = p;
-  std::stable_sort(by_range.begin(), by_range.end(), [&](std::uint32_t a, std::uint32_t b) { return numbers.range(a) < numbers.range(b); });
-  kernel_pairs kp;
-  kp.range.resize(by_range.size());
-  kp.name.resize(by_range.size());
-  for (std::uint32_t i = 0; i < by_range.size(); ++i) {
-    rank[by_range[i]] = i;
-    kp.range[i] = numbers.range(by_range[i]);
-    kp.name[i] = numbers.name(by_range[i]);
+// (range, kernel) entries gathered into pairs: `add` takes them in kernel order, `finish`
+// numbers the pairs by range, then by first appearance under it, and places their durations
+// by one counting sort.
+class pairing {
+ public:
+  pairing(std::size_t names, std::size_t ranges, std::size_t entries) : numbers_(names, ranges), ranges_(ranges) {
+    numbers_.reserve(entries); // reserved, not touched: no cost beyond what is used
+    pair_of_.reserve(entries);
+    duration_of_.reserve(entries);
   }
-  kp.offset.assign(by_range.size() + 1, 0);
-  for (const auto p : pair_of) ++kp.offset[rank[p] + 1];
-  for (std::size_t p = 1; p < kp.offset.size(); ++p) kp.offset[p] += kp.offset[p - 1];
-  auto cursor = kp.offset;
-  kp.durations.resize(pair_of.size());
-  for (std::size_t e = 0; e < pair_of.size(); ++e) kp.durations[cursor[rank[pair_of[e]]]++] = duration_of[e];
-  return kp;
-}
+  void add(std::uint32_t range, std::uint32_t name, std::uint64_t duration) {
+    pair_of_.push_back(numbers_.of(range, name));
+    duration_of_.push_back(duration);
+  }
+  kernel_pairs finish() const {
+    // Pairs by range, first appearance within one (a counting sort: a range per operator makes
+    // a pair of almost every kernel, millions to order).
+    const buckets ranked(numbers_.size(), ranges_, [&](std::size_t p) { return numbers_.range(static_cast<std::uint32_t>(p)); });
+    const auto& by_range = ranked.order;
+    scratch_vector<std::uint32_t> rank(numbers_.size());
+    kernel_pairs kp;
+    kp.range.resize(by_range.size());
+    kp.name.resize(by_range.size());
+    for (std::uint32_t i = 0; i < by_range.size(); ++i) {
+      rank[by_range[i]] = i;
+      kp.range[i] = numbers_.range(by_range[i]);
+      kp.name[i] = numbers_.name(by_range[i]);
+    }
+    kp.offset.assign(by_range.size() + 1, 0);
+    for (const auto p : pair_of_) ++kp.offset[rank[p] + 1];
+    for (std::size_t p = 1; p < kp.offset.size(); ++p) kp.offset[p] += kp.offset[p - 1];
+    auto cursor = kp.offset;
+    kp.durations.resize(pair_of_.size());
+    for (std::size_t e = 0; e < pair_of_.size(); ++e) kp.durations[cursor[rank[pair_of_[e]]]++] = duration_of_[e];
+    return kp;
+  }
+
+ private:
+  pair_numbers numbers_;
+  std::size_t ranges_;
+  scratch_vector<std::uint32_t> pair_of_;
+  scratch_vector<std::uint64_t> duration_of_;
+};
 
 // Rows of nvtx_kern_sum under construction: (group, thread, kernel name) -> row, numbered as
 // they first come; each row takes pairs with a weight.
@@ -316,25 +324,22 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
 /// \endcode
 inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const trace_index& x, name_form form = name_form::demangled) {
   const auto ids = detail::kernel_name_ids(t, form);
-  auto launched = [&](auto&& each_launched) { // each kernel left in, with its launch
-    for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
-      const auto l = x.links.kernel_launch[i];
-      if (x.kernel_ok[i] && l != attribution::none) each_launched(i, l);
-    }
-  };
-  auto pp = detail::pair_kernels(t, ids, [&](auto&& f) {
-    launched([&](std::uint32_t i, std::uint32_t l) {
-      if (x.launch_owner[l] != attribution::none) f(x.launch_owner[l], i);
-    });
-  });
-  auto se = detail::pair_kernels(t, ids, [&](auto&& f) {
-    launched([&](std::uint32_t i, std::uint32_t l) {
-      for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) f(x.start_end_ranges[s], i);
-    });
-  });
+  // One pass over the kernels left in, with their launch: each enters the pair of its
+  // innermost push/pop range and of every start/end range open at its launch.
+  detail::pairing pp(ids.size() + 1, t.ranges.size(), t.kernels.size()), se(ids.size() + 1, t.ranges.size(), x.start_end_ranges.size());
+  for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
+    const auto l = x.links.kernel_launch[i];
+    if (!x.kernel_ok[i] || l == attribution::none) continue;
+    const auto& kernel = t.kernels[i];
+    const std::uint32_t name = kernel.name < ids.size() ? ids[kernel.name] : 0;
+    const std::uint64_t duration = kernel.end - kernel.start;
+    if (x.launch_owner[l] != attribution::none) pp.add(x.launch_owner[l], name, duration);
+    for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) se.add(x.start_end_ranges[s], name, duration);
+  }
+  auto push_pop = pp.finish(), start_end = se.finish();
   detail::kern_rows rows;
-  detail::add_push_pop(t, x, pp, ids.size() + 1, rows);
-  detail::add_start_end(t, x, se, rows);
+  detail::add_push_pop(t, x, push_pop, ids.size() + 1, rows);
+  detail::add_start_end(t, x, start_end, rows);
   return detail::kern_rows_out(t, x, rows);
 }
 
