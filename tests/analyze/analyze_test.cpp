@@ -165,6 +165,53 @@ TEST_CASE("ranks_of, median_of and median_and_p90 read what a full sort puts at 
   }
 }
 
+TEST_CASE("values_at_ranks reads what a full sort puts at each of several ranks, any spread, any size") {
+  const auto seed = std::random_device{}();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 rng(seed);
+  auto value = [&](int spread) -> std::uint64_t { // the spreads of the test above, and one of two values
+    switch (spread) {
+      case 0: return 1500 + (rng() % 7) * 250;
+      case 1: return rng() % 1000;
+      case 2: return rng() % 100000000;
+      case 3: return 200 + (rng() % 100 == 0 ? rng() % 1000000 : 0);
+      case 4: return ~std::uint64_t{0} - rng() % 5000000;
+      case 5: return rng() % 2 ? 7 : 9000000000ull;
+      default: return rng();
+    }
+  };
+  for (int round = 0; round < 84; ++round) {
+    const int spread = round % 7;
+    const std::size_t n = round < 14 ? 1 + rng() % 3000 : 2000 + rng() % 60000;
+    std::vector<std::uint64_t> v(n);
+    for (auto& x : v) x = value(spread);
+    std::vector<std::uint64_t> sorted(v);
+    std::sort(sorted.begin(), sorted.end());
+    const auto original = v;
+    const nvscope::detail::each_value each{v.data(), v.data() + v.size()};
+    for (int probe = 0; probe < 6; ++probe) {
+      const std::size_t m = 1 + rng() % 4;
+      std::uint64_t ranks[4], got[4] = {};
+      for (std::size_t i = 0; i < m; ++i) { // ends, the middle, neighbours and repeats among random ranks
+        const auto pick = rng() % 6;
+        ranks[i] = pick == 0 ? 0 : pick == 1 ? n - 1 : pick == 2 ? (n - 1) / 2 : pick == 3 && i > 0 ? std::min<std::uint64_t>(ranks[i - 1] + 1, n - 1)
+                   : pick == 4 && i > 0 ? ranks[i - 1] : rng() % n;
+      }
+      nvscope::detail::values_at_ranks(each, n, ranks, m, sorted.front(), sorted.back(), got);
+      for (std::size_t i = 0; i < m; ++i) {
+        INFO("n " << n << " spread " << spread << " rank " << ranks[i]);
+        CHECK(got[i] == sorted[ranks[i]]);
+      }
+    }
+    CHECK(v == original); // read, never moved
+  }
+  std::uint64_t none[2] = {1, 1}; // no values: the range's low end, nothing read past the ranks given
+  const std::uint64_t ranks[2] = {0, 0};
+  nvscope::detail::values_at_ranks(nvscope::detail::each_value{nullptr, nullptr}, 0, ranks, 2, 5, 9, none);
+  CHECK(none[0] == 5);
+  CHECK(none[1] == 5);
+}
+
 namespace {
 
 // A random trace for nvtx_kern_sum: push/pop ranges nested up to 6 deep on three threads (one

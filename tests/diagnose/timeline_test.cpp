@@ -1,9 +1,10 @@
 // The diagnosis' building blocks against plain reference versions on fresh random input: order
-// statistics by selection against a full sort, the correlation table (dense and sparse ids)
+// statistics read in place against a full sort, the correlation table (dense and sparse ids)
 // against a map, grouping by counting against a stable sort, the operations' merge of sorted
 // runs, each range's step (outermost first) against the walk up its parents, and the range and
 // sync open on a thread against that thread's records alone.
 
+#include <nvscope/analyze/diagnose/launches.hpp>
 #include <nvscope/analyze/diagnose/steps.hpp>
 
 #include <doctest/doctest.h>
@@ -24,25 +25,32 @@ unsigned fresh_seed() { return std::random_device{}(); }
 
 } // namespace
 
-TEST_CASE("order_places puts at every place median, quantile and the maximum read what a full sort puts there") {
+TEST_CASE("figures_of reads the median, quantiles and maximum a full sort gives, of 64-bit and 32-bit columns") {
   const auto seed = fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 g(seed);
   for (int round = 0; round < 400; ++round) {
-    const std::size_t n = g() % 300;
-    const std::uint64_t spread = round % 3 == 0 ? 4 : 1000000; // many ties, then few
-    scratch_vector<std::uint64_t> v(n);
-    for (auto& x : v) x = g() % spread;
-    std::vector<std::uint64_t> sorted(v.begin(), v.end());
+    const std::size_t n = round < 300 ? g() % 300 : 1000 + g() % 20000; // the copy alone, then histogram levels
+    const std::uint64_t spread = round % 3 == 0 ? 4 : round % 3 == 1 ? 1000000 : 4000000000ull; // many ties, then few
+    std::vector<std::uint64_t> v(n);
+    std::vector<std::uint32_t> w(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = g() % spread, w[i] = static_cast<std::uint32_t>(v[i]);
+    const auto original = v;
+    std::vector<std::uint64_t> sorted(v), sorted32(w.begin(), w.end());
     std::sort(sorted.begin(), sorted.end());
-    order_places(v, {0.25, 0.75, 0.9});
+    std::sort(sorted32.begin(), sorted32.end());
     CAPTURE(n);
-    CHECK(median(v) == median(sorted));
-    CHECK(upper_fence(v) == upper_fence(sorted));
-    CHECK(quantile(v, 0.9) == quantile(sorted, 0.9));
-    if (n > 0) CHECK(v.back() == sorted.back());
-    std::sort(v.begin(), v.end());
-    CHECK(std::vector<std::uint64_t>(v.begin(), v.end()) == sorted); // a permutation, nothing lost
+    const auto f = figures_of(v.data(), n, {0.25, 0.75});
+    CHECK(f.median == median(sorted));
+    CHECK(f.quantiles[0] == quantile(sorted, 0.25));
+    CHECK(f.quantiles[1] == quantile(sorted, 0.75));
+    CHECK(f.quantiles[1] + 1.5 * (f.quantiles[1] - f.quantiles[0]) == upper_fence(sorted));
+    CHECK(f.max == (n ? sorted.back() : 0));
+    CHECK(v == original); // read in place, never moved
+    const auto f32 = figures_of(w.data(), n, {0.9});
+    CHECK(f32.median == median(sorted32));
+    CHECK(f32.quantiles[0] == quantile(sorted32, 0.9));
+    CHECK(f32.max == (n ? sorted32.back() : 0));
   }
 }
 

@@ -10,7 +10,8 @@
 /// Call durations come from the trace's API records; without them each launch record is a
 /// call of zero length and the short-kernel test uses `assumed_launch_ns`. Linear: every
 /// name's columns filled in one pass over the operations in start order, medians and
-/// percentiles by selection; a stream's launches are sorted only where they are out of order.
+/// percentiles read in place by histograms (values_at_ranks); a stream's launches are sorted only
+/// where they are out of order.
 ///
 /// \code
 ///   nvscope::launch_overview l = nvscope::launch_statistics(t, nvscope::attribute(t));
@@ -20,9 +21,11 @@
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/stats.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <unordered_map>
 #include <vector>
 
@@ -68,18 +71,33 @@ inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl, scratch_ve
   return depth;
 }
 
-// One name's values in a column: what order_places, median and quantile read.
-template <class T>
-struct column_span {
-  T* first;
-  std::size_t n;
-  std::size_t size() const noexcept { return n; }
-  bool empty() const noexcept { return n == 0; }
-  T* begin() const noexcept { return first; }
-  T* end() const noexcept { return first + n; }
-  T& operator[](std::size_t i) const noexcept { return first[i]; }
-  T& back() const noexcept { return first[n - 1]; }
+// A column's median, its nearest-rank quantiles at `ps` (at most two) and its maximum, as a full
+// sort would give them (`median`, `quantile`), read in place: a pass for the extremes, then
+// values_at_ranks (a pass a level for all the ranks at once).
+struct column_figures {
+  double median = 0.0;
+  double quantiles[2] = {0.0, 0.0};
+  std::uint64_t max = 0;
 };
+
+template <class T>
+column_figures figures_of(const T* v, std::size_t n, std::initializer_list<double> ps) {
+  column_figures f;
+  if (n == 0) return f;
+  const auto each = [v, n](auto&& g) {
+    for (std::size_t i = 0; i < n; ++i) g(static_cast<std::uint64_t>(v[i]));
+  };
+  const auto [lo, hi] = extremes_of(each);
+  std::uint64_t ranks[4] = {(n - 1) / 2, n / 2}, at[4] = {};
+  std::size_t m = 2;
+  for (const double p : ps)
+    if (m < 4) ranks[m++] = quantile_place(n, p);
+  values_at_ranks(each, n, ranks, m, lo, hi, at);
+  f.median = n % 2 ? static_cast<double>(at[0]) : (static_cast<double>(at[0]) + static_cast<double>(at[1])) / 2.0;
+  for (std::size_t i = 2; i < m; ++i) f.quantiles[i - 2] = static_cast<double>(at[i]);
+  f.max = hi;
+  return f;
+}
 
 // The distributions of every name's kernels, each name's values together in each column
 // (name p's from offset[p]), filled in one pass over the operations in start order.
@@ -122,26 +140,24 @@ inline void gather_launches(const timeline& tl, const op_places& names, const sc
   }
 }
 
-// Name p's medians, percentiles and outliers, each column read through order_places (no full sort).
-inline void finish_row(std::size_t p, launch_columns& c, launch_stats_row& row) {
+// Name p's medians, percentiles and outliers, each column read in place (figures_of).
+inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row& row) {
   const auto at = c.offset[p];
-  column_span<std::uint64_t> calls{c.calls.data() + at, static_cast<std::size_t>(row.with_call)},
-      delays{c.delays.data() + at, c.launched[p]}, durations{c.durations.data() + at, static_cast<std::size_t>(row.launches)};
-  column_span<std::uint32_t> queue{c.queue.data() + at, c.launched[p]};
-  order_places(calls, {0.9});
-  order_places(delays, {0.9});
-  order_places(queue, {0.9});
-  order_places(durations, {0.25, 0.75});
-  row.call_median_ns = median(calls);
-  row.call_p90_ns = quantile(calls, 0.9);
-  row.delay_median_ns = median(delays);
-  row.delay_p90_ns = quantile(delays, 0.9);
-  row.delay_max_ns = delays.empty() ? 0 : delays.back();
-  row.kernel_median_ns = median(durations);
-  const double fence = upper_fence(durations);
-  for (auto d : durations) row.duration_outliers += static_cast<double>(d) > fence;
-  row.queue_median = median(queue);
-  row.queue_max = queue.empty() ? 0 : queue.back();
+  const std::uint64_t* durations = c.durations.data() + at;
+  const auto calls = figures_of(c.calls.data() + at, static_cast<std::size_t>(row.with_call), {0.9});
+  const auto delays = figures_of(c.delays.data() + at, c.launched[p], {0.9});
+  const auto queue = figures_of(c.queue.data() + at, c.launched[p], {});
+  const auto kernel = figures_of(durations, static_cast<std::size_t>(row.launches), {0.25, 0.75});
+  row.call_median_ns = calls.median;
+  row.call_p90_ns = calls.quantiles[0];
+  row.delay_median_ns = delays.median;
+  row.delay_p90_ns = delays.quantiles[0];
+  row.delay_max_ns = delays.max;
+  row.kernel_median_ns = kernel.median;
+  const double q1 = kernel.quantiles[0], q3 = kernel.quantiles[1], fence = q3 + 1.5 * (q3 - q1); // Tukey's, as upper_fence
+  for (std::uint64_t i = 0; i < row.launches; ++i) row.duration_outliers += static_cast<double>(durations[i]) > fence;
+  row.queue_median = queue.median;
+  row.queue_max = queue.max;
 }
 
 inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o) {
@@ -167,9 +183,9 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   std::sort(out.kernels.begin(), out.kernels.end(), [](const launch_stats_row& x, const launch_stats_row& y) {
     return x.launches != y.launches ? x.launches > y.launches : x.name < y.name;
   });
-  order_places(all, {});
-  out.queue_median = median(all);
-  out.queue_max = all.empty() ? 0 : all.back();
+  const auto depths = figures_of(all.data(), all.size(), {});
+  out.queue_median = depths.median;
+  out.queue_max = depths.max;
   return out;
 }
 

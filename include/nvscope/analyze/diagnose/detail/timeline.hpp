@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -368,25 +367,6 @@ double upper_fence(const Values& sorted) noexcept {
   const double q1 = quantile(sorted, 0.25);
   const double q3 = quantile(sorted, 0.75);
   return q3 + 1.5 * (q3 - q1);
-}
-
-// Puts at the places `median`, `quantile(v, p)` for each p in `ps` and the last place (the
-// maximum) the values a full sort would put there, the rest in no order: those functions
-// then read `v` as if sorted. One nth_element a place, lowest first, each over what lies
-// above the last: linear for a few places, where a sort is n log n.
-template <class Values>
-void order_places(Values& v, std::initializer_list<double> ps) {
-  const std::size_t n = v.size();
-  if (n < 2) return;
-  std::vector<std::size_t> places{n / 2, n % 2 == 0 ? n / 2 - 1 : n / 2, n - 1};
-  for (double p : ps) places.push_back(quantile_place(n, p));
-  std::sort(places.begin(), places.end());
-  std::size_t from = 0;
-  for (std::size_t place : places) {
-    if (place < from) continue; // already in place
-    std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(place), v.end());
-    from = place + 1;
-  }
 }
 
 // Accumulates time per range name (domain, name) and returns the largest first.
