@@ -27,7 +27,6 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -111,17 +110,21 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule) {
   a.depth.assign(t.ranges.size(), 0);
   x.launch_owner.assign(t.launches.size(), attribution::none);
   std::vector<std::uint32_t> scratch;
-  scratch_vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
   auto &pp = tl.push_pop, &se = tl.start_end, &q = tl.queries;
-  if (!se.order.empty()) pairs.reserve(t.launches.size()); // a pair a launch is usual: one array, not a doubling series
-  for (std::size_t s = 0; s < slots.size(); ++s) {
+  for (std::size_t s = 0; s < slots.size(); ++s)
     sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
-    sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, pairs, scratch);
-  }
-  const buckets by_launch(pairs.size(), t.launches.size(), [&](std::size_t i) { return pairs[i].first; });
-  x.start_end_offset.assign(by_launch.offset.begin(), by_launch.offset.end());
-  x.start_end_ranges.resize(pairs.size());
-  for (std::size_t i = 0; i < pairs.size(); ++i) x.start_end_ranges[i] = pairs[by_launch.order[i]].second;
+  // The start/end ranges open at each launch: swept twice, to count them a launch, then to place
+  // them (no list of pairs to sort by launch).
+  x.start_end_offset.assign(t.launches.size() + 1, 0);
+  auto each_open = [&](auto&& emit) {
+    for (std::size_t s = 0; s < slots.size() && !se.order.empty(); ++s)
+      sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, emit, scratch);
+  };
+  each_open([&](std::uint32_t l, std::uint32_t) { ++x.start_end_offset[l + 1]; });
+  for (std::size_t l = 0; l < t.launches.size(); ++l) x.start_end_offset[l + 1] += x.start_end_offset[l];
+  x.start_end_ranges.resize(x.start_end_offset.back());
+  auto cursor = x.start_end_offset;
+  each_open([&](std::uint32_t l, std::uint32_t r) { x.start_end_ranges[cursor[l]++] = r; });
 }
 
 // Each GPU record's launch (by correlation id) and owner; counts records with no valid end
@@ -149,9 +152,12 @@ inline void link_launches(const trace& t, trace_index& x) {
   for (const auto& s : t.syncs) x.incomplete_found += !valid_interval(s.start, s.end);
 }
 
-// Range groups, one per (domain, name, style), numbered in order of first appearance.
+// Range groups, one per (domain, name, style), numbered in order of first appearance. Keys are
+// numbered per style (names of the default domain by an array read: a trace with a range per
+// operator has millions of ranges and few names), then given their group.
 inline void group_ranges(const trace& t, trace_index& x) {
-  std::unordered_map<std::uint64_t, std::uint32_t> groups[2];
+  key_numbers keys[2]{key_numbers(t.strings.size()), key_numbers(t.strings.size())};
+  std::vector<std::uint32_t> group_of_key[2];
   x.group_of.assign(t.ranges.size(), attribution::none);
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i) {
     const auto& r = t.ranges[i];
@@ -159,9 +165,13 @@ inline void group_ranges(const trace& t, trace_index& x) {
     x.unclosed_found += r.end == 0;
     x.incomplete_found += r.end != 0 && r.end < r.start;
     const std::uint64_t key = (static_cast<std::uint64_t>(r.domain) << 32) | r.name;
-    const auto it = groups[r.is_push_pop].emplace(key, static_cast<std::uint32_t>(x.group_first.size())).first;
-    if (it->second == x.group_first.size()) x.group_first.push_back(i);
-    x.group_of[i] = it->second;
+    auto& groups = group_of_key[r.is_push_pop];
+    const auto k = keys[r.is_push_pop].of(key);
+    if (k == groups.size()) {
+      groups.push_back(static_cast<std::uint32_t>(x.group_first.size()));
+      x.group_first.push_back(i);
+    }
+    x.group_of[i] = groups[k];
   }
 }
 

@@ -94,11 +94,12 @@ inline void sweep_push_pop(const trace& t, const std::uint32_t* r_first, const s
   }
 }
 
-// One thread's start/end sweep: appends (launch, range) for every start/end range open at
-// each launch. Ranges enter once and leave once; the work is linear plus the pairs written.
-inline void sweep_start_end(const trace& t, const std::uint32_t* r_first, const std::uint32_t* r_last, const std::uint32_t* q_first,
-                            const std::uint32_t* q_last, const std::vector<timestamp_ns>& end,
-                            scratch_vector<std::pair<std::uint32_t, std::uint32_t>>& pairs, std::vector<std::uint32_t>& open) {
+// One thread's start/end sweep: emit(launch, range) for every start/end range open at each
+// launch, in the order they are kept open. Ranges enter once and leave once; the work is linear
+// plus the pairs emitted.
+template <class Emit>
+void sweep_start_end(const trace& t, const std::uint32_t* r_first, const std::uint32_t* r_last, const std::uint32_t* q_first,
+                     const std::uint32_t* q_last, const std::vector<timestamp_ns>& end, Emit&& emit, std::vector<std::uint32_t>& open) {
   const auto nl = t.launches.size();
   open.clear();
   for (auto q = q_first; q != q_last; ++q) {
@@ -107,7 +108,7 @@ inline void sweep_start_end(const trace& t, const std::uint32_t* r_first, const 
     for (; r_first != r_last && t.ranges[*r_first].start <= time; ++r_first) open.push_back(*r_first);
     for (std::size_t i = 0; i < open.size();) {
       if (end[open[i]] < time) { open[i] = open.back(); open.pop_back(); continue; }
-      pairs.emplace_back(*q, open[i++]);
+      emit(*q, open[i++]);
     }
   }
 }
