@@ -166,8 +166,15 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   all.reserve(tl.ops.size());
   const auto depth = queue_depths(tl, all);
   out.call_durations_from_api = tl.any_call;
+  // Kernels by name: the copies and memsets told apart by tl.transfers (their places, ascending:
+  // place_ops asks for each operation once, in order), not by reading every 48-byte operation.
+  std::size_t next_transfer = 0;
   const op_places names = place_ops(
-      tl, [&](std::size_t i) { return tl.ops[i].kind == op_kind::kernel ? tl.names[i] : op_groups::skip; },
+      tl,
+      [&](std::size_t i) -> std::uint64_t {
+        if (next_transfer < tl.transfers.size() && tl.transfers[next_transfer] == i) return ++next_transfer, op_groups::skip;
+        return tl.names[i];
+      },
       tl.t->strings.size());
   out.kernels.resize(names.keys.size());
   launch_columns columns;

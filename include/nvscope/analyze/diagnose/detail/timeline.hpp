@@ -280,7 +280,7 @@ inline void index_ranges_and_syncs(timeline& tl) {
 
 // Each operation's group as its place in key order (groups numbered by first appearance, then
 // placed by key), or `op_places::none` where key_of skips the operation. key_of(i): the key of
-// operation i (of tl.ops; tl.names holds a kernel's name).
+// operation i (of tl.ops; tl.names holds a kernel's name), asked once an operation, in order.
 struct op_places {
   static constexpr std::uint32_t none = 0xffffffffu;
   std::vector<std::uint64_t> keys;     // by place, ascending
