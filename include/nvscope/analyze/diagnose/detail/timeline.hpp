@@ -221,8 +221,51 @@ scratch_vector<std::uint32_t> ops_in_order(const timeline& tl, const std::vector
   return order;
 }
 
+// Operations by (device, stream), numbered as add_operations makes them (a run of one stream
+// costs a compare) and counted, then placed by one pass: what group_ops gives, without a pass
+// that reads every 48-byte operation again for its key.
+class stream_numbering {
+ public:
+  explicit stream_numbering(std::size_t ops) { group_.reserve(ops); }
+  void add(const gpu_op& op) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(op.device) << 32) | op.stream;
+    if (last_ == no_index || key != last_key_) {
+      last_key_ = key;
+      last_ = numbers_.of(key);
+      if (last_ == count_.size()) count_.push_back(0);
+    }
+    group_.push_back(last_);
+    ++count_[last_];
+  }
+  op_groups groups() {
+    op_groups out;
+    out.keys = std::move(numbers_.keys());
+    std::vector<std::uint32_t> rank(out.keys.size()), place(out.keys.size()); // number -> place in key order
+    for (std::uint32_t g = 0; g < rank.size(); ++g) rank[g] = g;
+    std::sort(rank.begin(), rank.end(), [&](std::uint32_t x, std::uint32_t y) { return out.keys[x] < out.keys[y]; });
+    out.first.assign(rank.size() + 1, 0);
+    for (std::uint32_t r = 0; r < rank.size(); ++r) {
+      place[rank[r]] = r;
+      out.first[r + 1] = out.first[r] + count_[rank[r]];
+    }
+    std::sort(out.keys.begin(), out.keys.end());
+    out.order.resize(group_.size());
+    auto cursor = out.first;
+    for (std::uint32_t i = 0; i < group_.size(); ++i) out.order[cursor[place[group_[i]]]++] = i;
+    return out;
+  }
+
+ private:
+  key_numbers numbers_;
+  scratch_vector<std::uint32_t> group_; // per operation: its stream's number
+  std::vector<std::uint32_t> count_;    // per number: its operations
+  std::uint64_t last_key_ = 0;
+  std::uint32_t last_ = no_index;
+};
+
 // Every operation, by (start, end), ties in kind order (kernels, copies, memsets): the three
-// kinds' ordered runs merged as the operations are made, each written once; and the last end.
+// kinds' ordered runs merged as the operations are made, each written once; the last end; and
+// the operations by stream.
 inline void add_operations(timeline& tl) {
   const trace& t = *tl.t;
   const attribution& a = *tl.a;
@@ -234,6 +277,7 @@ inline void add_operations(timeline& tl) {
     return i < order.size() ? std::make_pair(records[order[i]].start, records[order[i]].end) : done;
   };
   std::size_t k = 0, c = 0, m = 0;
+  stream_numbering streams(tl.ops.capacity());
   auto kk = head(t.kernels, kernels, 0), cc = head(t.copies, copies, 0), mm = head(t.memsets, memsets, 0);
   for (std::size_t left = kernels.size() + copies.size() + memsets.size(); left > 0; --left) {
     if (k < kernels.size() && !(cc < kk) && !(mm < kk)) {
@@ -252,7 +296,9 @@ inline void add_operations(timeline& tl) {
       mm = head(t.memsets, memsets, ++m);
     }
     tl.end = std::max(tl.end, tl.ops.back().end);
+    streams.add(tl.ops.back());
   }
+  tl.by_stream = streams.groups();
 }
 
 inline void index_ranges_and_syncs(timeline& tl) {
@@ -261,17 +307,25 @@ inline void index_ranges_and_syncs(timeline& tl) {
   tl.ranges_by_thread.assign(slots, {});
   tl.range_starts_by_thread.assign(slots, {});
   tl.syncs_by_thread.assign(slots, {});
+  // Each thread's push/pop ranges and their starts, in one read of the records; a thread's are
+  // sorted (and their starts taken again) only where they came out of order (seldom).
+  std::vector<char> in_order(slots, 1);
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i) {
     const auto& r = t.ranges[i];
-    if (!r.is_mark && r.is_push_pop) tl.ranges_by_thread[tl.threads.slot(r.thread)].push_back(i);
+    if (r.is_mark || !r.is_push_pop) continue;
+    const auto s = tl.threads.slot(r.thread);
+    auto& starts = tl.range_starts_by_thread[s];
+    in_order[s] = in_order[s] && (starts.empty() || starts.back() <= r.start);
+    tl.ranges_by_thread[s].push_back(i);
+    starts.push_back(r.start);
   }
   for (std::size_t s = 0; s < slots; ++s) {
+    if (in_order[s]) continue;
     auto& v = tl.ranges_by_thread[s];
-    const auto by_start = [&](std::uint32_t x, std::uint32_t y) {
+    std::sort(v.begin(), v.end(), [&](std::uint32_t x, std::uint32_t y) {
       return t.ranges[x].start != t.ranges[y].start ? t.ranges[x].start < t.ranges[y].start : x < y;
-    };
-    if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start); // usually in order already
-    for (auto r : v) tl.range_starts_by_thread[s].push_back(t.ranges[r].start);
+    });
+    for (std::size_t k = 0; k < v.size(); ++k) tl.range_starts_by_thread[s][k] = t.ranges[v[k]].start;
   }
   for (const auto& s : t.syncs)
     if (s.end >= s.start && s.end != 0) tl.syncs_by_thread[tl.threads.slot(s.thread)].emplace_back(s.start, s.end);
@@ -321,11 +375,6 @@ op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
   return out;
 }
 
-// Operations by (device, stream).
-inline op_groups ops_by_stream(const timeline& tl) {
-  return group_ops(tl, [&tl](std::size_t i) { return (static_cast<std::uint64_t>(tl.ops[i].device) << 32) | tl.ops[i].stream; });
-}
-
 inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}) {
   timeline tl;
   tl.t = &t;
@@ -335,7 +384,6 @@ inline timeline build_timeline(const trace& t, const attribution& a, const time_
   tl.calls.build(t.api_calls);
   index_ranges_and_syncs(tl);
   add_operations(tl);
-  tl.by_stream = ops_by_stream(tl);
   if (!tl.ops.empty()) tl.begin = tl.ops.front().start; // tl.end: set by add_operations
   return tl;
 }
