@@ -113,26 +113,35 @@ TEST_CASE("stats against a naive reference on random data") {
   }
 }
 
+namespace {
+
+// A random value of one of `spreads` spreads that take every path of the selections: few values
+// (the copy), ties (one bucket, read again), a narrow range (one exact level), wide ranges (a
+// bucket copied), outliers (most values in one bucket), values at the top of the 64-bit range
+// (no overflow at the edges), two values far apart (two buckets at the ends).
+constexpr int spreads = 7;
+std::uint64_t spread_value(std::mt19937_64& rng, int spread) {
+  switch (spread) {
+    case 0: return 1500 + (rng() % 7) * 250;
+    case 1: return rng() % 1000;
+    case 2: return rng() % 100000000;
+    case 3: return 200 + (rng() % 100 == 0 ? rng() % 1000000 : 0);
+    case 4: return ~std::uint64_t{0} - rng() % 5000000;
+    case 5: return rng() % 2 ? 7 : 9000000000ull;
+    default: return rng();
+  }
+}
+
+} // namespace
+
 TEST_CASE("ranks_of, median_of and median_and_p90 read what a full sort puts at each rank, any spread, any size") {
   const auto seed = std::random_device{}();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 rng(seed);
-  // Spreads that take every path: few values (the copy on the stack), ties (one bucket, read
-  // again), a narrow range (one exact level), wide ranges (a bucket copied), outliers (most
-  // values in one bucket), values at the top of the 64-bit range (no overflow at the edges).
-  auto value = [&](int spread) -> std::uint64_t {
-    switch (spread) {
-      case 0: return 1500 + (rng() % 7) * 250;
-      case 1: return rng() % 1000;
-      case 2: return rng() % 100000000;
-      case 3: return 200 + (rng() % 100 == 0 ? rng() % 1000000 : 0);
-      case 4: return ~std::uint64_t{0} - rng() % 5000000;
-      default: return rng();
-    }
-  };
-  for (int round = 0; round < 60; ++round) {
-    const int spread = round % 6;
-    const std::size_t n = round < 12 ? 1 + rng() % 3000 : 2000 + rng() % 60000;
+  auto value = [&](int spread) { return spread_value(rng, spread); };
+  for (int round = 0; round < 70; ++round) {
+    const int spread = round % spreads;
+    const std::size_t n = round < 2 * spreads ? 1 + rng() % 3000 : 2000 + rng() % 60000;
     std::vector<std::uint64_t> a(n / 3), b(n - n / 3); // two arrays read as one
     for (auto& x : a) x = value(spread);
     for (auto& x : b) x = value(spread);
@@ -169,20 +178,10 @@ TEST_CASE("values_at_ranks reads what a full sort puts at each of several ranks,
   const auto seed = std::random_device{}();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 rng(seed);
-  auto value = [&](int spread) -> std::uint64_t { // the spreads of the test above, and one of two values
-    switch (spread) {
-      case 0: return 1500 + (rng() % 7) * 250;
-      case 1: return rng() % 1000;
-      case 2: return rng() % 100000000;
-      case 3: return 200 + (rng() % 100 == 0 ? rng() % 1000000 : 0);
-      case 4: return ~std::uint64_t{0} - rng() % 5000000;
-      case 5: return rng() % 2 ? 7 : 9000000000ull;
-      default: return rng();
-    }
-  };
+  auto value = [&](int spread) { return spread_value(rng, spread); };
   for (int round = 0; round < 84; ++round) {
-    const int spread = round % 7;
-    const std::size_t n = round < 14 ? 1 + rng() % 3000 : 2000 + rng() % 60000;
+    const int spread = round % spreads;
+    const std::size_t n = round < 2 * spreads ? 1 + rng() % 3000 : 2000 + rng() % 60000;
     std::vector<std::uint64_t> v(n);
     for (auto& x : v) x = value(spread);
     std::vector<std::uint64_t> sorted(v);
