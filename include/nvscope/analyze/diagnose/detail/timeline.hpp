@@ -221,6 +221,16 @@ scratch_vector<std::uint32_t> ops_in_order(const timeline& tl, const std::vector
   return order;
 }
 
+// Keys numbered as they first came, put in ascending order: returns each number's place.
+inline std::vector<std::uint32_t> key_places(std::vector<std::uint64_t>& keys) {
+  std::vector<std::uint32_t> rank(keys.size()), place(keys.size());
+  for (std::uint32_t g = 0; g < rank.size(); ++g) rank[g] = g;
+  std::sort(rank.begin(), rank.end(), [&](std::uint32_t x, std::uint32_t y) { return keys[x] < keys[y]; });
+  for (std::uint32_t r = 0; r < rank.size(); ++r) place[rank[r]] = r;
+  std::sort(keys.begin(), keys.end());
+  return place;
+}
+
 // Operations by (device, stream), numbered as add_operations makes them (a run of one stream
 // costs a compare) and counted, then placed by one pass: what group_ops gives, without a pass
 // that reads every 48-byte operation again for its key.
@@ -240,15 +250,10 @@ class stream_numbering {
   op_groups groups() {
     op_groups out;
     out.keys = std::move(numbers_.keys());
-    std::vector<std::uint32_t> rank(out.keys.size()), place(out.keys.size()); // number -> place in key order
-    for (std::uint32_t g = 0; g < rank.size(); ++g) rank[g] = g;
-    std::sort(rank.begin(), rank.end(), [&](std::uint32_t x, std::uint32_t y) { return out.keys[x] < out.keys[y]; });
-    out.first.assign(rank.size() + 1, 0);
-    for (std::uint32_t r = 0; r < rank.size(); ++r) {
-      place[rank[r]] = r;
-      out.first[r + 1] = out.first[r] + count_[rank[r]];
-    }
-    std::sort(out.keys.begin(), out.keys.end());
+    const auto place = key_places(out.keys);
+    out.first.assign(place.size() + 1, 0);
+    for (std::uint32_t g = 0; g < place.size(); ++g) out.first[place[g] + 1] = count_[g];
+    for (std::size_t p = 0; p < place.size(); ++p) out.first[p + 1] += out.first[p];
     out.order.resize(group_.size());
     auto cursor = out.first;
     for (std::uint32_t i = 0; i < group_.size(); ++i) out.order[cursor[place[group_[i]]]++] = i;
@@ -354,11 +359,7 @@ op_places place_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
     last = i;
   }
   out.keys = std::move(numbers.keys());
-  std::vector<std::uint32_t> rank(out.keys.size()), place(out.keys.size()); // group number -> place in key order
-  for (std::uint32_t g = 0; g < rank.size(); ++g) rank[g] = g;
-  std::sort(rank.begin(), rank.end(), [&](std::uint32_t x, std::uint32_t y) { return out.keys[x] < out.keys[y]; });
-  for (std::uint32_t r = 0; r < rank.size(); ++r) place[rank[r]] = r;
-  std::sort(out.keys.begin(), out.keys.end());
+  const auto place = key_places(out.keys);
   for (auto& g : group)
     if (g != op_places::none) g = place[g];
   return out;
