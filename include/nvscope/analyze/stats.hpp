@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <utility>
@@ -479,29 +480,42 @@ inline duration_stats weighted_stats_of(weighted_value* first, weighted_value* l
   return s;
 }
 
-// p-quantile (0 < p <= 1) by nearest rank of the n values `each` yields, all within [lo, hi].
-template <class Each>
-double nearest_rank_of(const Each& each, std::uint64_t n, double p, std::uint64_t lo, std::uint64_t hi) noexcept {
-  if (n == 0) return 0.0;
-  auto rank = static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(n)));
-  if (rank < 1) rank = 1;
-  if (rank > n) rank = n;
-  return static_cast<double>(ranks_of(each, n, rank - 1, false, lo, hi).first);
+// The 0-based place of the p-quantile by nearest rank among n sorted values (the smallest value
+// with at least p of the values at or below it).
+inline std::size_t quantile_place(std::size_t n, double p) noexcept {
+  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(n)));
+  return std::min(std::max<std::size_t>(rank, 1), n) - 1;
 }
 
-// The median and the p90 (nearest rank) of [first, last), one pass for their common extremes.
-inline std::pair<double, double> median_and_p90(const std::uint64_t* first, const std::uint64_t* last) noexcept {
-  const each_value each{first, last};
-  const auto n = static_cast<std::uint64_t>(last - first);
-  if (n == 0) return {0.0, 0.0};
+// The median (the mean of the two middle values for an even count, as nsys computes it), the
+// nearest-rank quantiles at `ps` (at most two) and the maximum of the n values `each` yields,
+// as a full sort would give them, read in place: a pass for the extremes, then values_at_ranks.
+struct column_figures {
+  double median = 0.0;
+  double quantiles[2] = {0.0, 0.0};
+  std::uint64_t max = 0;
+};
+
+template <class Each>
+column_figures figures_by(const Each& each, std::uint64_t n, std::initializer_list<double> ps) noexcept {
+  column_figures f;
+  if (n == 0) return f;
   const auto [lo, hi] = extremes_of(each);
-  auto rank90 = static_cast<std::uint64_t>(std::ceil(0.9 * static_cast<double>(n)));
-  rank90 = rank90 < 1 ? 1 : rank90 > n ? n : rank90;
-  const std::uint64_t ranks[3] = {(n - 1) / 2, n / 2, rank90 - 1};
-  std::uint64_t v[3];
-  values_at_ranks(each, n, ranks, 3, lo, hi, v);
-  const double median = n % 2 ? static_cast<double>(v[0]) : (static_cast<double>(v[0]) + static_cast<double>(v[1])) / 2.0;
-  return {median, static_cast<double>(v[2])};
+  std::uint64_t ranks[4] = {(n - 1) / 2, n / 2}, at[4] = {};
+  std::size_t m = 2;
+  for (const double p : ps)
+    if (m < 4) ranks[m++] = quantile_place(static_cast<std::size_t>(n), p);
+  values_at_ranks(each, n, ranks, m, lo, hi, at);
+  f.median = n % 2 ? static_cast<double>(at[0]) : (static_cast<double>(at[0]) + static_cast<double>(at[1])) / 2.0;
+  for (std::size_t i = 2; i < m; ++i) f.quantiles[i - 2] = static_cast<double>(at[i]);
+  f.max = hi;
+  return f;
+}
+
+// The median and the p90 (nearest rank) of [first, last).
+inline std::pair<double, double> median_and_p90(const std::uint64_t* first, const std::uint64_t* last) noexcept {
+  const auto f = figures_by(each_value{first, last}, static_cast<std::uint64_t>(last - first), {0.9});
+  return {f.median, f.quantiles[0]};
 }
 
 } // namespace detail

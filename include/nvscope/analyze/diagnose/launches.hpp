@@ -71,32 +71,12 @@ inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl, scratch_ve
   return depth;
 }
 
-// A column's median, its nearest-rank quantiles at `ps` (at most two) and its maximum, as a full
-// sort would give them (`median`, `quantile`), read in place: a pass for the extremes, then
-// values_at_ranks (a pass a level for all the ranks at once).
-struct column_figures {
-  double median = 0.0;
-  double quantiles[2] = {0.0, 0.0};
-  std::uint64_t max = 0;
-};
-
+// A column's median, nearest-rank quantiles at `ps` and maximum (figures_by), read in place.
 template <class T>
 column_figures figures_of(const T* v, std::size_t n, std::initializer_list<double> ps) {
-  column_figures f;
-  if (n == 0) return f;
-  const auto each = [v, n](auto&& g) {
+  return figures_by([v, n](auto&& g) {
     for (std::size_t i = 0; i < n; ++i) g(static_cast<std::uint64_t>(v[i]));
-  };
-  const auto [lo, hi] = extremes_of(each);
-  std::uint64_t ranks[4] = {(n - 1) / 2, n / 2}, at[4] = {};
-  std::size_t m = 2;
-  for (const double p : ps)
-    if (m < 4) ranks[m++] = quantile_place(n, p);
-  values_at_ranks(each, n, ranks, m, lo, hi, at);
-  f.median = n % 2 ? static_cast<double>(at[0]) : (static_cast<double>(at[0]) + static_cast<double>(at[1])) / 2.0;
-  for (std::size_t i = 2; i < m; ++i) f.quantiles[i - 2] = static_cast<double>(at[i]);
-  f.max = hi;
-  return f;
+  }, n, ps);
 }
 
 // The distributions of every name's kernels, each name's values together in each column

@@ -9,6 +9,7 @@
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/stats.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
 #include <nvscope/trace.hpp>
 
@@ -390,13 +391,8 @@ inline timeline build_timeline(const trace& t, const attribution& a, const time_
 }
 
 
-// Quantile p of a sorted vector by nearest rank (the smallest value with at least p of the
-// values at or below it); the median as nsys computes it (mean of the two middle values).
-inline std::size_t quantile_place(std::size_t n, double p) noexcept {
-  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(n)));
-  return std::min(std::max<std::size_t>(rank, 1), n) - 1;
-}
-
+// Quantile p of a sorted vector by nearest rank (quantile_place, analyze/stats.hpp); the median
+// as nsys computes it (mean of the two middle values).
 template <class Values>
 double quantile(const Values& sorted, double p) noexcept {
   return sorted.empty() ? 0.0 : static_cast<double>(sorted[quantile_place(sorted.size(), p)]);
