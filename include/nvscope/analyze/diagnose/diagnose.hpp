@@ -35,13 +35,13 @@ inline namespace v1 {
 inline diagnosis diagnose(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
   const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
   diagnosis d;
+  d.samples = collect_samples(t, a, o); // first: its arrays are gone before the timeline's, not added to them
   const auto tl = detail::diag::build_timeline(t, a, o.window);
   d.launches = detail::diag::launch_statistics_of(tl, o); // before the idle stretches exist: its
   d.idle = detail::diag::idle_time_of(tl, o);             // columns reuse pages, not add to them
   d.rules = detail::diag::expert_rules_of(tl, d.idle, o);
   d.steps = detail::diag::step_outliers_of(tl, d.idle, o);
   d.verdict = detail::diag::verdict_of({&tl, &d.idle, &d.launches, &d.rules, &d.steps}, o);
-  d.samples = collect_samples(t, a, o);
   return d;
 }
 

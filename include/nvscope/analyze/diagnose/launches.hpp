@@ -34,16 +34,17 @@ inline namespace v1 {
 namespace detail {
 namespace diag {
 
-// Queue depth at each operation's launch, by op index; 0 where the launch time is unknown.
-// Per stream, the launched operations in launch order (sorted only where they are not), each
-// read once from the operations into a compact list. `launched` gets the depths of the
-// operations with a launch time (in no particular order).
-inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl, scratch_vector<std::uint32_t>& launched_depths) {
+// Queue depth at each operation's launch, by op index; `unlaunched` where the launch time is
+// unknown. Per stream, the launched operations in launch order (sorted only where they are
+// not), each read once from the operations into a compact list. `launched_count`: the
+// operations with a launch time.
+inline constexpr std::uint32_t unlaunched = ~std::uint32_t{0};
+inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl, std::size_t& launched_count) {
   struct launched_op {
     timestamp_ns call_start, end;
-    std::uint32_t index;
+    std::uint32_t place; // in tl.ops
   };
-  scratch_vector<std::uint32_t> depth(tl.ops.size(), 0);
+  scratch_vector<std::uint32_t> depth(tl.ops.size(), unlaunched);
   scratch_vector<launched_op> launched;
   scratch_vector<timestamp_ns> ends; // running max of ends in launch order, within one stream
   const auto by_launch = [](const launched_op& x, const launched_op& y) { return x.call_start < y.call_start; };
@@ -60,11 +61,11 @@ inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl, scratch_ve
     if (!std::is_sorted(launched.begin(), launched.end(), by_launch))
       std::stable_sort(launched.begin(), launched.end(), by_launch);
     ends.clear();
+    launched_count += launched.size();
     std::size_t done = 0; // launches are in order, so the ended ones only grow
     for (const auto& op : launched) {
       while (done < ends.size() && ends[done] <= op.call_start) ++done;
-      depth[op.index] = static_cast<std::uint32_t>(ends.size() - done);
-      launched_depths.push_back(depth[op.index]);
+      depth[op.place] = static_cast<std::uint32_t>(ends.size() - done);
       ends.push_back(ends.empty() ? op.end : std::max(ends.back(), op.end));
     }
   }
@@ -87,8 +88,11 @@ struct launch_columns {
   scratch_vector<std::uint32_t> queue, launched; // launched: per name, operations with a launch time
 };
 
-inline std::uint64_t call_ns(const gpu_op& op) noexcept { return op.call_end - op.call_start; }
-inline std::uint64_t delay_ns(const gpu_op& op) noexcept { return op.start > op.call_end ? op.start - op.call_end : 0; }
+inline std::uint64_t call_ns(const timeline& tl, std::size_t i) noexcept { return tl.call_end(i) - tl.ops[i].call_start; }
+inline std::uint64_t delay_ns(const timeline& tl, std::size_t i) noexcept {
+  const auto call_end = tl.call_end(i);
+  return tl.ops[i].start > call_end ? tl.ops[i].start - call_end : 0;
+}
 
 // One pass over the kernels: every row's counts and every name's four columns.
 inline void gather_launches(const timeline& tl, const op_places& names, const scratch_vector<std::uint32_t>& depth,
@@ -98,7 +102,8 @@ inline void gather_launches(const timeline& tl, const op_places& names, const sc
   for (const auto p : names.place)
     if (p != op_places::none) ++c.offset[p + 1];
   for (std::size_t p = 0; p < ng; ++p) c.offset[p + 1] += c.offset[p];
-  for (auto* v : {&c.calls, &c.delays, &c.durations}) v->resize(c.offset[ng]);
+  for (auto* v : {&c.delays, &c.durations}) v->resize(c.offset[ng]);
+  if (tl.any_call) c.calls.resize(c.offset[ng]); // else no operation has a call's duration: no pages for it
   c.queue.resize(c.offset[ng]);
   c.launched.assign(ng, 0);
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
@@ -110,13 +115,15 @@ inline void gather_launches(const timeline& tl, const op_places& names, const sc
     c.durations[c.offset[p] + row.launches++] = dur;
     row.kernel_total_ns += dur;
     if (op.call_start == 0) continue;
-    if (op.has_call) c.calls[c.offset[p] + row.with_call++] = call_ns(op);
+    const bool has_call = op.has_call();
+    const auto call = has_call ? call_ns(tl, i) : 0, delay = delay_ns(tl, i);
+    if (has_call) c.calls[c.offset[p] + row.with_call++] = call;
     const auto at = c.offset[p] + c.launched[p]++;
-    c.delays[at] = delay_ns(op);
+    c.delays[at] = delay;
     c.queue[at] = depth[i];
-    row.short_kernels += dur < (op.has_call ? call_ns(op) : o.assumed_launch_ns);
-    row.call_outliers += op.has_call && call_ns(op) > o.call_outlier_ns;
-    row.delay_outliers += delay_ns(op) > o.delay_outlier_ns;
+    row.short_kernels += dur < (has_call ? call : o.assumed_launch_ns);
+    row.call_outliers += has_call && call > o.call_outlier_ns;
+    row.delay_outliers += delay > o.delay_outlier_ns;
   }
 }
 
@@ -124,7 +131,7 @@ inline void gather_launches(const timeline& tl, const op_places& names, const sc
 inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row& row) {
   const auto at = c.offset[p];
   const std::uint64_t* durations = c.durations.data() + at;
-  const auto calls = figures_of(c.calls.data() + at, static_cast<std::size_t>(row.with_call), {0.9});
+  const auto calls = figures_of(row.with_call ? c.calls.data() + at : nullptr, static_cast<std::size_t>(row.with_call), {0.9});
   const auto delays = figures_of(c.delays.data() + at, c.launched[p], {0.9});
   const auto queue = figures_of(c.queue.data() + at, c.launched[p], {});
   const auto kernel = figures_of(durations, static_cast<std::size_t>(row.launches), {0.25, 0.75});
@@ -142,9 +149,8 @@ inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row&
 
 inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o) {
   launch_overview out;
-  scratch_vector<std::uint32_t> all; // every launched operation's depth
-  all.reserve(tl.ops.size());
-  const auto depth = queue_depths(tl, all);
+  std::size_t launched = 0;
+  const auto depth = queue_depths(tl, launched);
   out.call_durations_from_api = tl.any_call;
   // Kernels by name: the copies and memsets told apart by tl.transfers (their places, ascending:
   // place_ops asks for each operation once, in order), not by reading every 48-byte operation.
@@ -170,7 +176,10 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   std::sort(out.kernels.begin(), out.kernels.end(), [](const launch_stats_row& x, const launch_stats_row& y) {
     return x.launches != y.launches ? x.launches > y.launches : x.name < y.name;
   });
-  const auto depths = figures_of(all.data(), all.size(), {});
+  const auto depths = figures_by([&depth](auto&& g) {
+    for (const auto d : depth)
+      if (d != unlaunched) g(static_cast<std::uint64_t>(d));
+  }, launched, {}); // every launched operation's depth, read in place
   out.queue_median = depths.median;
   out.queue_max = depths.max;
   return out;
