@@ -1,8 +1,9 @@
 // The diagnosis' building blocks against plain reference versions on fresh random input: order
 // statistics read in place against a full sort, the correlation table (dense and sparse ids)
 // against a map, grouping by counting against a stable sort, the operations' merge of sorted
-// runs, each range's step (outermost first) against the walk up its parents, and the range and
-// sync open on a thread against that thread's records alone.
+// runs, each operation's packed record, kind and call against its records, each range's step
+// (outermost first) against the walk up its parents, and the range and sync open on a thread
+// against that thread's records alone.
 
 #include <nvscope/analyze/diagnose/launches.hpp>
 #include <nvscope/analyze/diagnose/steps.hpp>
@@ -132,16 +133,81 @@ TEST_CASE("operations come out by (start, end) and grouped by stream and by name
     for (std::size_t s = 0; s < groups.size(); ++s)
       for (auto i = groups.begin(s); i != groups.end(s); ++i) CHECK(key_of(tl.ops[*i]) == groups.keys[s]);
   };
-  check_groups(tl.by_stream, [](const gpu_op& op) { return (std::uint64_t{op.device} << 32) | op.stream; });
+  check_groups(tl.by_stream, [&](const gpu_op& op) { return (std::uint64_t{tl.device_of(op)} << 32) | tl.stream_of(op); });
   const auto name_of = [&](const gpu_op& op) {
-    return op.kind == op_kind::kernel ? std::uint64_t{t.kernels[op.index].name} : op_groups::skip;
+    return op.kind() == op_kind::kernel ? std::uint64_t{t.kernels[op.index()].name} : op_groups::skip;
   };
   // group_ops reads operation i's key by its index: the kernel name the timeline kept for it
   // (tl.names), checked here against the kernel records' names (name_of)
   REQUIRE(tl.names.size() == tl.ops.size());
-  const auto name_at = [&](std::size_t i) { return tl.ops[i].kind == op_kind::kernel ? std::uint64_t{tl.names[i]} : op_groups::skip; };
+  const auto name_at = [&](std::size_t i) { return tl.ops[i].kind() == op_kind::kernel ? std::uint64_t{tl.names[i]} : op_groups::skip; };
   check_groups(group_ops(tl, name_at, t.strings.size()), name_of); // names in a dense table
   check_groups(group_ops(tl, name_at, 0), name_of);                 // the same names hashed
+}
+
+TEST_CASE("each operation gives back its record, kind, launch thread and call (API record or launch) on random traces") {
+  const auto seed = fresh_seed();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 g(seed);
+  for (int round = 0; round < 40; ++round) {
+    trace t;
+    const bool calls = round % 4 != 0; // a quarter with no API record: no call column at all
+    std::uint32_t correlation = 1;
+    for (std::uint32_t i = 0; i < 600; ++i) {
+      const int kind = static_cast<int>(g() % 3);
+      const timestamp_ns start = 1000 + g() % 100000, end = start + g() % 900;
+      const std::uint32_t stream = static_cast<std::uint32_t>(g() % 2 ? g() % 4 : 4000000000u + g() % 3);
+      const std::uint16_t device = static_cast<std::uint16_t>(g() % 3);
+      if (g() % 5) t.launches.push_back({start - 1 - g() % 500, correlation, static_cast<std::uint32_t>(g() % 6)});
+      if (calls && g() % 3) t.api_calls.push_back({start - 600 + g() % 100, start - 600 + 100 + g() % 100, 0, correlation, 0, g() % 2 == 0});
+      if (kind == 0) {
+        kernel_record k;
+        k.start = start, k.end = end, k.stream = stream, k.correlation = correlation;
+        kernel_config c;
+        c.device = device;
+        k.config = t.kernel_configs.intern(c);
+        t.kernels.push_back(k);
+      } else if (kind == 1) {
+        copy_record c;
+        c.start = start, c.end = end, c.stream = stream, c.correlation = correlation, c.device = device;
+        t.copies.push_back(c);
+      } else {
+        memset_record m;
+        m.start = start, m.end = end, m.stream = stream, m.correlation = correlation, m.device = device;
+        t.memsets.push_back(m);
+      }
+      ++correlation;
+    }
+    const auto a = attribute(t);
+    const timeline tl = build_timeline(t, a);
+    REQUIRE(tl.ops.size() == t.kernels.size() + t.copies.size() + t.memsets.size());
+    CHECK(tl.call_ends.size() == (tl.any_call ? tl.ops.size() : 0));
+    std::map<std::uint32_t, const launch_record*> launch_of;
+    for (const auto& l : t.launches) launch_of[l.correlation] = &l;
+    std::map<std::uint32_t, const api_record*> call_of; // the runtime call where there are both
+    for (const auto& c : t.api_calls)
+      if (!call_of.count(c.correlation) || (call_of[c.correlation]->is_driver && !c.is_driver)) call_of[c.correlation] = &c;
+    for (std::size_t i = 0; i < tl.ops.size(); ++i) {
+      const gpu_op& op = tl.ops[i];
+      const auto check = [&](const auto& r, op_kind kind) {
+        CHECK(op.kind() == kind);
+        CHECK(op.start == r.start);
+        CHECK(op.end == r.end);
+        CHECK(tl.stream_of(op) == r.stream);
+        CHECK(tl.device_of(op) == device_of(t, r));
+        const auto* l = launch_of.count(r.correlation) ? launch_of[r.correlation] : nullptr;
+        const auto* c = call_of.count(r.correlation) ? call_of[r.correlation] : nullptr;
+        CHECK(op.thread == (l ? l->thread : diagnosis_none));
+        CHECK(op.has_call() == (c != nullptr));
+        CHECK(op.call_start == (c ? c->start : l ? l->time : 0));
+        CHECK(tl.call_end(i) == (c ? c->end : l ? l->time : 0));
+      };
+      const auto k = op.kind();
+      if (k == op_kind::kernel) check(t.kernels.at(op.index()), k);
+      else if (k == op_kind::copy) check(t.copies.at(op.index()), k);
+      else check(t.memsets.at(op.index()), k);
+    }
+  }
 }
 
 TEST_CASE("each range's step is the one its walk up the parents meets first, on random nested ranges") {

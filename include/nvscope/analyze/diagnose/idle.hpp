@@ -58,7 +58,7 @@ inline void overall_stretches(const timeline& tl, const diagnosis_options& o, id
     const timestamp_ns from = std::max(op.start, cover);
     if (op.end > from) b.busy_ns += op.end - from;
     cover = std::max(cover, op.end);
-    if (op.kind == op_kind::copy) continue;
+    if (op.kind() == op_kind::copy) continue;
     const timestamp_ns kfrom = std::max(op.start, kernel_cover);
     if (op.end > kfrom) b.kernel_ns += op.end - kfrom;
     kernel_cover = std::max(kernel_cover, op.end);
@@ -86,15 +86,15 @@ inline void charge_stretches(const timeline& tl, const diagnosis_options& o, idl
 inline stream_idle_row stream_row(const timeline& tl, const std::uint32_t* from, const std::uint32_t* to,
                                   const diagnosis_options& o) {
   stream_idle_row row;
-  row.device = tl.ops[*from].device;
-  row.stream = tl.ops[*from].stream;
+  row.device = tl.device_of(tl.ops[*from]);
+  row.stream = tl.stream_of(tl.ops[*from]);
   const timestamp_ns first = tl.ops[*from].start;
   timestamp_ns prev_end = first;
   for (auto i = from; i != to; ++i) {
     const gpu_op& op = tl.ops[*i];
     if (op.start > prev_end) {
       const auto gap = op.start - prev_end;
-      if (!(op.has_call || op.call_start)) row.other_ns += gap;
+      if (!(op.has_call() || op.call_start)) row.other_ns += gap;
       else if (op.call_start > prev_end) row.host_wait_ns += gap;
       else if (gap < o.kernel_wait_max_ns) row.kernel_wait_ns += gap;
       else row.other_ns += gap;

@@ -47,13 +47,13 @@ inline void memop_rules(const timeline& tl, const diagnosis_options& o, std::vec
     const std::string_view call = t.strings[tl.call_name(tl.correlation_of(op))];
     const bool known = named && !call.empty();
     const bool async = has_text(call, "Async");
-    if (op.kind == op_kind::copy) {
-      const auto& c = t.copies[op.index];
+    if (op.kind() == op_kind::copy) {
+      const auto& c = t.copies[op.index()];
       const bool touches_pageable = c.src == memory_kind::pageable || c.dst == memory_kind::pageable;
       if (touches_pageable && (!known || async)) pageable.rows.push_back(op_row(tl, op, c.bytes));
       if (known && !async && has_text(call, "emcpy")) sync_copy.rows.push_back(op_row(tl, op, c.bytes));
-    } else if (op.kind == op_kind::memset) {
-      const auto& m = t.memsets[op.index];
+    } else if (op.kind() == op_kind::memset) {
+      const auto& m = t.memsets[op.index()];
       const bool host_visible = m.memory == memory_kind::pinned || m.memory == memory_kind::managed;
       if (known && !async && has_text(call, "emset") && host_visible) sync_memset.rows.push_back(op_row(tl, op, m.bytes));
     }

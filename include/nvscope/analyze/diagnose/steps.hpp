@@ -139,8 +139,8 @@ inline void tally_components(const timeline& tl, const idle_breakdown& idle, ste
     const gpu_op& op = tl.ops[i];
     const auto k = step_at(tl.owner_of(op));
     if (k == diagnosis_none) continue;
-    if (op.kind == op_kind::kernel) columns.add(component_kind::kernel, tl.names[i], k, op.end - op.start);
-    else columns.add(op.kind == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
+    if (op.kind() == op_kind::kernel) columns.add(component_kind::kernel, tl.names[i], k, op.end - op.start);
+    else columns.add(op.kind() == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
   }
   for (const auto& st : idle.stretches) { // st.range: the range open on st.thread at st.start
     const auto k = step_at(st.range);

@@ -32,7 +32,7 @@ inline double share_of(std::uint64_t ns, std::uint64_t window) noexcept {
 inline std::vector<range_time> op_ranges(const timeline& tl, op_kind kind) {
   range_tally tally(*tl.t);
   for (const auto& op : tl.ops)
-    if (op.kind == kind) tally.add(tl.owner_of(op), op.end - op.start);
+    if (op.kind() == kind) tally.add(tl.owner_of(op), op.end - op.start);
   return tally.top(3);
 }
 

@@ -34,12 +34,12 @@ inline rule_row op_row(const timeline& tl, const gpu_op& op, std::uint64_t bytes
   row.start = op.start;
   row.duration = op.end - op.start;
   row.bytes = bytes;
-  row.record = op.index;
+  row.record = op.index();
   row.call = tl.call_name(tl.correlation_of(op));
   row.range = tl.owner_of(op);
   row.thread = op.thread;
-  row.stream = op.stream;
-  row.device = op.device;
+  row.stream = tl.stream_of(op);
+  row.device = tl.device_of(op);
   return row;
 }
 

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -26,18 +27,25 @@ namespace diag {
 
 enum class op_kind : std::uint8_t { kernel, copy, memset };
 
+// One GPU operation: 32 bytes, since the passes stream millions of them. The record's index,
+// kind and whether an API record gives its launch call share one word; its stream and device
+// are read from the record where a pass asks (timeline::stream_of, device_of), and its call's
+// end lives beside the operations (timeline::call_end).
 struct gpu_op {
+  static constexpr unsigned kind_shift = 30, call_bit = 29;
+  static constexpr std::uint32_t most_records = 1u << call_bit; // of one kind (build_timeline refuses more)
+
   timestamp_ns start = 0;
   timestamp_ns end = 0;
   timestamp_ns call_start = 0; // launch call start (API record, else launch record); 0: unknown
-  timestamp_ns call_end = 0;   // launch call end; equals call_start without an API record
-  std::uint32_t index = 0;     // into kernels, copies or memsets (its correlation and owner: timeline's correlation_of, owner_of)
   std::uint32_t thread = diagnosis_none;
-  std::uint32_t stream = 0;
-  std::uint16_t device = 0;
-  op_kind kind = op_kind::kernel;
-  bool has_call = false; // an API record gives the call's end
+  std::uint32_t record = 0; // index into kernels, copies or memsets | has_call << call_bit | kind << kind_shift
+
+  std::uint32_t index() const noexcept { return record & (most_records - 1); } // its correlation and owner: timeline's correlation_of, owner_of
+  op_kind kind() const noexcept { return static_cast<op_kind>(record >> kind_shift); }
+  bool has_call() const noexcept { return (record >> call_bit & 1u) != 0; } // an API record gives the call's end
 };
+static_assert(sizeof(gpu_op) == 32, "gpu_op: 32 bytes, two to a cache line");
 
 // Correlation id -> the API call that launched it: the runtime call where there is one (it
 // wraps the driver call), else the driver call; calls with no id or an end before their start
@@ -110,6 +118,7 @@ struct timeline {
   const trace* t = nullptr;
   const attribution* a = nullptr;
   scratch_vector<gpu_op> ops; // by start (huge pages where offered: millions of them)
+  scratch_vector<timestamp_ns> call_ends; // per op where any_call: its API call's end (read where has_call); else empty
   scratch_vector<string_id> names; // per op: its kernel's name (0 for copies and memsets), read here, not from the kernel records again
   std::vector<std::uint32_t> transfers; // the copies' and memsets' places in `ops`, in its order
   op_groups by_stream;     // ops by (device, stream)
@@ -158,14 +167,28 @@ struct timeline {
 
   // The innermost push/pop range open where `op` was launched (attribution's owner), or none.
   std::uint32_t owner_of(const gpu_op& op) const noexcept {
-    const record_indexes& owners = op.kind == op_kind::kernel ? a->kernel_owner : op.kind == op_kind::copy ? a->copy_owner : a->memset_owner;
-    return op.index < owners.size() ? owners[op.index] : diagnosis_none;
+    const auto kind = op.kind();
+    const record_indexes& owners = kind == op_kind::kernel ? a->kernel_owner : kind == op_kind::copy ? a->copy_owner : a->memset_owner;
+    return op.index() < owners.size() ? owners[op.index()] : diagnosis_none;
   }
 
-  std::uint32_t correlation_of(const gpu_op& op) const noexcept {
-    return op.kind == op_kind::kernel ? t->kernels[op.index].correlation
-                                      : op.kind == op_kind::copy ? t->copies[op.index].correlation : t->memsets[op.index].correlation;
+  // f(the record of `op`), whichever kind it is.
+  template <class F>
+  decltype(auto) with_record(const gpu_op& op, F&& f) const {
+    const auto kind = op.kind();
+    return kind == op_kind::kernel ? f(t->kernels[op.index()]) : kind == op_kind::copy ? f(t->copies[op.index()]) : f(t->memsets[op.index()]);
   }
+  std::uint32_t correlation_of(const gpu_op& op) const noexcept {
+    return with_record(op, [](const auto& r) { return r.correlation; });
+  }
+  std::uint32_t stream_of(const gpu_op& op) const noexcept {
+    return with_record(op, [](const auto& r) { return r.stream; });
+  }
+  std::uint16_t device_of(const gpu_op& op) const noexcept {
+    return with_record(op, [this](const auto& r) { return nvscope::device_of(*t, r); });
+  }
+  // The end of operation i's launch call (its start where no API record gives one).
+  timestamp_ns call_end(std::size_t i) const noexcept { return ops[i].has_call() ? call_ends[i] : ops[i].call_start; }
 
   string_id call_name(std::uint32_t correlation) const noexcept {
     const auto* c = calls.find(correlation);
@@ -173,29 +196,27 @@ struct timeline {
   }
 };
 
-// The operation of record i of one kind.
+// Appends the operation of record i of one kind (its name to tl.names by the caller).
 template <class Record>
-gpu_op make_op(timeline& tl, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of) {
+void add_op(timeline& tl, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of) {
   const trace& t = *tl.t;
   gpu_op op;
   op.start = r.start;
   op.end = r.end;
-  op.index = i;
-  op.kind = kind;
-  op.stream = r.stream;
-  op.device = device_of(t, r);
+  op.record = i | static_cast<std::uint32_t>(kind) << gpu_op::kind_shift;
   const auto l = i < launch_of.size() ? launch_of[i] : diagnosis_none;
   if (l != diagnosis_none && l < t.launches.size()) {
     op.thread = t.launches[l].thread;
-    op.call_start = op.call_end = t.launches[l].time;
+    op.call_start = t.launches[l].time;
   }
   if (const auto* c = tl.calls.find(r.correlation)) {
     op.call_start = c->start;
-    op.call_end = c->end;
-    op.has_call = true;
+    op.record |= 1u << gpu_op::call_bit;
+    if (!tl.any_call) tl.call_ends.resize(tl.ops.capacity()); // the first call known: a column for every operation
+    tl.call_ends[tl.ops.size()] = c->end;
     tl.any_call = true;
   }
-  return op;
+  tl.ops.push_back(op);
 }
 
 // The records of one kind that the timeline takes (complete, started inside the window), by
@@ -234,12 +255,13 @@ inline std::vector<std::uint32_t> key_places(std::vector<std::uint64_t>& keys) {
 
 // Operations by (device, stream), numbered as add_operations makes them (a run of one stream
 // costs a compare) and counted, then placed by one pass: what group_ops gives, without a pass
-// that reads every 48-byte operation again for its key.
+// that reads every operation again for its key.
 class stream_numbering {
  public:
   explicit stream_numbering(std::size_t ops) { group_.reserve(ops); }
-  void add(const gpu_op& op) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(op.device) << 32) | op.stream;
+  template <class Record>
+  void add(const trace& t, const Record& r) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(device_of(t, r)) << 32) | r.stream;
     if (last_ == no_index || key != last_key_) {
       last_key_ = key;
       last_ = numbers_.of(key);
@@ -275,6 +297,8 @@ class stream_numbering {
 inline void add_operations(timeline& tl) {
   const trace& t = *tl.t;
   const attribution& a = *tl.a;
+  for (const auto n : {t.kernels.size(), t.copies.size(), t.memsets.size()})
+    if (n > gpu_op::most_records) throw std::length_error("nvscope: diagnose: more than 2^29 GPU records of one kind (gpu_op's index)");
   const auto kernels = ops_in_order(tl, t.kernels), copies = ops_in_order(tl, t.copies), memsets = ops_in_order(tl, t.memsets);
   tl.ops.reserve(kernels.size() + copies.size() + memsets.size());
   tl.names.reserve(tl.ops.capacity());
@@ -287,23 +311,27 @@ inline void add_operations(timeline& tl) {
   auto kk = head(t.kernels, kernels, 0), cc = head(t.copies, copies, 0), mm = head(t.memsets, memsets, 0);
   for (std::size_t left = kernels.size() + copies.size() + memsets.size(); left > 0; --left) {
     if (k < kernels.size() && !(cc < kk) && !(mm < kk)) {
-      tl.ops.push_back(make_op(tl, op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch));
-      tl.names.push_back(t.kernels[kernels[k]].name);
+      const auto& r = t.kernels[kernels[k]];
+      add_op(tl, op_kind::kernel, r, kernels[k], a.kernel_launch);
+      tl.names.push_back(r.name);
+      streams.add(t, r);
       kk = head(t.kernels, kernels, ++k);
     } else if (c < copies.size() && !(mm < cc)) {
       tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
-      tl.ops.push_back(make_op(tl, op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch));
+      add_op(tl, op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch);
       tl.names.push_back(0);
+      streams.add(t, t.copies[copies[c]]);
       cc = head(t.copies, copies, ++c);
     } else {
       tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
-      tl.ops.push_back(make_op(tl, op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch));
+      add_op(tl, op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch);
       tl.names.push_back(0);
+      streams.add(t, t.memsets[memsets[m]]);
       mm = head(t.memsets, memsets, ++m);
     }
     tl.end = std::max(tl.end, tl.ops.back().end);
-    streams.add(tl.ops.back());
   }
+  if (tl.any_call) tl.call_ends.resize(tl.ops.size());
   tl.by_stream = streams.groups();
 }
 
