@@ -21,6 +21,7 @@
 #include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/report.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -99,7 +100,9 @@ class pair_numbers {
 
 // (range, kernel) entries gathered into pairs: `add` takes them in kernel order, `finish`
 // numbers the pairs by range, then by first appearance under it, and places their durations
-// by one counting sort.
+// by one counting sort. `finish` frees the entries before it returns, so that the next
+// pairing's finish reuses their pages. (Entries holding the kernel's index, its duration read
+// back in `finish`, took 4 bytes less but 10 % more time: bench/results/scale.json's notes.)
 class pairing {
  public:
   pairing(std::size_t names, std::size_t ranges, std::size_t entries) : numbers_(names, ranges), ranges_(ranges) {
@@ -111,26 +114,32 @@ class pairing {
     pair_of_.push_back(numbers_.of(range, name));
     duration_of_.push_back(duration);
   }
-  kernel_pairs finish() const {
-    // Pairs by range, first appearance within one (a counting sort: a range per operator makes
-    // a pair of almost every kernel, millions to order).
-    const buckets ranked(numbers_.size(), ranges_, [&](std::size_t p) { return numbers_.range(static_cast<std::uint32_t>(p)); });
-    const auto& by_range = ranked.order;
-    scratch_vector<std::uint32_t> rank(numbers_.size());
+  kernel_pairs finish() {
     kernel_pairs kp;
-    kp.range.resize(by_range.size());
-    kp.name.resize(by_range.size());
-    for (std::uint32_t i = 0; i < by_range.size(); ++i) {
-      rank[by_range[i]] = i;
-      kp.range[i] = numbers_.range(by_range[i]);
-      kp.name[i] = numbers_.name(by_range[i]);
+    {
+      // Pairs by range, first appearance within one (a counting sort: a range per operator
+      // makes a pair of almost every kernel, millions to order).
+      const buckets ranked(numbers_.size(), ranges_, [&](std::size_t p) { return numbers_.range(static_cast<std::uint32_t>(p)); });
+      const auto& by_range = ranked.order;
+      scratch_vector<std::uint32_t> rank(numbers_.size());
+      kp.range.resize(by_range.size());
+      kp.name.resize(by_range.size());
+      for (std::uint32_t i = 0; i < by_range.size(); ++i) {
+        rank[by_range[i]] = i;
+        kp.range[i] = numbers_.range(by_range[i]);
+        kp.name[i] = numbers_.name(by_range[i]);
+      }
+      numbers_ = pair_numbers(0, 0);
+      for (auto& p : pair_of_) p = rank[p]; // entries now name their pair by its place
     }
-    kp.offset.assign(by_range.size() + 1, 0);
-    for (const auto p : pair_of_) ++kp.offset[rank[p] + 1];
+    kp.offset.assign(kp.range.size() + 1, 0);
+    for (const auto p : pair_of_) ++kp.offset[p + 1];
     for (std::size_t p = 1; p < kp.offset.size(); ++p) kp.offset[p] += kp.offset[p - 1];
     auto cursor = kp.offset;
     kp.durations.resize(pair_of_.size());
-    for (std::size_t e = 0; e < pair_of_.size(); ++e) kp.durations[cursor[rank[pair_of_[e]]]++] = duration_of_[e];
+    for (std::size_t e = 0; e < pair_of_.size(); ++e) kp.durations[cursor[pair_of_[e]]++] = duration_of_[e];
+    pair_of_ = {};
+    duration_of_ = {};
     return kp;
   }
 
@@ -243,15 +252,23 @@ inline void add_start_end(const trace& t, const trace_index& x, kernel_pairs& kp
   }
 }
 
+// A contribution once its row is known (rows.parts put in row order): 8 bytes, not 16.
+struct row_part {
+  static constexpr unsigned source_shift = 31;
+  std::uint32_t pair; // pair | source << source_shift
+  std::uint32_t weight;
+};
+
 // The statistics of one row from its contributions: unweighted (the usual case), from a
 // contiguous copy of its durations (gathered once through the pairs; the statistics then read
 // it several times in order, not through the pairs each time); weighted, from a sorted copy.
-inline duration_stats row_stats(const kern_rows& rows, const kern_rows::contribution* first, const kern_rows::contribution* last,
-                                scratch_vector<std::uint64_t>& values, scratch_vector<weighted_value>& scratch) {
-  auto slice = [&](const kern_rows::contribution& c) {
-    const auto& kp = *rows.sources[c.source];
+inline duration_stats row_stats(const kern_rows& rows, const row_part* first, const row_part* last, scratch_vector<std::uint64_t>& values,
+                                scratch_vector<weighted_value>& scratch) {
+  auto slice = [&](const row_part& c) {
+    const auto& kp = *rows.sources[c.pair >> row_part::source_shift];
+    const auto pair = c.pair & ~(1u << row_part::source_shift);
     auto* d = kp.durations.data();
-    return std::make_pair(d + kp.offset[c.pair], d + kp.offset[c.pair + 1]);
+    return std::make_pair(d + kp.offset[pair], d + kp.offset[pair + 1]);
   };
   bool weighted = false;
   for (auto c = first; c != last; ++c) weighted = weighted || c->weight != 1;
@@ -275,9 +292,15 @@ inline duration_stats row_stats(const kern_rows& rows, const kern_rows::contribu
 // either), and the rows sorted by ranks, not by comparing strings. pid is the trace's for
 // every row; a group's ranges share one style.
 inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, const kern_rows& rows) {
+  // The contributions copied in row order, without their row (several a kernel on PyTorch's
+  // shape). A copy, not a permutation in place: its reads far apart do not wait on each other
+  // (in place, following the permutation's cycles, took 1.6 times as long).
   const buckets by_row(rows.parts.size(), rows.keys.size(), [&](std::size_t i) { return rows.parts[i].row; });
-  scratch_vector<kern_rows::contribution> parts(rows.parts.size());
-  for (std::size_t i = 0; i < parts.size(); ++i) parts[i] = rows.parts[by_row.order[i]];
+  scratch_vector<row_part> parts(rows.parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto& c = rows.parts[by_row.order[i]];
+    parts[i] = {c.pair | c.source << row_part::source_shift, c.weight};
+  }
   // The groups and kernel names the rows hold, each numbered once; their labels, ranked.
   key_numbers group_numbers, name_numbers;
   std::vector<std::uint32_t> group_of_row(rows.keys.size()), name_of_row(rows.keys.size());
@@ -336,7 +359,10 @@ inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const 
     if (x.launch_owner[l] != attribution::none) pp.add(x.launch_owner[l], name, duration);
     for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) se.add(x.start_end_ranges[s], name, duration);
   }
-  auto push_pop = pp.finish(), start_end = se.finish();
+  auto push_pop = pp.finish(); // each finish frees its pairing's entries: the second reuses the first's pages
+  auto start_end = se.finish();
+  for (const auto* kp : {&push_pop, &start_end})
+    if (kp->range.size() >> detail::row_part::source_shift) throw std::length_error("nvscope: nvtx_kern_sum: more than 2^31 (range, kernel name) pairs");
   detail::kern_rows rows;
   detail::add_push_pop(t, x, push_pop, ids.size() + 1, rows);
   detail::add_start_end(t, x, start_end, rows);
