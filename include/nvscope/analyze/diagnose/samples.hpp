@@ -81,11 +81,11 @@ inline sample_set thin(std::string name, std::uint64_t* first, std::uint64_t* la
   return s;
 }
 
-inline sample_set thin(std::string name, std::vector<std::uint64_t> ns, std::uint32_t keep) {
+inline sample_set thin(std::string name, scratch_vector<std::uint64_t> ns, std::uint32_t keep) {
   return thin(std::move(name), ns.data(), ns.data() + ns.size(), keep);
 }
 
-inline std::vector<sample_set> thin_all(std::map<std::string, std::vector<std::uint64_t>>& groups, std::uint32_t keep) {
+inline std::vector<sample_set> thin_all(std::map<std::string, scratch_vector<std::uint64_t>>& groups, std::uint32_t keep) {
   std::vector<sample_set> out;
   out.reserve(groups.size());
   for (auto& [name, ns] : groups) out.push_back(thin(name, std::move(ns), keep));
@@ -109,8 +109,8 @@ namespace diag {
 // Per range: the summed durations of the kernels, copies and memsets launched inside it,
 // nested push/pop ranges included. Work goes to its owner, then owners pass their sums to
 // their parents, deepest first (linear in records and ranges).
-inline std::vector<std::uint64_t> gpu_work(const trace& t, const attribution& a) {
-  std::vector<std::uint64_t> work(t.ranges.size(), 0);
+inline scratch_vector<std::uint64_t> gpu_work(const trace& t, const attribution& a) {
+  scratch_vector<std::uint64_t> work(t.ranges.size(), 0);
   const auto note = [&](const auto& records, const record_indexes& owner) {
     for (std::size_t i = 0; i < records.size() && i < owner.size(); ++i)
       if (owner[i] < t.ranges.size() && records[i].end > records[i].start) work[owner[i]] += records[i].end - records[i].start;
@@ -126,7 +126,7 @@ inline std::vector<std::uint64_t> gpu_work(const trace& t, const attribution& a)
   return work;
 }
 
-using sample_groups = std::map<std::string, std::vector<std::uint64_t>>;
+using sample_groups = std::map<std::string, scratch_vector<std::uint64_t>>; // values of millions of ranges: huge pages where offered
 
 // Every kernel's duration by name, sorted and thinned: the durations placed by name id in one
 // array (a counting sort, in the large-array storage), each name's run sorted where it lies.
@@ -153,7 +153,7 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const diagnosis_op
       out.push_back(thin(name, first, ns.data() + offset[runs.front() + 1], o.max_samples));
       continue;
     }
-    std::vector<std::uint64_t> all; // a name string held by several ids: rare
+    scratch_vector<std::uint64_t> all; // a name string held by several ids: rare
     for (const auto s : runs) all.insert(all.end(), ns.data() + offset[s], ns.data() + offset[s + 1]);
     out.push_back(thin(name, std::move(all), o.max_samples));
   }
@@ -176,8 +176,8 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
   struct groups_of_name {
     bool step;
     std::string label;
-    std::vector<std::uint64_t>* host;
-    std::vector<std::uint64_t>* gpu; // made at its first value: a group without GPU work is not listed
+    detail::scratch_vector<std::uint64_t>* host;
+    detail::scratch_vector<std::uint64_t>* gpu; // made at its first value: a group without GPU work is not listed
   };
   std::vector<groups_of_name> known;
   detail::key_numbers numbers(t.strings.size());

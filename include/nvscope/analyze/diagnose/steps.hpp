@@ -44,7 +44,7 @@ struct step_set {
     std::uint64_t ns;
   };
   std::vector<std::uint32_t> ranges;
-  std::vector<std::uint32_t> ordinal_of;   // per trace range
+  scratch_vector<std::uint32_t> ordinal_of; // per trace range (huge pages where offered: a range per operator makes millions)
   std::vector<std::uint64_t> components;   // by component number: (kind << 32) | name
   std::vector<std::vector<cell>> cells;    // by component number: steps with time, by step
 
@@ -78,8 +78,8 @@ inline step_set find_steps(const timeline& tl, const diagnosis_options& o) {
 // parents first (deepest_first read backwards; marks after the range around them), each taking
 // its parent's step unless it is a step itself (linear). Without attribute(t)'s depths
 // (`a.depth`), no nesting is followed.
-inline std::vector<std::uint32_t> step_of_ranges(const trace& t, const step_set& s, const attribution& a) {
-  std::vector<std::uint32_t> step(s.ordinal_of);
+inline scratch_vector<std::uint32_t> step_of_ranges(const trace& t, const step_set& s, const attribution& a) {
+  scratch_vector<std::uint32_t> step(s.ordinal_of);
   step.resize(t.ranges.size(), diagnosis_none);
   if (a.depth.size() != t.ranges.size() || a.parent.size() != t.ranges.size()) return step;
   const auto take_parents = [&](std::uint32_t r) {

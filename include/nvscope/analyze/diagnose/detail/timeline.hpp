@@ -123,9 +123,10 @@ struct timeline {
   std::vector<std::uint32_t> transfers; // the copies' and memsets' places in `ops`, in its order
   op_groups by_stream;     // ops by (device, stream)
   thread_table threads;    // thread index -> slot of the three per-thread tables below
-  std::vector<std::vector<std::uint32_t>> ranges_by_thread; // push/pop ranges by start
-  std::vector<std::vector<timestamp_ns>> range_starts_by_thread;
-  std::vector<std::vector<std::pair<timestamp_ns, timestamp_ns>>> syncs_by_thread; // by start
+  // Per thread slot (huge pages where offered: a range per operator makes millions):
+  std::vector<scratch_vector<std::uint32_t>> ranges_by_thread; // push/pop ranges by start
+  std::vector<scratch_vector<timestamp_ns>> range_starts_by_thread;
+  std::vector<scratch_vector<std::pair<timestamp_ns, timestamp_ns>>> syncs_by_thread; // by start
   call_table calls; // correlation -> runtime call (else driver)
   timestamp_ns begin = 0; // first operation's start
   timestamp_ns end = 0;   // last operation's end
