@@ -5,6 +5,7 @@
 // (outermost first) against the walk up its parents, and the range and sync open on a thread
 // against that thread's records alone.
 
+#include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/launches.hpp>
 #include <nvscope/analyze/diagnose/steps.hpp>
 
@@ -206,6 +207,105 @@ TEST_CASE("each operation gives back its record, kind, launch thread and call (A
       if (k == op_kind::kernel) check(t.kernels.at(op.index()), k);
       else if (k == op_kind::copy) check(t.copies.at(op.index()), k);
       else check(t.memsets.at(op.index()), k);
+    }
+  }
+}
+
+TEST_CASE("the idle charges (per cause, the ranges holding most, the longest) are what the stretches add up to, on random traces") {
+  const auto seed = fresh_seed();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 g(seed);
+  for (int round = 0; round < 60; ++round) {
+    trace t;
+    t.threads.resize(3);
+    const string_id names[] = {t.strings.intern("a"), t.strings.intern("b"), t.strings.intern("c"), t.strings.intern("d")};
+    const string_id domains[] = {0, t.strings.intern("dom")};
+    for (std::uint32_t r = 0; r < 200; ++r) { // random intervals: attribute() nests them by containment
+      range_record x;
+      x.thread = static_cast<std::uint32_t>(g() % 4); // 3: outside the thread table
+      x.start = g() % 100000;
+      x.end = x.start + g() % 8000;
+      x.name = names[g() % 4];
+      x.domain = domains[g() % 2];
+      x.is_push_pop = true;
+      t.ranges.push_back(x);
+    }
+    std::uint32_t correlation = 1;
+    for (std::uint32_t i = 0; i < 800; ++i) {
+      kernel_record k;
+      k.start = g() % 110000;
+      k.end = k.start + 1 + g() % (g() % 3 ? 100 : 3000); // gaps of every length, ties of length
+      k.correlation = correlation;
+      k.stream = static_cast<std::uint32_t>(g() % 3);
+      t.kernels.push_back(k);
+      if (g() % 6) t.launches.push_back({k.start - g() % 2000, correlation, static_cast<std::uint32_t>(g() % 4)});
+      ++correlation;
+    }
+    for (int i = 0; i < 30; ++i) {
+      const timestamp_ns at = g() % 100000;
+      sync_record y;
+      y.start = at, y.end = at + g() % 3000, y.thread = static_cast<std::uint32_t>(g() % 3), y.kind = sync_kind::stream;
+      t.syncs.push_back(y);
+    }
+    const auto a = attribute(t);
+    const timeline tl = build_timeline(t, a);
+    diagnosis_options o;
+    o.top_idle = static_cast<std::uint32_t>(g() % 9); // 0 .. 8, sometimes more than there are stretches
+    const idle_breakdown b = idle_time_of(tl, o);
+    REQUIRE(!b.stretches.empty());
+    // Per cause: time and count.
+    std::uint64_t ns[idle_cause_count] = {}, count[idle_cause_count] = {};
+    for (const auto& x : b.stretches) ns[static_cast<int>(x.cause)] += x.duration, ++count[static_cast<int>(x.cause)];
+    for (int c = 0; c < idle_cause_count; ++c) {
+      CHECK(b.cause_ns[c] == ns[c]);
+      CHECK(b.cause_count[c] == count[c]);
+    }
+    // The longest: a partial sort of every stretch.
+    std::vector<idle_stretch> longest(b.stretches.begin(), b.stretches.end());
+    std::sort(longest.begin(), longest.end(), [](const idle_stretch& x, const idle_stretch& y) {
+      return x.duration != y.duration ? x.duration > y.duration : x.start < y.start;
+    });
+    longest.resize(std::min<std::size_t>(o.top_idle, longest.size()));
+    REQUIRE(b.longest.size() == longest.size());
+    for (std::size_t i = 0; i < longest.size(); ++i) {
+      CHECK(b.longest[i].start == longest[i].start);
+      CHECK(b.longest[i].duration == longest[i].duration);
+      CHECK(b.longest[i].range == longest[i].range);
+      CHECK(b.longest[i].next_owner == longest[i].next_owner);
+    }
+    // Per cause, the three (domain, name)s holding most time, each with its longest single
+    // stretch's range (the later one on a tie); no range: one entry of its own.
+    for (int c = 0; c < idle_cause_count; ++c) {
+      struct tally {
+        range_time row;
+        std::uint64_t best = 0; // the longest single stretch so far
+      };
+      std::map<std::uint64_t, tally> by_name;
+      for (const auto& x : b.stretches) {
+        if (static_cast<int>(x.cause) != c) continue;
+        const bool known = x.range < t.ranges.size();
+        const std::uint64_t key = known ? (std::uint64_t{t.ranges[x.range].domain} << 32) | t.ranges[x.range].name : ~std::uint64_t{0};
+        auto& e = by_name[key];
+        e.row.ns += x.duration;
+        e.row.count += 1;
+        if (known && x.duration >= e.best) {
+          e.best = x.duration;
+          e.row.range = x.range;
+          e.row.domain = t.ranges[x.range].domain;
+          e.row.name = t.ranges[x.range].name;
+        }
+      }
+      std::vector<range_time> want;
+      for (const auto& [key, e] : by_name) want.push_back(e.row);
+      std::sort(want.begin(), want.end(), [](const range_time& x, const range_time& y) { return x.ns != y.ns ? x.ns > y.ns : x.range < y.range; });
+      if (want.size() > 3) want.resize(3);
+      REQUIRE(b.cause_ranges[c].size() == want.size());
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        CHECK(b.cause_ranges[c][i].range == want[i].range);
+        CHECK(b.cause_ranges[c][i].ns == want[i].ns);
+        CHECK(b.cause_ranges[c][i].count == want[i].count);
+        CHECK(b.cause_ranges[c][i].name == want[i].name);
+      }
     }
   }
 }

@@ -38,10 +38,50 @@ inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns 
   return idle_cause::launch;
 }
 
-// Union lengths of all operations and of kernels with memsets; the stretches between.
+// What the stretches add up to, taken as each is found (not by reading millions of them back):
+// time and count per cause, per cause the ranges holding most, and the `top_idle` longest
+// (a heap of that many, ordered as a partial sort orders them: longest first, then earliest).
+class stretch_charges {
+ public:
+  stretch_charges(const trace& t, std::size_t keep) : keep_(keep) {
+    for (int c = 0; c < idle_cause_count; ++c) tallies_.emplace_back(t);
+  }
+  void add(const idle_stretch& s, idle_breakdown& b) {
+    const auto c = static_cast<int>(s.cause);
+    b.cause_ns[c] += s.duration;
+    b.cause_count[c] += 1;
+    tallies_[static_cast<std::size_t>(c)].add(s.range, s.duration);
+    if (keep_ == 0) return;
+    if (longest_.size() < keep_) {
+      longest_.push_back(s);
+      std::push_heap(longest_.begin(), longest_.end(), before);
+    } else if (before(s, longest_.front())) { // better than the worst kept
+      std::pop_heap(longest_.begin(), longest_.end(), before);
+      longest_.back() = s;
+      std::push_heap(longest_.begin(), longest_.end(), before);
+    }
+  }
+  void finish(idle_breakdown& b) {
+    for (int c = 0; c < idle_cause_count; ++c) b.cause_ranges[c] = tallies_[static_cast<std::size_t>(c)].top(3);
+    std::sort_heap(longest_.begin(), longest_.end(), before);
+    b.longest = std::move(longest_);
+  }
+
+ private:
+  static bool before(const idle_stretch& x, const idle_stretch& y) noexcept {
+    return x.duration != y.duration ? x.duration > y.duration : x.start < y.start;
+  }
+  std::size_t keep_;
+  std::vector<range_tally> tallies_;
+  std::vector<idle_stretch> longest_; // a heap whose front is the worst kept
+};
+
+// Union lengths of all operations and of kernels with memsets; the stretches between, each
+// charged as it is found.
 inline void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
   timestamp_ns cover = 0, kernel_cover = 0;
   lookup_hints hints(tl.threads.size()); // the stretches come in time order
+  stretch_charges charges(*tl.t, o.top_idle);
   b.stretches.reserve(tl.ops.size()); // at most one per operation; only what is written is touched
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const gpu_op& op = tl.ops[i];
@@ -54,6 +94,7 @@ inline void overall_stretches(const timeline& tl, const diagnosis_options& o, id
       s.range = op.thread == diagnosis_none ? diagnosis_none : tl.range_at(op.thread, cover, &hints);
       s.next_owner = tl.owner_of(op);
       b.stretches.push_back(s);
+      charges.add(s, b);
     }
     const timestamp_ns from = std::max(op.start, cover);
     if (op.end > from) b.busy_ns += op.end - from;
@@ -63,23 +104,7 @@ inline void overall_stretches(const timeline& tl, const diagnosis_options& o, id
     if (op.end > kfrom) b.kernel_ns += op.end - kfrom;
     kernel_cover = std::max(kernel_cover, op.end);
   }
-}
-
-inline void charge_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
-  std::vector<range_tally> tallies;
-  for (int c = 0; c < idle_cause_count; ++c) tallies.emplace_back(*tl.t);
-  for (const auto& s : b.stretches) {
-    const auto c = static_cast<int>(s.cause);
-    b.cause_ns[c] += s.duration;
-    b.cause_count[c] += 1;
-    tallies[static_cast<std::size_t>(c)].add(s.range, s.duration);
-  }
-  for (int c = 0; c < idle_cause_count; ++c) b.cause_ranges[c] = tallies[static_cast<std::size_t>(c)].top(3);
-  b.longest.resize(std::min<std::size_t>(o.top_idle, b.stretches.size()));
-  std::partial_sort_copy(b.stretches.begin(), b.stretches.end(), b.longest.begin(), b.longest.end(),
-                         [](const idle_stretch& x, const idle_stretch& y) {
-                           return x.duration != y.duration ? x.duration > y.duration : x.start < y.start;
-                         });
+  charges.finish(b);
 }
 
 // HTA's per-stream rule on consecutive operations of one stream.
@@ -121,7 +146,6 @@ inline idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& 
   overall_stretches(tl, o, b);
   b.copy_only_ns = b.busy_ns - b.kernel_ns;
   b.idle_ns = b.window_ns > b.busy_ns ? b.window_ns - b.busy_ns : 0;
-  charge_stretches(tl, o, b);
   stream_rows(tl, o, b);
   return b;
 }

@@ -448,13 +448,16 @@ class range_tally {
  public:
   explicit range_tally(const trace& t) : t_(&t) {}
   void add(std::uint32_t range, std::uint64_t ns) {
-    const std::uint64_t key = range < t_->ranges.size()
-                                  ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name
-                                  : ~std::uint64_t{0};
-    if (key != last_key_ || slots_.empty()) { // runs of one range are common
-      last_key_ = key;
-      last_ = numbers_.of(key);
-      if (last_ == slots_.size()) slots_.emplace_back();
+    if (range != last_range_ || slots_.empty()) { // runs of one range are common: its record is read once a run
+      last_range_ = range;
+      const std::uint64_t key = range < t_->ranges.size()
+                                    ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name
+                                    : ~std::uint64_t{0};
+      if (key != last_key_ || slots_.empty()) { // and runs of one name
+        last_key_ = key;
+        last_ = numbers_.of(key);
+        if (last_ == slots_.size()) slots_.emplace_back();
+      }
     }
     auto& slot = slots_[last_];
     slot.ns += ns;
@@ -493,6 +496,7 @@ class range_tally {
   key_numbers numbers_;        // (domain, name) -> slot
   std::vector<slot_t> slots_;
   std::uint64_t last_key_ = 0;
+  std::uint32_t last_range_ = 0; // the range last added (its key is last_key_)
   std::uint32_t last_ = 0;     // the slot of last_key_
 };
 
