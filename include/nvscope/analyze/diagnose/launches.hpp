@@ -26,7 +26,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
-#include <unordered_map>
 #include <vector>
 
 namespace nvscope {
@@ -153,7 +152,7 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   const auto depth = queue_depths(tl, launched);
   out.call_durations_from_api = tl.any_call;
   // Kernels by name: the copies and memsets told apart by tl.transfers (their places, ascending:
-  // place_ops asks for each operation once, in order), not by reading every 48-byte operation.
+  // place_ops asks for each operation once, in order), not by reading every operation.
   std::size_t next_transfer = 0;
   const op_places names = place_ops(
       tl,

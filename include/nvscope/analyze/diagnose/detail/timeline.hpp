@@ -197,7 +197,7 @@ struct timeline {
   }
 };
 
-// Appends the operation of record i of one kind (its name to tl.names by the caller).
+// Appends the operation of record i of one kind.
 template <class Record>
 void add_op(timeline& tl, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of) {
   const trace& t = *tl.t;
@@ -309,25 +309,22 @@ inline void add_operations(timeline& tl) {
   };
   std::size_t k = 0, c = 0, m = 0;
   stream_numbering streams(tl.ops.capacity());
+  auto take = [&](op_kind kind, const auto& r, std::uint32_t i, const record_indexes& launch_of, string_id name) {
+    if (kind != op_kind::kernel) tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
+    add_op(tl, kind, r, i, launch_of);
+    tl.names.push_back(name);
+    streams.add(t, r);
+  };
   auto kk = head(t.kernels, kernels, 0), cc = head(t.copies, copies, 0), mm = head(t.memsets, memsets, 0);
   for (std::size_t left = kernels.size() + copies.size() + memsets.size(); left > 0; --left) {
     if (k < kernels.size() && !(cc < kk) && !(mm < kk)) {
-      const auto& r = t.kernels[kernels[k]];
-      add_op(tl, op_kind::kernel, r, kernels[k], a.kernel_launch);
-      tl.names.push_back(r.name);
-      streams.add(t, r);
+      take(op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch, t.kernels[kernels[k]].name);
       kk = head(t.kernels, kernels, ++k);
     } else if (c < copies.size() && !(mm < cc)) {
-      tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
-      add_op(tl, op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch);
-      tl.names.push_back(0);
-      streams.add(t, t.copies[copies[c]]);
+      take(op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch, 0);
       cc = head(t.copies, copies, ++c);
     } else {
-      tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
-      add_op(tl, op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch);
-      tl.names.push_back(0);
-      streams.add(t, t.memsets[memsets[m]]);
+      take(op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch, 0);
       mm = head(t.memsets, memsets, ++m);
     }
     tl.end = std::max(tl.end, tl.ops.back().end);
