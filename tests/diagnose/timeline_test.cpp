@@ -94,7 +94,7 @@ TEST_CASE("the correlation table keeps the runtime call over the driver call it 
   }
 }
 
-TEST_CASE("operations come out by (start, end) and grouped by stream and by name as a stable sort groups them") {
+TEST_CASE("operations come out by (start, end), grouped by stream as a stable sort groups them, placed by name in key order") {
   const auto seed = fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 g(seed);
@@ -138,12 +138,27 @@ TEST_CASE("operations come out by (start, end) and grouped by stream and by name
   const auto name_of = [&](const gpu_op& op) {
     return op.kind() == op_kind::kernel ? std::uint64_t{t.kernels[op.index()].name} : op_groups::skip;
   };
-  // group_ops reads operation i's key by its index: the kernel name the timeline kept for it
-  // (tl.names), checked here against the kernel records' names (name_of)
+  // place_ops reads operation i's key by its index: the kernel name the timeline kept for it
+  // (tl.names), checked here against the kernel records' names (name_of): each operation's
+  // place is its key's rank among the distinct keys, none where it is skipped.
   REQUIRE(tl.names.size() == tl.ops.size());
   const auto name_at = [&](std::size_t i) { return tl.ops[i].kind() == op_kind::kernel ? std::uint64_t{tl.names[i]} : op_groups::skip; };
-  check_groups(group_ops(tl, name_at, t.strings.size()), name_of); // names in a dense table
-  check_groups(group_ops(tl, name_at, 0), name_of);                 // the same names hashed
+  auto check_places = [&](const op_places& p) {
+    std::vector<std::uint64_t> keys;
+    for (const auto& op : tl.ops)
+      if (name_of(op) != op_groups::skip) keys.push_back(name_of(op));
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    CHECK(p.keys == keys);
+    REQUIRE(p.place.size() == tl.ops.size());
+    for (std::size_t i = 0; i < tl.ops.size(); ++i) {
+      const auto key = name_of(tl.ops[i]);
+      if (key == op_groups::skip) CHECK(p.place[i] == op_places::none);
+      else CHECK(p.place[i] == std::lower_bound(keys.begin(), keys.end(), key) - keys.begin());
+    }
+  };
+  check_places(place_ops(tl, name_at, t.strings.size())); // names in a dense table
+  check_places(place_ops(tl, name_at, 0));                 // the same names hashed
 }
 
 TEST_CASE("each operation gives back its record, kind, launch thread and call (API record or launch) on random traces") {

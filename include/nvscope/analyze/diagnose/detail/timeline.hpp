@@ -255,7 +255,7 @@ inline std::vector<std::uint32_t> key_places(std::vector<std::uint64_t>& keys) {
 }
 
 // Operations by (device, stream), numbered as add_operations makes them (a run of one stream
-// costs a compare) and counted, then placed by one pass: what group_ops gives, without a pass
+// costs a compare) and counted, then placed by one pass: a stable grouping by key, without a pass
 // that reads every operation again for its key.
 class stream_numbering {
  public:
@@ -389,17 +389,6 @@ op_places place_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
   const auto place = key_places(out.keys);
   for (auto& g : group)
     if (g != op_places::none) g = place[g];
-  return out;
-}
-
-template <class KeyOf>
-op_groups group_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
-  op_places p = place_ops(tl, key_of, dense);
-  op_groups out;
-  buckets by_place(p.place.size(), p.keys.size(), [&](std::size_t i) -> std::size_t { return p.place[i]; });
-  out.keys = std::move(p.keys);
-  out.first = std::move(by_place.offset);
-  out.order = std::move(by_place.order);
   return out;
 }
 
