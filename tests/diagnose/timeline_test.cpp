@@ -230,6 +230,7 @@ TEST_CASE("the idle charges (per cause, the ranges holding most, the longest) ar
   const auto seed = fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 g(seed);
+  int with_stretches = 0;
   for (int round = 0; round < 60; ++round) {
     trace t;
     t.threads.resize(3);
@@ -267,7 +268,7 @@ TEST_CASE("the idle charges (per cause, the ranges holding most, the longest) ar
     diagnosis_options o;
     o.top_idle = static_cast<std::uint32_t>(g() % 9); // 0 .. 8, sometimes more than there are stretches
     const idle_breakdown b = idle_time_of(tl, o);
-    REQUIRE(!b.stretches.empty());
+    with_stretches += !b.stretches.empty(); // a trace whose GPU work leaves no gap has none (about 1 in 2,000): the checks below still hold
     // Per cause: time and count.
     std::uint64_t ns[idle_cause_count] = {}, count[idle_cause_count] = {};
     for (const auto& x : b.stretches) ns[static_cast<int>(x.cause)] += x.duration, ++count[static_cast<int>(x.cause)];
@@ -323,6 +324,7 @@ TEST_CASE("the idle charges (per cause, the ranges holding most, the longest) ar
       }
     }
   }
+  CHECK(with_stretches >= 50); // the rounds checked something
 }
 
 TEST_CASE("each range's step is the one its walk up the parents meets first, on random nested ranges") {
