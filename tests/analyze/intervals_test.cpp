@@ -1,12 +1,15 @@
 // Interval arithmetic (analyze/intervals.hpp): merge_intervals, union_of of two and three
 // merged lists, and covered_union's length and gaps of two, against the reference of every
 // interval in one list, merged; on fresh random lists of many sizes (empty ones, one long
-// beside short ones, as kernels beside copies), with touching, nested and equal-start intervals.
+// beside short ones, as kernels beside copies), with touching, nested and equal-start intervals;
+// and overall_activity, kernels read in place or copied, against activity_of on random traces.
 
+#include <nvscope/analyze/activity.hpp>
 #include <nvscope/analyze/intervals.hpp>
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -96,4 +99,60 @@ TEST_CASE("covered_union gives the clipped length and the gaps of the union of t
   nvscope::detail::value_list gaps;
   CHECK(nvscope::detail::covered_union({{0, 10}, {20, 30}}, {{10, 12}, {40, 50}}, 5, 45, gaps) == 5 + 2 + 10 + 5); // touching joins
   CHECK(gaps == nvscope::detail::value_list{8, 10});
+}
+
+// overall_activity reads the kernels in place when they come in start order (their union
+// merged as it is read, never copied) and copies, sorts and merges them otherwise: both must
+// give every figure of activity_of over every record's interval. Random traces: overlapping,
+// touching, nested, empty and unended kernels, copies overlapping them, memsets, syncs, windows
+// inside, across and past the records; each in start order and shuffled.
+TEST_CASE("overall_activity in place equals activity_of over copied intervals, kernels in start order or not") {
+  using namespace nvscope;
+  std::mt19937_64 rng(std::random_device{}());
+  auto same = [](const activity_metrics& x, const activity_metrics& y) {
+    return x.window_begin == y.window_begin && x.window_end == y.window_end && x.window_ns == y.window_ns && x.busy_ns == y.busy_ns &&
+           x.kernel_ns == y.kernel_ns && x.copy_ns == y.copy_ns && x.overlap_ns == y.overlap_ns && x.sync_ns == y.sync_ns &&
+           x.gpu_busy_percent == y.gpu_busy_percent && x.copy_compute_overlap_percent == y.copy_compute_overlap_percent &&
+           x.sync_percent == y.sync_percent && x.gap_count == y.gap_count && x.gap_median_ns == y.gap_median_ns &&
+           x.gap_p90_ns == y.gap_p90_ns && x.kernels == y.kernels && x.copies == y.copies && x.memsets == y.memsets &&
+           x.kernel_median_ns == y.kernel_median_ns;
+  };
+  std::size_t cases = 0, wrong = 0, busy = 0;
+  for (const std::size_t n : {0, 1, 2, 7, 100, 5000}) {
+    for (int round = 0; round < 8; ++round) {
+      trace t;
+      const std::uint64_t span = 1 + rng() % 200000, longest = 1 + rng() % 300;
+      auto when = [&](std::uint64_t most) {
+        const std::uint64_t start = 1 + rng() % span, length = rng() % most;
+        return std::make_pair(start, rng() % 40 == 0 ? 0 : start + length); // some never ended
+      };
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto [s, e] = when(longest);
+        t.kernels.push_back({});
+        t.kernels.back().start = s, t.kernels.back().end = e;
+      }
+      for (std::size_t i = 0; i < n / 10 + round % 2; ++i) {
+        const auto [s, e] = when(longest * 5);
+        t.copies.push_back({}), t.copies.back().start = s, t.copies.back().end = e;
+        const auto [ms, me] = when(longest);
+        t.memsets.push_back({}), t.memsets.back().start = ms, t.memsets.back().end = me;
+        const auto [ys, ye] = when(longest * 3);
+        t.syncs.push_back({}), t.syncs.back().start = ys, t.syncs.back().end = ye;
+      }
+      const std::uint64_t lo = rng() % (span / 2 + 1), hi = round % 3 == 0 ? 0 : lo + rng() % (span + 1);
+      for (const bool in_order : {true, false}) {
+        if (in_order) std::sort(t.kernels.begin(), t.kernels.end(), [](const kernel_record& a, const kernel_record& b) { return a.start < b.start; });
+        else std::shuffle(t.kernels.begin(), t.kernels.end(), rng);
+        auto g = detail::intervals_of(t);
+        detail::value_list gaps;
+        const auto expected = detail::activity_of(g, lo, hi, gaps);
+        wrong += !same(overall_activity(t, {lo, hi}), expected);
+        busy += expected.busy_ns > 0;
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases == 96);
+  CHECK(busy > 24); // traces with GPU time inside their windows: 36-56 of 96 over 300 runs (none without kernels, none in an empty window)
+  CHECK(wrong == 0);
 }

@@ -95,37 +95,51 @@ inline interval_list union_of(const interval_list& a, const interval_list& b, co
   return union_of(union_of(*by_size[0], *by_size[1]), *by_size[2]);
 }
 
-// The union of two merged lists walked, not written: its length clipped to [lo, hi), and the
-// idle stretches between its intervals appended to `gaps` (what covered(union_of(a, b), lo, hi)
-// and append_gaps(union_of(a, b), gaps) give, without a list as long as both).
-inline std::uint64_t covered_union(const interval_list& a, const interval_list& b, std::uint64_t lo, std::uint64_t hi,
-                                   scratch_vector<std::uint64_t>& gaps) {
-  interval run{0, 0};
-  bool any = false;
-  std::uint64_t sum = 0;
-  gaps.reserve(gaps.size() + a.size() + b.size()); // no more gaps than intervals: one array, not a doubling series
-  auto close = [&] {
-    const auto from = run.first > lo ? run.first : lo, to = run.second < hi ? run.second : hi;
-    if (to > from) sum += to - from;
-  };
-  auto add = [&](const interval& x) {
-    if (any && x.first <= run.second) {
-      if (x.second > run.second) run.second = x.second;
+// The union of merged intervals fed in start order, walked, not written: its length clipped to
+// [lo, hi), and the idle stretches between its runs appended to `gaps`.
+class union_walk {
+ public:
+  union_walk(std::uint64_t lo, std::uint64_t hi, scratch_vector<std::uint64_t>& gaps) noexcept : lo_(lo), hi_(hi), gaps_(gaps) {}
+  void add(const interval& x) {
+    if (any_ && x.first <= run_.second) {
+      if (x.second > run_.second) run_.second = x.second;
       return;
     }
-    if (any) {
+    if (any_) {
       close();
-      gaps.push_back(x.first - run.second);
+      gaps_.push_back(x.first - run_.second);
     }
-    run = x;
-    any = true;
-  };
+    run_ = x;
+    any_ = true;
+  }
+  std::uint64_t finish() noexcept { // the covered length; add nothing after
+    if (any_) close();
+    any_ = false;
+    return sum_;
+  }
+
+ private:
+  void close() noexcept {
+    const auto from = run_.first > lo_ ? run_.first : lo_, to = run_.second < hi_ ? run_.second : hi_;
+    if (to > from) sum_ += to - from;
+  }
+  std::uint64_t lo_, hi_, sum_ = 0;
+  scratch_vector<std::uint64_t>& gaps_;
+  interval run_{0, 0};
+  bool any_ = false;
+};
+
+// The union of two merged lists walked (union_walk): what covered(union_of(a, b), lo, hi) and
+// append_gaps(union_of(a, b), gaps) give, without a list as long as both.
+inline std::uint64_t covered_union(const interval_list& a, const interval_list& b, std::uint64_t lo, std::uint64_t hi,
+                                   scratch_vector<std::uint64_t>& gaps) {
+  gaps.reserve(gaps.size() + a.size() + b.size()); // no more gaps than intervals: one array, not a doubling series
+  union_walk walk(lo, hi, gaps);
   std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) add(a[i].first <= b[j].first ? a[i++] : b[j++]);
-  for (; i < a.size(); ++i) add(a[i]);
-  for (; j < b.size(); ++j) add(b[j]);
-  if (any) close();
-  return sum;
+  while (i < a.size() && j < b.size()) walk.add(a[i].first <= b[j].first ? a[i++] : b[j++]);
+  for (; i < a.size(); ++i) walk.add(a[i]);
+  for (; j < b.size(); ++j) walk.add(b[j]);
+  return walk.finish();
 }
 
 // Total length of merged intervals clipped to [lo, hi).
