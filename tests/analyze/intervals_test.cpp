@@ -2,10 +2,13 @@
 // merged lists, and covered_union's length and gaps of two, against the reference of every
 // interval in one list, merged; on fresh random lists of many sizes (empty ones, one long
 // beside short ones, as kernels beside copies), with touching, nested and equal-start intervals;
-// and overall_activity, kernels read in place or copied, against activity_of on random traces.
+// and overall_activity and range_activity, kernels read in place or copied, against activity_of
+// on random traces and against each other on a synthetic one with the kernels shuffled.
 
 #include <nvscope/analyze/activity.hpp>
 #include <nvscope/analyze/intervals.hpp>
+#include <nvscope/analyze/range_activity.hpp>
+#include "synthetic_trace.hpp"
 
 #include <doctest/doctest.h>
 
@@ -28,6 +31,23 @@ interval_list random_merged(std::mt19937_64& rng, std::size_t n, std::uint64_t s
   }
   nvscope::detail::merge_intervals(v);
   return v;
+}
+
+// Every figure of two activity_metrics equal.
+bool same_activity(const nvscope::activity_metrics& x, const nvscope::activity_metrics& y) {
+  return x.window_begin == y.window_begin && x.window_end == y.window_end && x.window_ns == y.window_ns && x.busy_ns == y.busy_ns &&
+         x.kernel_ns == y.kernel_ns && x.copy_ns == y.copy_ns && x.overlap_ns == y.overlap_ns && x.sync_ns == y.sync_ns &&
+         x.gpu_busy_percent == y.gpu_busy_percent && x.copy_compute_overlap_percent == y.copy_compute_overlap_percent &&
+         x.sync_percent == y.sync_percent && x.gap_count == y.gap_count && x.gap_median_ns == y.gap_median_ns &&
+         x.gap_p90_ns == y.gap_p90_ns && x.kernels == y.kernels && x.copies == y.copies && x.memsets == y.memsets &&
+         x.kernel_median_ns == y.kernel_median_ns;
+}
+
+// Swaps about a quarter of the neighbouring records: out of start order by a little.
+template <class Records>
+void swap_neighbours(Records& v, std::mt19937_64& rng) {
+  for (std::size_t i = 0; i + 1 < v.size(); ++i)
+    if (rng() % 4 == 0) std::swap(v[i], v[i + 1]), ++i;
 }
 
 bool is_merged(const interval_list& v) {
@@ -105,18 +125,10 @@ TEST_CASE("covered_union gives the clipped length and the gaps of the union of t
 // merged as it is read, never copied) and copies, sorts and merges them otherwise: both must
 // give every figure of activity_of over every record's interval. Random traces: overlapping,
 // touching, nested, empty and unended kernels, copies overlapping them, memsets, syncs, windows
-// inside, across and past the records; each in start order and shuffled.
+// inside, across and past the records; each in start order, with neighbours swapped and shuffled.
 TEST_CASE("overall_activity in place equals activity_of over copied intervals, kernels in start order or not") {
   using namespace nvscope;
   std::mt19937_64 rng(std::random_device{}());
-  auto same = [](const activity_metrics& x, const activity_metrics& y) {
-    return x.window_begin == y.window_begin && x.window_end == y.window_end && x.window_ns == y.window_ns && x.busy_ns == y.busy_ns &&
-           x.kernel_ns == y.kernel_ns && x.copy_ns == y.copy_ns && x.overlap_ns == y.overlap_ns && x.sync_ns == y.sync_ns &&
-           x.gpu_busy_percent == y.gpu_busy_percent && x.copy_compute_overlap_percent == y.copy_compute_overlap_percent &&
-           x.sync_percent == y.sync_percent && x.gap_count == y.gap_count && x.gap_median_ns == y.gap_median_ns &&
-           x.gap_p90_ns == y.gap_p90_ns && x.kernels == y.kernels && x.copies == y.copies && x.memsets == y.memsets &&
-           x.kernel_median_ns == y.kernel_median_ns;
-  };
   std::size_t cases = 0, wrong = 0, busy = 0;
   for (const std::size_t n : {0, 1, 2, 7, 100, 5000}) {
     for (int round = 0; round < 8; ++round) {
@@ -140,19 +152,62 @@ TEST_CASE("overall_activity in place equals activity_of over copied intervals, k
         t.syncs.push_back({}), t.syncs.back().start = ys, t.syncs.back().end = ye;
       }
       const std::uint64_t lo = rng() % (span / 2 + 1), hi = round % 3 == 0 ? 0 : lo + rng() % (span + 1);
-      for (const bool in_order : {true, false}) {
-        if (in_order) std::sort(t.kernels.begin(), t.kernels.end(), [](const kernel_record& a, const kernel_record& b) { return a.start < b.start; });
-        else std::shuffle(t.kernels.begin(), t.kernels.end(), rng);
+      for (const int order : {0, 1, 2}) { // in start order; neighbours swapped (out of order by little); shuffled
+        std::sort(t.kernels.begin(), t.kernels.end(), [](const kernel_record& a, const kernel_record& b) { return a.start < b.start; });
+        if (order == 1) swap_neighbours(t.kernels, rng);
+        if (order == 2) std::shuffle(t.kernels.begin(), t.kernels.end(), rng);
         auto g = detail::intervals_of(t);
         detail::value_list gaps;
         const auto expected = detail::activity_of(g, lo, hi, gaps);
-        wrong += !same(overall_activity(t, {lo, hi}), expected);
+        wrong += !same_activity(overall_activity(t, {lo, hi}), expected);
         busy += expected.busy_ns > 0;
         ++cases;
       }
     }
   }
-  CHECK(cases == 96);
-  CHECK(busy > 24); // traces with GPU time inside their windows: 36-56 of 96 over 300 runs (none without kernels, none in an empty window)
+  CHECK(cases == 144);
+  CHECK(busy > 36); // traces with GPU time inside their windows: 54-84 of 144 (36-56 of 96 over 300 runs; none without kernels, none in an empty window)
   CHECK(wrong == 0);
+}
+
+// range_activity reads each instance's kernels in place while they come in start order and
+// copies, merges and walks them again otherwise: on the synthetic trace (steps, outermost
+// ranges, copies, memsets, syncs) with random kernels stretched over their neighbours or made
+// empty, every row and step must read the same with the kernels in start order, with neighbours
+// swapped and shuffled.
+TEST_CASE("range_activity gives the same rows and steps with the kernels in start order, out of it by a little or shuffled") {
+  using namespace nvscope;
+  const auto seed = std::random_device{}();
+  INFO("seed " << seed); // a failure names the input
+  std::mt19937_64 rng(seed);
+  auto in_order = synthetic::make_trace(30000);
+  for (auto& k : in_order.kernels) {
+    const auto what = rng() % 10;
+    if (what == 0) k.end = k.start; // empty
+    else if (what == 1) k.end += rng() % 20000; // over the next kernels, and past gaps
+  }
+  std::stable_sort(in_order.kernels.begin(), in_order.kernels.end(), [](const kernel_record& a, const kernel_record& b) { return a.start < b.start; });
+  auto swapped = in_order, shuffled = in_order;
+  swap_neighbours(swapped.kernels, rng);
+  std::shuffle(shuffled.kernels.begin(), shuffled.kernels.end(), rng);
+  const analysis_options o;
+  auto activity = [&](const trace& t) { return range_activity(t, index_trace(t), project_ranges(t, index_trace(t)), o); };
+  const auto a = activity(in_order);
+  for (const auto* other : {&swapped, &shuffled}) {
+    const auto b = activity(*other);
+    REQUIRE(a.per_range.size() == b.per_range.size());
+    REQUIRE(a.steps.size() == b.steps.size());
+    CHECK(a.per_range.size() >= 3); // epoch, leak, the step family
+    CHECK(a.steps.size() >= 10);
+    std::size_t wrong = 0, gaps = 0;
+    for (std::size_t i = 0; i < a.per_range.size(); ++i) {
+      const auto &x = a.per_range[i], &y = b.per_range[i];
+      wrong += x.range != y.range || x.instances != y.instances || x.kernels != y.kernels || !same_activity(x.activity, y.activity);
+      gaps += x.activity.gap_count;
+    }
+    for (std::size_t i = 0; i < a.steps.size(); ++i)
+      wrong += a.steps[i].range != b.steps[i].range || a.steps[i].kernels != b.steps[i].kernels || !same_activity(a.steps[i].activity, b.steps[i].activity);
+    CHECK(gaps > 1000);
+    CHECK(wrong == 0);
+  }
 }

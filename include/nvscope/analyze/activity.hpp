@@ -46,8 +46,8 @@ inline gpu_intervals intervals_of(const trace& t) {
 }
 
 // The figures of one window that its merged copies and syncs and its gaps gaps[at, end) give,
-// with busy and overlap time already in `m`. `medians`: the gap median and p90 too.
-inline void window_figures(const gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, const value_list& gaps, std::size_t at, bool medians,
+// with busy and overlap time already in `m` (the gap median and p90 left to the caller).
+inline void window_figures(const gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, const value_list& gaps, std::size_t at,
                            activity_metrics& m) noexcept {
   m.window_begin = lo;
   m.window_end = hi > lo ? hi : lo;
@@ -62,30 +62,27 @@ inline void window_figures(const gpu_intervals& g, timestamp_ns lo, timestamp_ns
   for (const auto& c : g.copies) copy_total += c.second - c.first;
   if (copy_total > 0) m.copy_compute_overlap_percent = 100.0 * static_cast<double>(m.overlap_ns) / static_cast<double>(copy_total);
   m.gap_count = gaps.size() - at;
-  if (medians && m.gap_count) std::tie(m.gap_median_ns, m.gap_p90_ns) = median_and_p90(gaps.data() + at, gaps.data() + gaps.size());
 }
 
-// The metrics of one window from its intervals (merged here, in place; the kernels already
-// where `kernels_merged`); appends its gaps to `gaps`. `medians`: false leaves the kernel and
-// gap medians to the caller (per-range rows take them over all their instances at once).
-inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& gaps, bool medians = true,
-                                    bool kernels_merged = false) {
+// The metrics of one window from its intervals (merged here, in place); appends its gaps to
+// `gaps`. The overall activity's path where the kernels come out of start order.
+inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& gaps) {
   activity_metrics m;
   m.kernels = g.kernels.size();
   m.copies = g.copies.size();
   m.memsets = g.memsets.size();
-  if (medians) m.kernel_median_ns = median_by([&](auto&& f) {
+  m.kernel_median_ns = median_by([&](auto&& f) {
     for (const auto& k : g.kernels) f(k.second - k.first);
   }, g.kernels.size());
-  if (!kernels_merged) merge_intervals(g.kernels);
-  for (auto* v : {&g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
+  for (auto* v : {&g.kernels, &g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
   const auto at = gaps.size();
   // Every GPU record's union: the kernels' with the (few) transfers', walked, not written.
   const auto transfers = union_of(g.copies, g.memsets);
   m.busy_ns = covered_union(g.kernels, transfers, lo, hi, gaps);
   m.kernel_ns = transfers.empty() ? m.busy_ns : covered(g.kernels, lo, hi);
   m.overlap_ns = intersection(g.kernels, g.copies);
-  window_figures(g, lo, hi, gaps, at, medians, m);
+  window_figures(g, lo, hi, gaps, at, m);
+  if (m.gap_count) std::tie(m.gap_median_ns, m.gap_p90_ns) = median_and_p90(gaps.data() + at, gaps.data() + gaps.size());
   return m;
 }
 
@@ -114,6 +111,7 @@ class kernel_union_sink {
     m.kernel_ns = kernel_ns_;
     m.overlap_ns = overlap_ns_;
   }
+  interval gap_extremes() const noexcept { return busy_.gap_extremes(); } // of the gaps it appended
 
  private:
   const interval_list &transfers_, &copies_;
@@ -158,7 +156,9 @@ inline bool activity_of_kernels_in_order(const std::vector<kernel_record>& kerne
     for (const auto& k : kernels)
       if (valid_interval(k.start, k.end)) f(k.end - k.start);
   }, valid, shortest, longest);
-  window_figures(g, lo, hi, gaps, 0, true, m);
+  window_figures(g, lo, hi, gaps, 0, m);
+  const auto [shortest_gap, longest_gap] = sink.gap_extremes();
+  if (m.gap_count) std::tie(m.gap_median_ns, m.gap_p90_ns) = median_and_p90(gaps.data(), gaps.data() + gaps.size(), shortest_gap, longest_gap);
   return true;
 }
 

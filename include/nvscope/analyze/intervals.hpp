@@ -107,7 +107,10 @@ class union_walk {
     }
     if (any_) {
       close();
-      gaps_.push_back(x.first - run_.second);
+      const auto gap = x.first - run_.second;
+      gaps_.push_back(gap);
+      shortest_gap_ = gap < shortest_gap_ ? gap : shortest_gap_;
+      longest_gap_ = gap > longest_gap_ ? gap : longest_gap_;
     }
     run_ = x;
     any_ = true;
@@ -117,13 +120,15 @@ class union_walk {
     any_ = false;
     return sum_;
   }
+  // The shortest and longest gap appended ({~0, 0} for none): their median needs no pass for them.
+  interval gap_extremes() const noexcept { return {shortest_gap_, longest_gap_}; }
 
  private:
   void close() noexcept {
     const auto from = run_.first > lo_ ? run_.first : lo_, to = run_.second < hi_ ? run_.second : hi_;
     if (to > from) sum_ += to - from;
   }
-  std::uint64_t lo_, hi_, sum_ = 0;
+  std::uint64_t lo_, hi_, sum_ = 0, shortest_gap_ = ~std::uint64_t{0}, longest_gap_ = 0;
   scratch_vector<std::uint64_t>& gaps_;
   interval run_{0, 0};
   bool any_ = false;

@@ -189,8 +189,52 @@ inline void add_instance(range_metrics& m, const activity_metrics& a) {
   s.sync_ns += a.sync_ns;
 }
 
-// Ratios of the summed figures; gap and kernel medians over every instance's values.
-inline void finish_metrics(range_metrics& m, value_list& gaps, value_list& kernel_ns) {
+} // namespace detail
+
+namespace detail {
+
+// The smallest and largest value of a list made piece by piece ({~0, 0} while empty), so that
+// its median needs no pass for them.
+inline void widen(interval& extremes, const interval& by) noexcept {
+  extremes.first = by.first < extremes.first ? by.first : extremes.first;
+  extremes.second = by.second > extremes.second ? by.second : extremes.second;
+}
+
+// One instance's kernels (refs[0 .. n)): durations appended to `kernel_ns` (their extremes
+// widening `extremes`), the union merged as it is read and fed to `sink`. False where a kernel
+// comes out of start order (the sink then fed only in part; the durations all appended).
+inline bool read_instance_kernels(const trace& t, const std::uint32_t* refs, std::size_t n, kernel_union_sink& sink, value_list& kernel_ns,
+                                  interval& extremes) {
+  const auto done = kernel_ns.size();
+  kernel_ns.resize(done + n);
+  interval run{0, 0};
+  bool in_order = true;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (j + prefetch_ahead < n) prefetch(&t.kernels[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
+    const auto& k = t.kernels[refs[j] & range_ops_index::index_mask];
+    const std::uint64_t d = k.end - k.start;
+    kernel_ns[done + j] = d;
+    widen(extremes, {d, d});
+    if (!in_order || d == 0) continue; // empty: no time
+    if (k.start < run.first) in_order = false;
+    else if (run.second != 0 && k.start <= run.second) run.second = std::max<std::uint64_t>(run.second, k.end);
+    else {
+      if (run.second != 0) sink(run);
+      run = {k.start, k.end};
+    }
+  }
+  if (in_order && run.second != 0) sink(run);
+  return in_order;
+}
+
+// Per row of the per-range metrics, the extremes of its kernel durations and of its gaps.
+struct row_extremes {
+  interval kernels{~std::uint64_t{0}, 0}, gaps{~std::uint64_t{0}, 0};
+};
+
+// Ratios of the summed figures; gap and kernel medians over every instance's values (within
+// the extremes `e` that the instances widened).
+inline void finish_metrics(range_metrics& m, const value_list& gaps, const value_list& kernel_ns, const row_extremes& e) {
   auto& a = m.activity;
   m.kernels_per_instance = m.instances ? static_cast<double>(m.kernels) / static_cast<double>(m.instances) : 0.0;
   if (a.window_ns) {
@@ -199,60 +243,55 @@ inline void finish_metrics(range_metrics& m, value_list& gaps, value_list& kerne
   }
   if (a.copy_ns) a.copy_compute_overlap_percent = 100.0 * static_cast<double>(a.overlap_ns) / static_cast<double>(a.copy_ns);
   a.gap_count = gaps.size();
-  if (!gaps.empty()) std::tie(a.gap_median_ns, a.gap_p90_ns) = median_and_p90(gaps.data(), gaps.data() + gaps.size());
-  if (!kernel_ns.empty()) a.kernel_median_ns = median_of(kernel_ns.data(), kernel_ns.data() + kernel_ns.size());
+  if (!gaps.empty()) std::tie(a.gap_median_ns, a.gap_p90_ns) = median_and_p90(gaps.data(), gaps.data() + gaps.size(), e.gaps.first, e.gaps.second);
+  if (!kernel_ns.empty()) a.kernel_median_ns = median_of(each_value{kernel_ns.data(), kernel_ns.data() + kernel_ns.size()}, kernel_ns.size(), e.kernels.first, e.kernels.second);
 }
 
-} // namespace detail
-
-namespace detail {
-
 // The activity of one range instance from its records [first, last) and the merged syncs;
-// appends its gaps to `gaps` and its kernel durations to `kernel_ns`.
+// appends its gaps to `gaps` and its kernel durations to `kernel_ns`, widening `e` by theirs.
+// The refs come kernels first, then copies, then memsets (range_ops places them in that order).
+// The transfers and syncs are taken first, so that the kernels, read in start order (the usual
+// case), feed the busy union, kernel time and copy overlap as they are read, never listed;
+// from the first one out of order, the whole list is copied, merged and fed again.
 inline activity_metrics instance_activity(const trace& t, const std::uint32_t* first, const std::uint32_t* last, timestamp_ns lo,
                                           timestamp_ns hi, const interval_list& syncs, gpu_intervals& g,
-                                          value_list& gaps, value_list& kernel_ns) {
-  // The refs come kernels first, then copies, then memsets (range_ops places them in that order).
+                                          value_list& gaps, value_list& kernel_ns, row_extremes& e) {
+  const auto* kernels = first;
+  first = std::find_if(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift != 0; });
+  const auto n = static_cast<std::size_t>(first - kernels);
   auto take = [&](const auto& records, std::uint32_t kind, interval_list& into) {
     const auto* end = std::find_if(first, last, [&](std::uint32_t o) { return o >> range_ops_index::kind_shift != kind; });
     into.resize(static_cast<std::size_t>(end - first));
-    for (std::size_t j = 0; j < into.size(); ++j) {
-      const auto& rec = records[first[j] & range_ops_index::index_mask];
-      into[j] = {rec.start, rec.end};
-    }
+    for (std::size_t j = 0; j < into.size(); ++j) into[j] = {records[first[j] & range_ops_index::index_mask].start, records[first[j] & range_ops_index::index_mask].end};
     first = end;
   };
-  // The kernels: durations appended, intervals merged as they are read while in order (the
-  // usual case); from the first one out of order, the rest copied and the whole list merged.
-  const auto* kernels_end = std::find_if(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift != 0; });
-  const auto n = static_cast<std::size_t>(kernels_end - first), done = kernel_ns.size();
-  kernel_ns.resize(done + n);
-  g.kernels.clear();
-  interval previous{0, 0}; // the last non-empty kernel read
-  bool in_order = true;
-  for (std::size_t j = 0; j < n; ++j) {
-    if (j + prefetch_ahead < n) prefetch(&t.kernels[first[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
-    const auto& k = t.kernels[first[j] & range_ops_index::index_mask];
-    kernel_ns[done + j] = k.end - k.start;
-    const interval x{k.start, k.end};
-    if (!in_order) g.kernels.push_back(x);
-    else if (x.second > x.first) {
-      in_order = !(x < previous);
-      previous = x;
-      if (in_order) append_merged(g.kernels, x);
-      else g.kernels.push_back(x);
-    }
-  }
-  if (!in_order) merge_intervals(g.kernels);
-  first = kernels_end;
-  // Copies and memsets (few): copied, merged by activity_of.
   take(t.copies, 1, g.copies);
   take(t.memsets, 2, g.memsets);
   g.syncs.clear();
   auto y = std::upper_bound(syncs.begin(), syncs.end(), lo, [](timestamp_ns v, const interval& s) { return v < s.second; });
   for (; y != syncs.end() && y->first < hi; ++y) g.syncs.push_back(*y);
-  auto m = activity_of(g, lo, hi, gaps, false, true);
-  m.kernels = n; // activity_of counted the merged intervals
+  activity_metrics m;
+  m.kernels = n;
+  m.copies = g.copies.size();
+  m.memsets = g.memsets.size();
+  for (auto* v : {&g.copies, &g.memsets}) merge_intervals(*v); // the syncs: merged already
+  const auto transfers = union_of(g.copies, g.memsets);
+  const auto at = gaps.size();
+  kernel_union_sink sink(transfers, g.copies, lo, hi, gaps);
+  if (read_instance_kernels(t, kernels, n, sink, kernel_ns, e.kernels)) {
+    sink.finish(m);
+    widen(e.gaps, sink.gap_extremes());
+  } else {
+    gaps.resize(at);
+    g.kernels.resize(n);
+    for (std::size_t j = 0; j < n; ++j) g.kernels[j] = {t.kernels[kernels[j] & range_ops_index::index_mask].start, t.kernels[kernels[j] & range_ops_index::index_mask].end};
+    merge_intervals(g.kernels);
+    kernel_union_sink again(transfers, g.copies, lo, hi, gaps);
+    for (const auto& x : g.kernels) again(x);
+    again.finish(m);
+    widen(e.gaps, again.gap_extremes());
+  }
+  window_figures(g, lo, hi, gaps, at, m);
   return m;
 }
 
@@ -270,6 +309,7 @@ namespace detail {
 struct range_rows {
   std::vector<range_metrics> rows;
   std::vector<value_list> gaps, kernel_ns;
+  std::vector<row_extremes> extremes;
   std::vector<std::uint32_t> row_of_group, row_of_family;
 
   std::uint32_t row(const trace& t, const trace_index& x, const step_families& families, std::uint32_t r, bool step) {
@@ -278,6 +318,7 @@ struct range_rows {
       rows.back().range = std::move(label);
       gaps.emplace_back();
       kernel_ns.emplace_back();
+      extremes.emplace_back();
       return static_cast<std::uint32_t>(rows.size() - 1);
     };
     auto& slot = step ? row_of_family[families.of_range[r]] : row_of_group[x.group_of[r]];
@@ -323,11 +364,11 @@ inline range_activity_result range_activity(const trace& t, const trace_index& x
     if (ops.offset[r] == ops.offset[r + 1]) continue;
     const auto row = row_of[r];
     const auto a = detail::instance_activity(t, ops.ref.data() + ops.offset[r], ops.ref.data() + ops.offset[r + 1], p.first[r], p.last[r],
-                                             syncs, g, rows.gaps[row], rows.kernel_ns[row]);
+                                             syncs, g, rows.gaps[row], rows.kernel_ns[row], rows.extremes[row]);
     detail::add_instance(rows.rows[row], a);
     if (is_step[r]) out.steps.push_back({r, std::string(t.strings[t.ranges[r].name]), a.kernels, a});
   }
-  for (std::size_t q = 0; q < rows.rows.size(); ++q) detail::finish_metrics(rows.rows[q], rows.gaps[q], rows.kernel_ns[q]);
+  for (std::size_t q = 0; q < rows.rows.size(); ++q) detail::finish_metrics(rows.rows[q], rows.gaps[q], rows.kernel_ns[q], rows.extremes[q]);
   detail::order_rows(rows.rows, [](const range_metrics& m) { return std::make_tuple(detail::descending(m.activity.kernel_ns), std::string_view(m.range)); });
   detail::order_rows(out.steps, [&](const step_metrics& s) { return std::make_tuple(t.ranges[s.range].start, s.range); });
   out.per_range = std::move(rows.rows);

@@ -496,11 +496,12 @@ struct column_figures {
   std::uint64_t max = 0;
 };
 
+// figures_by of n values known to lie within [lo, hi], hi the largest of them (no pass for the
+// extremes: a caller that saw every value as it was made knows them).
 template <class Each>
-column_figures figures_by(const Each& each, std::uint64_t n, std::initializer_list<double> ps) noexcept {
+column_figures figures_within(const Each& each, std::uint64_t n, std::initializer_list<double> ps, std::uint64_t lo, std::uint64_t hi) noexcept {
   column_figures f;
   if (n == 0) return f;
-  const auto [lo, hi] = extremes_of(each);
   std::uint64_t ranks[4] = {(n - 1) / 2, n / 2}, at[4] = {};
   std::size_t m = 2;
   for (const double p : ps)
@@ -512,9 +513,22 @@ column_figures figures_by(const Each& each, std::uint64_t n, std::initializer_li
   return f;
 }
 
+template <class Each>
+column_figures figures_by(const Each& each, std::uint64_t n, std::initializer_list<double> ps) noexcept {
+  if (n == 0) return {};
+  const auto [lo, hi] = extremes_of(each);
+  return figures_within(each, n, ps, lo, hi);
+}
+
 // The median and the p90 (nearest rank) of [first, last).
 inline std::pair<double, double> median_and_p90(const std::uint64_t* first, const std::uint64_t* last) noexcept {
   const auto f = figures_by(each_value{first, last}, static_cast<std::uint64_t>(last - first), {0.9});
+  return {f.median, f.quantiles[0]};
+}
+
+// The same of values known to lie within [lo, hi] (hi the largest).
+inline std::pair<double, double> median_and_p90(const std::uint64_t* first, const std::uint64_t* last, std::uint64_t lo, std::uint64_t hi) noexcept {
+  const auto f = figures_within(each_value{first, last}, static_cast<std::uint64_t>(last - first), {0.9}, lo, hi);
   return {f.median, f.quantiles[0]};
 }
 
