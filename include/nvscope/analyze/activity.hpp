@@ -86,14 +86,35 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
   return m;
 }
 
-// What the kernels' merged union feeds, one merged interval at a time in start order: the busy
-// union with the transfers (their intervals with earlier starts first, as covered_union takes
-// them), the kernel time, and the overlap with the copies (intersection's walk, one side fed).
+// The kernels' union, merged as their intervals come in start order, feeding the busy union with
+// the transfers (their intervals with earlier starts first, as covered_union takes them), the
+// kernel time, and the overlap with the copies (intersection's walk, one side fed).
 class kernel_union_sink {
  public:
   kernel_union_sink(const interval_list& transfers, const interval_list& copies, timestamp_ns lo, timestamp_ns hi, value_list& gaps)
       : transfers_(transfers), copies_(copies), lo_(lo), hi_(hi), busy_(lo, hi, gaps) {}
-  void operator()(const interval& a) {
+  // Takes a non-empty kernel interval; false, taking nothing, where it starts before the run
+  // being merged (out of start order: the caller starts over another way).
+  bool add(timestamp_ns start, timestamp_ns end) {
+    if (start < run_.first) return false;
+    if (run_.second != 0 && start <= run_.second) run_.second = end > run_.second ? end : run_.second;
+    else {
+      if (run_.second != 0) take(run_);
+      run_ = {start, end};
+    }
+    return true;
+  }
+  void finish(activity_metrics& m) { // no interval after this
+    if (run_.second != 0) take(run_);
+    for (; next_transfer_ < transfers_.size(); ++next_transfer_) busy_.add(transfers_[next_transfer_]);
+    m.busy_ns = busy_.finish();
+    m.kernel_ns = kernel_ns_;
+    m.overlap_ns = overlap_ns_;
+  }
+  interval gap_extremes() const noexcept { return busy_.gap_extremes(); } // of the gaps it appended
+
+ private:
+  void take(const interval& a) { // one merged interval of the kernels' union
     const auto from = a.first > lo_ ? a.first : lo_, to = a.second < hi_ ? a.second : hi_;
     if (to > from) kernel_ns_ += to - from;
     for (; next_transfer_ < transfers_.size() && transfers_[next_transfer_].first < a.first; ++next_transfer_) busy_.add(transfers_[next_transfer_]);
@@ -105,25 +126,17 @@ class kernel_union_sink {
       if (a.second < c.second) break;
     }
   }
-  void finish(activity_metrics& m) { // no interval after this
-    for (; next_transfer_ < transfers_.size(); ++next_transfer_) busy_.add(transfers_[next_transfer_]);
-    m.busy_ns = busy_.finish();
-    m.kernel_ns = kernel_ns_;
-    m.overlap_ns = overlap_ns_;
-  }
-  interval gap_extremes() const noexcept { return busy_.gap_extremes(); } // of the gaps it appended
-
- private:
   const interval_list &transfers_, &copies_;
   timestamp_ns lo_, hi_;
   union_walk busy_;
+  interval run_{0, 0}; // the merged interval being extended: taken once the next one starts past it
   std::size_t next_transfer_ = 0, next_copy_ = 0;
   std::uint64_t kernel_ns_ = 0, overlap_ns_ = 0;
 };
 
 // activity_of's figures (medians included) with the kernels read in place from their records
 // when the non-empty ones come in start order, as a trace's usually do: their union is merged
-// as it is read and fed to a kernel_union_sink, never copied (2 M kernels: a 32 MB list and
+// as it is read by a kernel_union_sink, never copied (2 M kernels: a 32 MB list and
 // four walks of it saved). False, with `gaps` and `m` to be thrown away, where one comes out
 // of order. `g`: the copies, memsets and syncs.
 inline bool activity_of_kernels_in_order(const std::vector<kernel_record>& kernels, gpu_intervals& g, timestamp_ns lo, timestamp_ns hi,
@@ -134,22 +147,14 @@ inline bool activity_of_kernels_in_order(const std::vector<kernel_record>& kerne
   const auto transfers = union_of(g.copies, g.memsets);
   gaps.reserve(kernels.size() + transfers.size());
   kernel_union_sink sink(transfers, g.copies, lo, hi, gaps);
-  interval run{0, 0};
   std::uint64_t valid = 0, shortest = ~std::uint64_t{0}, longest = 0;
   for (const auto& k : kernels) {
     if (!valid_interval(k.start, k.end)) continue;
     ++valid;
     shortest = std::min<std::uint64_t>(shortest, k.end - k.start);
     longest = std::max<std::uint64_t>(longest, k.end - k.start);
-    if (k.end == k.start) continue; // empty: counted, no time
-    if (k.start < run.first) return false;
-    if (run.second != 0 && k.start <= run.second) run.second = std::max<std::uint64_t>(run.second, k.end);
-    else {
-      if (run.second != 0) sink(run);
-      run = {k.start, k.end};
-    }
+    if (k.end != k.start && !sink.add(k.start, k.end)) return false; // empty: counted, no time
   }
-  if (run.second != 0) sink(run);
   sink.finish(m);
   m.kernels = valid;
   if (valid) m.kernel_median_ns = median_of([&](auto&& f) {

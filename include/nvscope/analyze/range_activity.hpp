@@ -201,13 +201,12 @@ inline void widen(interval& extremes, const interval& by) noexcept {
 }
 
 // One instance's kernels (refs[0 .. n)): durations appended to `kernel_ns` (their extremes
-// widening `extremes`), the union merged as it is read and fed to `sink`. False where a kernel
-// comes out of start order (the sink then fed only in part; the durations all appended).
+// widening `extremes`), fed to `sink` while they come in start order. False where one does not
+// (the sink then fed only in part; the durations all appended).
 inline bool read_instance_kernels(const trace& t, const std::uint32_t* refs, std::size_t n, kernel_union_sink& sink, value_list& kernel_ns,
                                   interval& extremes) {
   const auto done = kernel_ns.size();
   kernel_ns.resize(done + n);
-  interval run{0, 0};
   bool in_order = true;
   for (std::size_t j = 0; j < n; ++j) {
     if (j + prefetch_ahead < n) prefetch(&t.kernels[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
@@ -215,15 +214,8 @@ inline bool read_instance_kernels(const trace& t, const std::uint32_t* refs, std
     const std::uint64_t d = k.end - k.start;
     kernel_ns[done + j] = d;
     widen(extremes, {d, d});
-    if (!in_order || d == 0) continue; // empty: no time
-    if (k.start < run.first) in_order = false;
-    else if (run.second != 0 && k.start <= run.second) run.second = std::max<std::uint64_t>(run.second, k.end);
-    else {
-      if (run.second != 0) sink(run);
-      run = {k.start, k.end};
-    }
+    if (in_order && d != 0) in_order = sink.add(k.start, k.end); // empty: no time
   }
-  if (in_order && run.second != 0) sink(run);
   return in_order;
 }
 
@@ -287,7 +279,7 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
     for (std::size_t j = 0; j < n; ++j) g.kernels[j] = {t.kernels[kernels[j] & range_ops_index::index_mask].start, t.kernels[kernels[j] & range_ops_index::index_mask].end};
     merge_intervals(g.kernels);
     kernel_union_sink again(transfers, g.copies, lo, hi, gaps);
-    for (const auto& x : g.kernels) again(x);
+    for (const auto& x : g.kernels) again.add(x.first, x.second);
     again.finish(m);
     widen(e.gaps, again.gap_extremes());
   }
