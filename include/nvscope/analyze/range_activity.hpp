@@ -251,10 +251,16 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
   const auto* kernels = first;
   first = std::find_if(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift != 0; });
   const auto n = static_cast<std::size_t>(first - kernels);
+  auto copy_intervals = [](const auto& records, const std::uint32_t* from, const std::uint32_t* to, interval_list& into) {
+    into.resize(static_cast<std::size_t>(to - from));
+    for (std::size_t j = 0; j < into.size(); ++j) {
+      const auto& rec = records[from[j] & range_ops_index::index_mask];
+      into[j] = {rec.start, rec.end};
+    }
+  };
   auto take = [&](const auto& records, std::uint32_t kind, interval_list& into) {
     const auto* end = std::find_if(first, last, [&](std::uint32_t o) { return o >> range_ops_index::kind_shift != kind; });
-    into.resize(static_cast<std::size_t>(end - first));
-    for (std::size_t j = 0; j < into.size(); ++j) into[j] = {records[first[j] & range_ops_index::index_mask].start, records[first[j] & range_ops_index::index_mask].end};
+    copy_intervals(records, first, end, into);
     first = end;
   };
   take(t.copies, 1, g.copies);
@@ -275,8 +281,7 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
     widen(e.gaps, sink.gap_extremes());
   } else {
     gaps.resize(at);
-    g.kernels.resize(n);
-    for (std::size_t j = 0; j < n; ++j) g.kernels[j] = {t.kernels[kernels[j] & range_ops_index::index_mask].start, t.kernels[kernels[j] & range_ops_index::index_mask].end};
+    copy_intervals(t.kernels, kernels, kernels + n, g.kernels);
     merge_intervals(g.kernels);
     kernel_union_sink again(transfers, g.copies, lo, hi, gaps);
     for (const auto& x : g.kernels) again.add(x.first, x.second);
