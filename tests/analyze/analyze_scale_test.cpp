@@ -1,7 +1,9 @@
 // Scaling (issue 13): analyze, the Chrome trace and the folded stacks on synthetic traces of 1
 // and 2 million kernels (synthetic_trace.hpp) of two shapes: ranges of every kind, and
 // PyTorch's range per operator (a pair of almost every kernel, many distinct durations), measured by
-// scale_measure.hpp's `measure_warm`: CPU time of the measuring thread, the sizes interleaved
+// scale_measure.hpp's `measure_warm` (the exports given the trace's index, as nvscope's writer
+// runs them; analyze builds its own, so the index is bounded once, inside analyze's time): CPU
+// time of the measuring thread, the sizes interleaved
 // in one child process, memory kept by the allocator between rounds and a first round not
 // counted, so that the bound is on the passes' own work and not on this virtual machine's
 // price of a fresh page (0.5 to 4 s per GiB, varying run to run). Asserts, per doubling of
