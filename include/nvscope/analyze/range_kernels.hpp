@@ -151,7 +151,12 @@ class pairing {
 };
 
 // Rows of nvtx_kern_sum under construction: (group, thread, kernel name) -> row, numbered as
-// they first come; each row takes pairs with a weight.
+// they first come; each row takes pairs with a weight. A pair weighs into the row of every
+// group on its range's stack, and a trace with a range per operator makes a pair of almost
+// every kernel: rows are found by array reads where they can be (two hash lookups a row took
+// 12 % of the pass on PyTorch's shape). Each group remembers its last thread and that
+// (group, thread)'s number; a (group, thread) numbered while the table allows has a slice of
+// `names` slots, one per kernel name; the others, and names past `names`, go through key_numbers.
 struct kern_rows {
   struct key {
     std::uint32_t group, thread, name;
@@ -165,20 +170,53 @@ struct kern_rows {
   scratch_vector<std::uint64_t> instances;
   scratch_vector<contribution> parts;
 
+  // `groups`, `names`: the range groups and kernel name ids there are; `most_slots`: the slots
+  // the table may take (memory: 4 bytes each).
+  kern_rows(std::size_t groups, std::size_t names, std::size_t most_slots)
+      : thread_of_group_(groups, no_index), number_of_group_(groups, 0), names_(names), most_slots_(most_slots) {}
+
   std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
     if (!keys.empty() && last_ == key{group, thread, name}) return last_row_; // runs of one row are the rule
-    const auto of_group = group_threads_.of(static_cast<std::uint64_t>(group) << 32 | thread);
-    const auto r = rows_.of(static_cast<std::uint64_t>(of_group) << 32 | name);
-    if (r == keys.size()) {
-      keys.push_back({group, thread, name});
-      instances.push_back(0);
-    }
     last_ = key{group, thread, name};
-    return last_row_ = r;
+    const auto gt = group_thread(group, thread);
+    if (gt < sliced_ && name < names_) {
+      auto& r = slots_[static_cast<std::size_t>(gt) * names_ + name];
+      if (r == no_index) r = add(group, thread, name);
+      return last_row_ = r;
+    }
+    const auto n = wide_.of(static_cast<std::uint64_t>(gt) << 32 | name);
+    if (n == row_of_wide_.size()) row_of_wide_.push_back(add(group, thread, name));
+    return last_row_ = row_of_wide_[n];
   }
 
  private:
-  key_numbers group_threads_, rows_; // (group, thread) -> number; (that number, name) -> row
+  // The number of (group, thread): an array read while the group's thread stays the same.
+  std::uint32_t group_thread(std::uint32_t group, std::uint32_t thread) {
+    const bool known = group < thread_of_group_.size();
+    if (known && thread_of_group_[group] == thread) return number_of_group_[group];
+    const auto gt = group_threads_.of(static_cast<std::uint64_t>(group) << 32 | thread);
+    if (gt == sliced_ && slots_.size() + names_ <= most_slots_) { // new, and room for its slice
+      slots_.resize(slots_.size() + names_, no_index);
+      ++sliced_;
+    }
+    if (known) {
+      thread_of_group_[group] = thread;
+      number_of_group_[group] = gt;
+    }
+    return gt;
+  }
+  std::uint32_t add(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
+    keys.push_back({group, thread, name});
+    instances.push_back(0);
+    return static_cast<std::uint32_t>(keys.size() - 1);
+  }
+
+  std::vector<std::uint32_t> thread_of_group_, number_of_group_; // per group: its last thread, that (group, thread)'s number
+  std::size_t names_, most_slots_;
+  std::uint32_t sliced_ = 0;          // (group, thread) numbers below it have a slice of slots_
+  scratch_vector<std::uint32_t> slots_; // per sliced (group, thread), per name: its row; no_index: none yet
+  key_numbers group_threads_, wide_;  // (group, thread) -> number; (that number, name) -> number in row_of_wide_
+  std::vector<std::uint32_t> row_of_wide_;
   key last_{};
   std::uint32_t last_row_ = 0;
 };
@@ -363,7 +401,8 @@ inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const 
   auto start_end = se.finish();
   for (const auto* kp : {&push_pop, &start_end})
     if (kp->range.size() >> detail::row_part::source_shift) throw std::length_error("nvscope: nvtx_kern_sum: more than 2^31 (range, kernel name) pairs");
-  detail::kern_rows rows;
+  // The row table's slots: at most two per pair, and a few to start (memory linear in the pairs).
+  detail::kern_rows rows(x.group_first.size(), ids.size() + 1, 2 * (push_pop.range.size() + start_end.range.size()) + 4096);
   detail::add_push_pop(t, x, push_pop, ids.size() + 1, rows);
   detail::add_start_end(t, x, start_end, rows);
   return detail::kern_rows_out(t, x, rows);
