@@ -121,6 +121,51 @@ TEST_CASE("covered_union gives the clipped length and the gaps of the union of t
   CHECK(gaps == nvscope::detail::value_list{8, 10});
 }
 
+// The gap extremes the activity passes keep as gaps are appended (so that the gaps' medians
+// skip a pass for them): union_walk's are the shortest and longest gap it appended, whatever the
+// list held before ({~0, 0} for none), and `widen` over pieces gives the extremes of them all.
+TEST_CASE("union_walk's gap extremes and widen's extremes are those of the values appended") {
+  const auto seed = std::random_device{}();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  constexpr interval none{~std::uint64_t{0}, 0};
+  std::size_t cases = 0, wrong = 0;
+  interval all_pieces = none, expected_all = none;
+  for (const std::size_t n : {0, 1, 2, 3, 10, 500, 4000}) {
+    for (int round = 0; round < 8; ++round) {
+      const std::uint64_t span = 1 + rng() % 200000;
+      const auto list = random_merged(rng, n, span, 1 + rng() % 300);
+      nvscope::detail::value_list gaps{rng() % 5, ~std::uint64_t{0} >> (rng() % 2)}; // values before the walk's: not its own
+      const auto before = gaps.size();
+      nvscope::detail::union_walk walk(rng() % (span + 1), span, gaps);
+      for (const auto& x : list) walk.add(x);
+      walk.finish();
+      interval expected = none;
+      for (auto i = before; i < gaps.size(); ++i) nvscope::detail::widen(expected, {gaps[i], gaps[i]});
+      const auto got = walk.gap_extremes();
+      wrong += got != expected;
+      wrong += gaps.size() - before != (list.empty() ? 0 : list.size() - 1);
+      if (gaps.size() > before) {
+        wrong += got.first != *std::min_element(gaps.begin() + static_cast<std::ptrdiff_t>(before), gaps.end());
+        wrong += got.second != *std::max_element(gaps.begin() + static_cast<std::ptrdiff_t>(before), gaps.end());
+      }
+      nvscope::detail::widen(all_pieces, got); // the pieces widened one by one
+      for (auto i = before; i < gaps.size(); ++i) {
+        expected_all.first = std::min(expected_all.first, gaps[i]);
+        expected_all.second = std::max(expected_all.second, gaps[i]);
+      }
+      ++cases;
+    }
+  }
+  CHECK(cases == 56);
+  CHECK(wrong == 0);
+  CHECK(all_pieces == expected_all);
+  CHECK(all_pieces != none);
+  interval e = none;
+  nvscope::detail::widen(e, none); // an empty piece widens nothing
+  CHECK(e == none);
+}
+
 // overall_activity reads the kernels in place when they come in start order (their union
 // merged as it is read, never copied) and copies, sorts and merges them otherwise: both must
 // give every figure of activity_of over every record's interval. Random traces: overlapping,

@@ -28,6 +28,13 @@
 
 namespace nvscope {
 inline namespace v1 {
+
+/// Per-range metrics and per-step figures.
+struct range_activity_result {
+  std::vector<range_metrics> per_range; ///< outermost ranges by name, step ranges as one family ("step_N"); most kernel time first
+  std::vector<step_metrics> steps;      ///< each step instance that launched GPU work, in time order
+};
+
 namespace detail {
 
 // GPU records grouped by interesting range: range r's records are ref[offset[r] .. offset[r + 1]),
@@ -189,10 +196,6 @@ inline void add_instance(range_metrics& m, const activity_metrics& a) {
   s.sync_ns += a.sync_ns;
 }
 
-} // namespace detail
-
-namespace detail {
-
 // The smallest and largest value of a list made piece by piece ({~0, 0} while empty), so that
 // its median needs no pass for them.
 inline void widen(interval& extremes, const interval& by) noexcept {
@@ -291,16 +294,6 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
   window_figures(g, lo, hi, gaps, at, m);
   return m;
 }
-
-} // namespace detail
-
-/// Per-range metrics and per-step figures.
-struct range_activity_result {
-  std::vector<range_metrics> per_range; ///< outermost ranges by name, step ranges as one family ("step_N"); most kernel time first
-  std::vector<step_metrics> steps;      ///< each step instance that launched GPU work, in time order
-};
-
-namespace detail {
 
 // Rows of the per-range metrics: one per range group, one per step family.
 struct range_rows {
