@@ -1,9 +1,10 @@
 // nvtx_kern_sum's row numbering (analyze/range_kernels.hpp `kern_rows`): rows numbered by
 // first appearance of (group, thread, kernel name), the same row each time one comes again,
-// whether it is found in its (group, thread)'s slice of the table, through the hash table
-// (no room for a slice, or a name past the table's), or both within one run; checked against
-// std::map on fresh random calls with runs of one key, groups that change thread, and groups
-// past the per-group arrays.
+// whether it is found in its (group, thread)'s slice of the table, through the hash table (no
+// room for a slice, or a name past the table's), or both within one run; checked against
+// std::map on fresh random calls with runs of one key, groups that change thread, groups past
+// the per-group arrays, and any thread value (0xffffffff, a record's index past the thread
+// table, once read as "this group's thread" for a group never seen).
 
 #include <nvscope/analyze/range_kernels.hpp>
 
@@ -49,14 +50,15 @@ TEST_CASE("kern_rows numbers (group, thread, name) by first appearance, by slice
     std::vector<call> calls;
     while (calls.size() < 20000) {
       // Past the per-group arrays and the table's names now and then; runs of one key.
-      const call c{static_cast<std::uint32_t>(rng() % (groups + groups / 8 + 1)), static_cast<std::uint32_t>(rng() % threads),
-                   static_cast<std::uint32_t>(rng() % (names + 2))};
+      // Any thread value: a record's index past the thread table (0xffffffff, 0 included).
+      const std::uint32_t thread = rng() % 16 == 0 ? 0xffffffffu - static_cast<std::uint32_t>(rng() % 2) : static_cast<std::uint32_t>(rng() % threads);
+      const call c{static_cast<std::uint32_t>(rng() % (groups + groups / 8 + 1)), thread, static_cast<std::uint32_t>(rng() % (names + 2))};
       calls.insert(calls.end(), 1 + rng() % 3, c);
     }
     CAPTURE(round);
     CAPTURE(groups);
     CAPTURE(names);
-    const std::size_t all = std::size_t{groups + groups / 8 + 1} * threads * names;
+    const std::size_t all = std::size_t{groups + groups / 8 + 1} * (threads + 2) * names;
     for (const std::size_t most_slots : {std::size_t{0}, std::size_t{names} * (1 + rng() % 20), all / 2, all + names}) {
       CAPTURE(most_slots);
       CHECK(disagreements(calls, groups, names, most_slots) == 0);

@@ -173,7 +173,7 @@ struct kern_rows {
   // `groups`, `names`: the range groups and kernel name ids there are; `most_slots`: the slots
   // the table may take (memory: 4 bytes each).
   kern_rows(std::size_t groups, std::size_t names, std::size_t most_slots)
-      : thread_of_group_(groups, no_index), number_of_group_(groups, 0), names_(names), most_slots_(most_slots) {}
+      : thread_of_group_(groups, 0), number_of_group_(groups, no_index), names_(names), most_slots_(most_slots) {}
 
   std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
     if (!keys.empty() && last_ == key{group, thread, name}) return last_row_; // runs of one row are the rule
@@ -193,7 +193,7 @@ struct kern_rows {
   // The number of (group, thread): an array read while the group's thread stays the same.
   std::uint32_t group_thread(std::uint32_t group, std::uint32_t thread) {
     const bool known = group < thread_of_group_.size();
-    if (known && thread_of_group_[group] == thread) return number_of_group_[group];
+    if (known && number_of_group_[group] != no_index && thread_of_group_[group] == thread) return number_of_group_[group]; // any thread value may come
     const auto gt = group_threads_.of(static_cast<std::uint64_t>(group) << 32 | thread);
     if (gt == sliced_ && slots_.size() + names_ <= most_slots_) { // new, and room for its slice
       slots_.resize(slots_.size() + names_, no_index);
@@ -211,7 +211,7 @@ struct kern_rows {
     return static_cast<std::uint32_t>(keys.size() - 1);
   }
 
-  std::vector<std::uint32_t> thread_of_group_, number_of_group_; // per group: its last thread, that (group, thread)'s number
+  std::vector<std::uint32_t> thread_of_group_, number_of_group_; // per group: its last thread, that (group, thread)'s number (no_index: none yet)
   std::size_t names_, most_slots_;
   std::uint32_t sliced_ = 0;          // (group, thread) numbers below it have a slice of slots_
   scratch_vector<std::uint32_t> slots_; // per sliced (group, thread), per name: its row; no_index: none yet
