@@ -1,5 +1,6 @@
 // Summaries and metrics on traces built by hand; every expected number is worked out here.
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 #include <nvscope/analysis.hpp>
 #include <nvscope/export/table.hpp>
 
@@ -90,7 +91,7 @@ TEST_CASE("stats: median of odd and even counts, sample stddev, single value") {
 }
 
 TEST_CASE("stats against a naive reference on random data") {
-  std::mt19937_64 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   for (int round = 0; round < 20; ++round) {
     std::vector<std::uint64_t> v(1 + rng() % 101);
     for (auto& x : v) x = rng() % 100000;
@@ -135,7 +136,7 @@ std::uint64_t spread_value(std::mt19937_64& rng, int spread) {
 } // namespace
 
 TEST_CASE("ranks_of, median_of and median_and_p90 read what a full sort puts at each rank, any spread, any size") {
-  const auto seed = std::random_device{}();
+  const auto seed = nvscope_test::fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 rng(seed);
   auto value = [&](int spread) { return spread_value(rng, spread); };
@@ -175,7 +176,7 @@ TEST_CASE("ranks_of, median_of and median_and_p90 read what a full sort puts at 
 }
 
 TEST_CASE("values_at_ranks reads what a full sort puts at each of several ranks, any spread, any size") {
-  const auto seed = std::random_device{}();
+  const auto seed = nvscope_test::fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 rng(seed);
   auto value = [&](int spread) { return spread_value(rng, spread); };
@@ -282,7 +283,7 @@ nvscope::trace kern_sum_trace(std::mt19937_64& g, bool wide) {
 } // namespace
 
 TEST_CASE("nvtx_kern_sum against a plain walk of each kernel's ranges, on random nested traces") {
-  const auto seed = std::random_device{}();
+  const auto seed = nvscope_test::fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 g(seed);
   for (int round = 0; round < 30; ++round) {

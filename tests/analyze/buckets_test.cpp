@@ -6,6 +6,7 @@
 #include <nvscope/analyze/detail/buckets.hpp>
 
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -37,7 +38,7 @@ std::size_t disagreements(const std::vector<std::uint64_t>& keys, std::size_t de
 } // namespace
 
 TEST_CASE("key_numbers numbers keys by first appearance, below and above the dense bound, as a map does") {
-  std::mt19937_64 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   const std::uint64_t spreads[] = {8, 1000, 100000, std::uint64_t{1} << 40, ~std::uint64_t{0}};
   for (const auto spread : spreads)
     for (const std::size_t dense : {std::size_t{0}, std::size_t{64}, std::size_t{5000}}) {
@@ -63,7 +64,7 @@ TEST_CASE("key_numbers: the keys at the edges (0, the dense bound, the largest) 
 // join_equal_neighbours (the same file): a sorted list of (key, weight) joined into one entry a
 // key, weights summed, against a map's sums; random lists with runs of equal keys and none.
 TEST_CASE("join_equal_neighbours: one entry a key, in order, the weights of a key summed") {
-  std::mt19937_64 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   for (const std::uint64_t keys : {1, 2, 7, 1000}) {
     CAPTURE(keys);
     std::uniform_int_distribution<std::uint64_t> key(0, keys - 1), weight(1, 1000);

@@ -7,6 +7,7 @@
 #include <nvscope/analyze/grouping.hpp>
 
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -26,7 +27,7 @@ struct row {
 } // namespace
 
 TEST_CASE("order_rows_by puts every row where a copy in the sorted permutation does") {
-  std::mt19937 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
   for (const std::uint32_t n : {0u, 1u, 2u, 3u, 17u, 1000u, 65537u}) {
     for (const std::uint32_t distinct : {1u, 7u, 1000000u}) {
       std::vector<row> rows(n);
@@ -55,7 +56,7 @@ TEST_CASE("order_rows sorts by a key tuple, largest first through descending") {
 }
 
 TEST_CASE("string_ranks ranks strings in their order, equal strings alike") {
-  std::mt19937 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
   for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{50}, std::size_t{5000}}) {
     std::vector<std::string> storage(n);
     for (auto& s : storage) {
@@ -79,7 +80,7 @@ TEST_CASE("string_ranks ranks strings in their order, equal strings alike") {
 // against a map of vectors; read once (kept while counting) and read twice alike, on fresh
 // random items, every value read through a counter so that "once" is seen to read each once.
 TEST_CASE("group_values groups values in item order, read once or twice alike") {
-  std::mt19937_64 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   for (const std::size_t groups : {std::size_t{1}, std::size_t{5}, std::size_t{3000}}) {
     CAPTURE(groups);
     const std::size_t items = std::uniform_int_distribution<std::size_t>(0, 50000)(rng);

@@ -11,6 +11,7 @@
 #include "synthetic_trace.hpp"
 
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -73,7 +74,7 @@ TEST_CASE("merge_intervals leaves sorted, disjoint, non-touching intervals cover
 }
 
 TEST_CASE("union_of two and three merged lists equals merging them all at once") {
-  std::mt19937_64 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   const std::size_t sizes[] = {0, 1, 2, 5, 100, 3000};
   std::size_t cases = 0, wrong = 0;
   for (const auto na : sizes)
@@ -97,7 +98,7 @@ TEST_CASE("union_of two and three merged lists equals merging them all at once")
 }
 
 TEST_CASE("covered_union gives the clipped length and the gaps of the union of two merged lists, without writing it") {
-  std::mt19937_64 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   const std::size_t sizes[] = {0, 1, 2, 5, 100, 3000};
   std::size_t cases = 0, wrong = 0;
   for (const auto na : sizes)
@@ -125,7 +126,7 @@ TEST_CASE("covered_union gives the clipped length and the gaps of the union of t
 // skip a pass for them): union_walk's are the shortest and longest gap it appended, whatever the
 // list held before ({~0, 0} for none), and `widen` over pieces gives the extremes of them all.
 TEST_CASE("union_walk's gap extremes and widen's extremes are those of the values appended") {
-  const auto seed = std::random_device{}();
+  const auto seed = nvscope_test::fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 rng(seed);
   constexpr interval none{~std::uint64_t{0}, 0};
@@ -173,7 +174,7 @@ TEST_CASE("union_walk's gap extremes and widen's extremes are those of the value
 // inside, across and past the records; each in start order, with neighbours swapped and shuffled.
 TEST_CASE("overall_activity in place equals activity_of over copied intervals, kernels in start order or not") {
   using namespace nvscope;
-  std::mt19937_64 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   std::size_t cases = 0, wrong = 0, busy = 0;
   for (const std::size_t n : {0, 1, 2, 7, 100, 5000}) {
     for (int round = 0; round < 8; ++round) {
@@ -222,7 +223,7 @@ TEST_CASE("overall_activity in place equals activity_of over copied intervals, k
 // swapped and shuffled.
 TEST_CASE("range_activity gives the same rows and steps with the kernels in start order, out of it by a little or shuffled") {
   using namespace nvscope;
-  const auto seed = std::random_device{}();
+  const auto seed = nvscope_test::fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 rng(seed);
   auto in_order = synthetic::make_trace(30000);

@@ -9,6 +9,7 @@
 #include <nvscope/analyze/range_kernels.hpp>
 
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <cstdint>
 #include <map>
@@ -42,7 +43,7 @@ std::size_t disagreements(const std::vector<call>& calls, std::size_t groups, st
 } // namespace
 
 TEST_CASE("kern_rows numbers (group, thread, name) by first appearance, by slices of the table, by hash, and both") {
-  const auto seed = std::random_device{}();
+  const auto seed = nvscope_test::fresh_seed();
   CAPTURE(seed);
   std::mt19937 rng(seed);
   for (int round = 0; round < 40; ++round) {

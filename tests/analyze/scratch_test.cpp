@@ -7,6 +7,7 @@
 #include <nvscope/analyze/detail/scratch.hpp>
 
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <cstdint>
 #include <numeric>
@@ -41,7 +42,7 @@ TEST_CASE("inside a scope a freed large array serves the next one that fits, the
   scratch_vector<std::uint32_t> e(32 * mib / 4, 3); // none fits: a fresh block
   CHECK(e.data() != big);
   CHECK(scratch_pool::of_this_thread().kept_count == 0);
-  std::mt19937_64 g(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
   for (auto& v : c) v = static_cast<std::uint32_t>(g());
   const auto sum = std::accumulate(c.begin(), c.end(), std::uint64_t{0});
   scratch_vector<std::uint32_t> f(c); // a copy reads what was written, not the old block's 7s and 9s
@@ -73,7 +74,7 @@ TEST_CASE("a kept block larger than an array needs gives it the huge pages it ne
 
 TEST_CASE("kept blocks too small for a new array are moved into its front, largest first, their pages not fresh") {
   const scratch_scope scope;
-  std::mt19937 g(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937, g);
   const std::uint32_t mark_a = g() | 1, mark_b = g() | 1;
   {
     scratch_vector<std::uint32_t> a(6 * mib / 4, mark_a), b(4 * mib / 4, mark_b); // blocks of 8 and 6 MiB

@@ -1,5 +1,6 @@
 // The annotation layer, asserted event by event through the recording NVTX tool.
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <nvscope/annotate.hpp>
 
@@ -60,7 +61,7 @@ std::string hex(nvscope::color c) {
 }
 
 std::mt19937_64& rng() {
-  static std::mt19937_64 g{std::random_device{}()};
+  static auto g = nvscope_test::announced_engine<std::mt19937_64>();
   return g;
 }
 

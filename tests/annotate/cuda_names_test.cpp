@@ -1,5 +1,6 @@
 // Stream and device names reach NVTX (no CUDA call is made, so no GPU is needed).
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <nvscope/annotate/cuda_names.hpp>
 
@@ -13,7 +14,7 @@ TEST_CASE("name_stream and name_device") {
   auto& rec = nvscope_test::recorder::instance();
   REQUIRE_MESSAGE(rec.attached(), rec.why_not());
   rec.clear();
-  std::mt19937 g{std::random_device{}()};
+  NVSCOPE_SEEDED_RNG(std::mt19937, g);
   const auto fake = static_cast<std::uintptr_t>(0x1000 + (g() % 0x100000) * 16);
   const int dev = static_cast<int>(g() % 8);
   nvscope::name_stream(reinterpret_cast<cudaStream_t>(fake), "h2d_copies");

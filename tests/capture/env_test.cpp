@@ -1,6 +1,7 @@
 // The NVSCOPE_CAPTURE parser: good values, bad values (each rejected with one line naming
 // the bad part), the checked-in corpus, random inputs, and capture_options_from_env.
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include "spec_check.hpp"
 
@@ -137,7 +138,7 @@ TEST_CASE("corpus: every bad input is rejected, every good one accepted") {
 }
 
 TEST_CASE("random inputs keep the properties") {
-  std::mt19937 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
   const std::string alphabet = "skipwaitrmuvecyof0123456789=,- \t_x";
   for (int n = 0; n < 20000; ++n) {
     std::string s;

@@ -1,5 +1,6 @@
 // Capture guards: nesting, threads, exceptions, errors, listeners, backend changes.
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <nvscope/capture/guard.hpp>
 
@@ -180,9 +181,11 @@ TEST_CASE_FIXTURE(fixture, "guards nest across threads: one start, one stop, alw
   const int rounds = 2000;
   std::atomic<int> violations{0};
   std::vector<std::thread> pool;
+  const auto seed = nvscope_test::fresh_seed(); // thread t draws from seed + t
+  CAPTURE(seed);
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<unsigned>(std::random_device{}()) + static_cast<unsigned>(t));
+      std::mt19937 rng(static_cast<std::mt19937::result_type>(seed + static_cast<std::uint64_t>(t)));
       for (int r = 0; r < rounds; ++r) {
         nvscope::capture_guard g;
         if (!fake.active()) ++violations;       // while any guard lives, capture is on

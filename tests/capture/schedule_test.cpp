@@ -1,6 +1,7 @@
 // The step schedule against an independent expansion of every shape, with a recording
 // backend: which steps are recorded, how many capture ranges, and that nothing stays open.
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <nvscope/capture/schedule.hpp>
 
@@ -71,7 +72,7 @@ TEST_CASE_FIXTURE(fixture, "every shape: phases, recorded steps, capture ranges,
   const std::uint64_t warmups[] = {0, 1, 2};
   const std::uint64_t actives[] = {1, 3};
   const std::uint64_t repeats[] = {0, 1, 2, 3};
-  std::mt19937 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
   int shapes = 0;
   for (auto skip : skips)
     for (auto wait : waits)

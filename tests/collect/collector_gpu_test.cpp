@@ -7,6 +7,7 @@
 
 #include <cuda_profiler_api.h>
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 #include <nvscope/annotate.hpp>
 #include <nvtx3/nvtx3.hpp>
 
@@ -31,7 +32,7 @@ namespace {
   } while (0)
 
 std::mt19937& rng() {
-  static std::mt19937 g{std::random_device{}()};
+  static auto g = nvscope_test::announced_engine<std::mt19937>();
   return g;
 }
 

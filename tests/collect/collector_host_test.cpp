@@ -4,6 +4,7 @@
 #include <nvscope/collector.hpp>
 
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,7 +20,7 @@ namespace nd = nvscope::detail;
 namespace {
 
 std::mt19937_64& rng() {
-  static std::mt19937_64 g{std::random_device{}()};
+  static auto g = nvscope_test::announced_engine<std::mt19937_64>();
   return g;
 }
 
@@ -121,7 +122,7 @@ TEST_CASE("kernel records decode with every field, demangled by default") {
 }
 
 TEST_CASE("the configuration table: one id a distinct configuration, past every growth; unknown ids read as zeros; copies keep it") {
-  std::mt19937_64 g(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
   ns::config_table table;
   REQUIRE(table.size() == 1);
   CHECK(table.intern(ns::kernel_config{}) == 0); // the all-zero one is always id 0

@@ -10,6 +10,7 @@
 #include <nvscope/analyze/diagnose/steps.hpp>
 
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -23,7 +24,7 @@ using namespace nvscope;
 using namespace nvscope::detail::diag;
 using nvscope::detail::scratch_vector;
 
-unsigned fresh_seed() { return std::random_device{}(); }
+using nvscope_test::fresh_seed;
 
 } // namespace
 

@@ -2,6 +2,7 @@
 #include "sample_trace.hpp"
 
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 #include <nlohmann/json.hpp>
 #include <nvscope/export/chrome_trace.hpp>
 #include <nvscope/export/detail/json_writer.hpp>
@@ -22,7 +23,7 @@ TEST_CASE("JSON strings: quotes, control characters, invalid UTF-8") {
   CHECK(json_string("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\""); // surrogate
   CHECK(json_string("\xe2\x82") == "\"\\ufffd\\ufffd\"");      // truncated
   // Random bytes always give JSON that parses back.
-  std::mt19937 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
   for (int i = 0; i < 200; ++i) {
     std::string s(rng() % 40, '\0');
     for (auto& ch : s) ch = static_cast<char>(rng() & 0xff);
@@ -100,7 +101,7 @@ TEST_CASE("Chrome trace: metadata, well-formed X events, flows paired and bound"
 TEST_CASE("Chrome trace: each kernel's launch configuration from the trace's table; an unknown index reads as zeros") {
   nvscope::trace t;
   t.threads.push_back({100, 0});
-  std::mt19937 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
   nvscope::kernel_config a, b;
   a.grid[0] = 1 + rng() % 100000, a.grid[1] = 1 + rng() % 7, a.grid[2] = 3;
   a.block[0] = static_cast<std::uint16_t>(32 * (1 + rng() % 32)), a.block[1] = 2, a.block[2] = 1;
@@ -195,7 +196,7 @@ nlohmann::json random_value(nvscope::detail::json_writer& w, std::mt19937& rng, 
 } // namespace
 
 TEST_CASE("json_writer: commas, nesting, escaping and numbers parse back as written") {
-  std::mt19937 rng(std::random_device{}());
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
   for (int round = 0; round < 300; ++round) {
     nvscope::detail::json_writer w(round % 2 ? 0 : 1 << 16);
     w.begin_array(true);

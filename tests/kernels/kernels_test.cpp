@@ -3,6 +3,7 @@
 // bytes before each launch and every element checked (a poisoned element left is a failure),
 // odd shapes, rows of -inf and huge values, every CUDA call's result checked.
 #include <doctest/doctest.h>
+#include "test_seed.hpp"
 
 #include <kernels/api.hpp>
 
@@ -30,11 +31,7 @@ namespace {
   } while (0)
 
 std::mt19937_64& rng() {
-  static std::mt19937_64 engine = [] {
-    const std::uint64_t seed = (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-    MESSAGE("random seed: ", seed);
-    return std::mt19937_64(seed);
-  }();
+  static auto engine = nvscope_test::announced_engine<std::mt19937_64>();
   return engine;
 }
 
