@@ -8,8 +8,10 @@
 //                                 per CPU second through nvscope::analyze at 2 M kernels, median
 //                                 of 5 runs; _slowest/_fastest: the slowest and fastest run
 //   analyze_pass_s_*              the passes one by one at 2 M kernels (one run, fresh memory)
-//   chrome_trace_events_per_s     the same records per CPU second through to_chrome_trace (median)
-//   folded_records_per_s          the same through to_folded (median)
+//   chrome_trace_events_per_s     the same records per CPU second through to_chrome_trace (median),
+//                                 given the trace's attribution, as nvscope's writer calls it (the
+//                                 index is analyze's; figures before e9e13aa indexed here too)
+//   folded_records_per_s          the same through to_folded (median), likewise
 //   bytes_per_record_peak         peak resident memory of a child / its records (trace, analysis,
 //                                 exports' output included), the largest over the sizes
 //   worst_doubling_ratio          the largest time(2n) / time(n) over 1-8 M kernels and the three
