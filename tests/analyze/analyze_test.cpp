@@ -1,6 +1,7 @@
 // Summaries and metrics on traces built by hand; every expected number is worked out here.
 #include <doctest/doctest.h>
 #include "test_seed.hpp"
+#include "synthetic_trace.hpp"
 #include <nvscope/analysis.hpp>
 #include <nvscope/export/table.hpp>
 
@@ -280,7 +281,34 @@ nvscope::trace kern_sum_trace(std::mt19937_64& g, bool wide) {
   return t;
 }
 
+// attribute(t) builds only the links (no start/end ranges open at each launch, no range groups):
+// every field must be index_trace(t)'s.
+bool same_links(const nvscope::attribution& a, const nvscope::attribution& b) {
+  return a.kernel_launch == b.kernel_launch && a.copy_launch == b.copy_launch && a.memset_launch == b.memset_launch &&
+         a.kernel_owner == b.kernel_owner && a.copy_owner == b.copy_owner && a.memset_owner == b.memset_owner && a.parent == b.parent &&
+         a.depth == b.depth && a.range_end == b.range_end && a.trace_end == b.trace_end;
+}
+
 } // namespace
+
+TEST_CASE("attribute(t) is index_trace(t)'s links: random nested traces, the synthetic training run, PyTorch's shape") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
+  std::size_t wrong = 0, owned = 0;
+  for (int round = 0; round < 20; ++round) {
+    const auto t = kern_sum_trace(g, round % 2 == 1);
+    const auto a = nvscope::attribute(t);
+    wrong += !same_links(a, nvscope::index_trace(t).links);
+    for (const auto o : a.kernel_owner) owned += o != nvscope::attribution::none;
+  }
+  CHECK(wrong == 0);
+  CHECK(owned > 0); // the traces do put kernels under ranges
+  for (const auto& t : {synthetic::make_trace(20000), synthetic::per_operator(20000)}) {
+    const auto a = nvscope::attribute(t);
+    CHECK(same_links(a, nvscope::index_trace(t).links));
+    CHECK(a.copy_owner.size() == t.copies.size());
+    CHECK(!t.copies.empty());
+  }
+}
 
 TEST_CASE("nvtx_kern_sum against a plain walk of each kernel's ranges, on random nested traces") {
   const auto seed = nvscope_test::fresh_seed();

@@ -101,8 +101,9 @@ struct trace_index {
 
 namespace detail {
 
-// Nesting, owners of launches and the start/end ranges open at each launch, per thread.
-inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule) {
+// Nesting, owners of launches and (`open_start_end`) the start/end ranges open at each launch,
+// per thread.
+inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, bool open_start_end = true) {
   auto& a = x.links;
   const thread_table slots(t);
   auto tl = timelines_of(t, slots, a.range_end, rule == start_end_rule::nsys);
@@ -113,6 +114,7 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule) {
   auto &pp = tl.push_pop, &se = tl.start_end, &q = tl.queries;
   for (std::size_t s = 0; s < slots.size(); ++s)
     sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
+  if (!open_start_end) return;
   // The start/end ranges open at each launch: swept twice, to count them a launch, then to place
   // them (no list of pairs to sort by launch).
   x.start_end_offset.assign(t.launches.size() + 1, 0);
@@ -175,6 +177,17 @@ inline void group_ranges(const trace& t, trace_index& x) {
   }
 }
 
+// The index without its range groups: ends closed, nesting, owners, each record's launch, and
+// (`open_start_end`) the start/end ranges open at each launch.
+inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_start_end) {
+  trace_index x;
+  x.links.trace_end = trace_end_of(t);
+  x.links.range_end = closed_range_ends(t, x.links.trace_end);
+  nest_ranges(t, x, rule, open_start_end);
+  link_launches(t, x);
+  return x;
+}
+
 } // namespace detail
 
 /// Builds the indexed view of `t` that every analysis pass reads: O(n log n) in the ranges,
@@ -184,11 +197,7 @@ inline void group_ranges(const trace& t, trace_index& x) {
 ///   auto kernels = nvscope::kernel_summary(t, x);
 /// \endcode
 inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) {
-  trace_index x;
-  x.links.trace_end = detail::trace_end_of(t);
-  x.links.range_end = detail::closed_range_ends(t, x.links.trace_end);
-  detail::nest_ranges(t, x, rule);
-  detail::link_launches(t, x);
+  auto x = detail::linked_index(t, rule, true);
   detail::group_ranges(t, x);
   return x;
 }
@@ -196,11 +205,13 @@ inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_r
 /// Ties every kernel, copy and memset to its launch (by correlation id) and to the innermost
 /// push/pop range open on the launching thread at the launch; ranges get their parents and
 /// depths. All kernels of one graph launch share a correlation id, so one launch and range.
+/// The `links` of `index_trace(t)`, without the rest of the index (the start/end ranges open at
+/// each launch, range groups), which they do not depend on.
 /// \code
 ///   auto a = nvscope::attribute(t);
 ///   auto r = a.kernel_owner[0];   // index into t.ranges, or attribution::none
 /// \endcode
-inline attribution attribute(const trace& t) { return index_trace(t).links; }
+inline attribution attribute(const trace& t) { return detail::linked_index(t, start_end_rule::nsys, false).links; }
 
 namespace detail {
 // Throws std::invalid_argument (one line, naming `who`) unless `a` has a slot for every
