@@ -126,9 +126,7 @@ TEST_CASE("covered_union gives the clipped length and the gaps of the union of t
 // skip a pass for them): union_walk's are the shortest and longest gap it appended, whatever the
 // list held before ({~0, 0} for none), and `widen` over pieces gives the extremes of them all.
 TEST_CASE("union_walk's gap extremes and widen's extremes are those of the values appended") {
-  const auto seed = nvscope_test::fresh_seed();
-  CAPTURE(seed);
-  std::mt19937_64 rng(seed);
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   constexpr interval none{~std::uint64_t{0}, 0};
   std::size_t cases = 0, wrong = 0;
   interval all_pieces = none, expected_all = none;
@@ -223,9 +221,7 @@ TEST_CASE("overall_activity in place equals activity_of over copied intervals, k
 // swapped and shuffled.
 TEST_CASE("range_activity gives the same rows and steps with the kernels in start order, out of it by a little or shuffled") {
   using namespace nvscope;
-  const auto seed = nvscope_test::fresh_seed();
-  INFO("seed " << seed); // a failure names the input
-  std::mt19937_64 rng(seed);
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   auto in_order = synthetic::make_trace(30000);
   for (auto& k : in_order.kernels) {
     const auto what = rng() % 10;

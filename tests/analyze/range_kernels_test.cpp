@@ -43,9 +43,7 @@ std::size_t disagreements(const std::vector<call>& calls, std::size_t groups, st
 } // namespace
 
 TEST_CASE("kern_rows numbers (group, thread, name) by first appearance, by slices of the table, by hash, and both") {
-  const auto seed = nvscope_test::fresh_seed();
-  CAPTURE(seed);
-  std::mt19937 rng(seed);
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
   for (int round = 0; round < 40; ++round) {
     const std::uint32_t groups = 1 + rng() % 300, threads = 1 + rng() % 4, names = 1 + rng() % 50;
     std::vector<call> calls;
