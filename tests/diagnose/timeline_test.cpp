@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <numeric>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -424,5 +426,121 @@ TEST_CASE("each thread index has its own ranges and syncs, foreign indexes inclu
     }
     CHECK(tl.range_at(12345, 5000) == diagnosis_none); // an index no record carries
     CHECK(tl.last_sync_end(12345, 0, 10000) == 0);
+  }
+}
+
+TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers and queue depths) are what sorting each name's values gives, on random traces") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
+  for (int round = 0; round < 60; ++round) {
+    trace t;
+    const bool calls = round % 4 != 0;         // a quarter with no API record: calls assumed
+    const bool deep = round % 5 == 1;          // bursts launched at once: queues hundreds deep
+    const bool many_names = round % 7 == 3;    // thousands of names: more rows than a depth table holds
+    const std::uint32_t names = many_names ? 3000 : 1 + static_cast<std::uint32_t>(g() % 6);
+    std::vector<string_id> name_ids;
+    for (std::uint32_t n = 0; n < names; ++n) name_ids.push_back(t.strings.intern("k" + std::to_string(n)));
+    std::uint32_t correlation = 1;
+    timestamp_ns gpu[4] = {5000, 5000, 5000, 5000}; // per stream: operations run one after another
+    const std::uint32_t count = many_names ? 6000 : 200 + static_cast<std::uint32_t>(g() % 800);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::uint32_t stream = static_cast<std::uint32_t>(g() % 4);
+      const timestamp_ns launch = deep ? 1000 + g() % 50 : gpu[stream] - 1 - g() % 3000;
+      const timestamp_ns start = std::max(gpu[stream], launch + g() % 400), end = start + g() % (g() % 8 == 0 ? 200000 : 2000);
+      gpu[stream] = end + g() % 300;
+      if (g() % 6) t.launches.push_back({launch, correlation, static_cast<std::uint32_t>(g() % 3)});
+      if (calls && g() % 3) t.api_calls.push_back({launch, launch + g() % 90000, 0, correlation, 0, g() % 2 == 0});
+      if (g() % 8 == 0) {
+        memset_record m;
+        m.start = start, m.end = end, m.stream = stream, m.correlation = correlation;
+        t.memsets.push_back(m);
+      } else {
+        kernel_record k;
+        k.start = start, k.end = end, k.stream = stream, k.correlation = correlation;
+        k.name = name_ids[g() % names];
+        t.kernels.push_back(k);
+      }
+      ++correlation;
+    }
+    diagnosis_options o;
+    o.call_outlier_ns = 40000;
+    o.delay_outlier_ns = 1000 + g() % 20000;
+    const auto a = attribute(t);
+    const timeline tl = build_timeline(t, a);
+    const launch_overview l = launch_statistics_of(tl, o);
+    CAPTURE(round);
+    // Each stream's launched operations in launch order (a stable sort of start order); the depth
+    // at a launch: the earlier launches whose running maximum of ends lies past it.
+    std::map<std::uint64_t, std::vector<std::size_t>> by_stream;
+    for (std::size_t i = 0; i < tl.ops.size(); ++i)
+      if (tl.ops[i].call_start != 0) by_stream[std::uint64_t{tl.device_of(tl.ops[i])} << 32 | tl.stream_of(tl.ops[i])].push_back(i);
+    std::vector<std::uint64_t> depth(tl.ops.size(), 0), all_depths;
+    for (auto& [key, v] : by_stream) {
+      std::stable_sort(v.begin(), v.end(), [&](std::size_t x, std::size_t y) { return tl.ops[x].call_start < tl.ops[y].call_start; });
+      for (std::size_t k = 0; k < v.size(); ++k) {
+        timestamp_ns running = 0;
+        for (std::size_t j = 0; j < k; ++j) {
+          running = std::max(running, tl.ops[v[j]].end);
+          depth[v[k]] += running > tl.ops[v[k]].call_start;
+        }
+        all_depths.push_back(depth[v[k]]);
+      }
+    }
+    std::sort(all_depths.begin(), all_depths.end());
+    CHECK(l.queue_median == median(all_depths));
+    CHECK(l.queue_max == (all_depths.empty() ? 0 : all_depths.back()));
+    if (deep) CHECK(l.queue_max >= 40); // the bursts did queue
+    if (many_names) CHECK(l.kernels.size() > 1500);
+    struct columns {
+      std::vector<std::uint64_t> calls, delays, durations, queue;
+      std::uint64_t short_kernels = 0, call_outliers = 0, delay_outliers = 0;
+    };
+    std::map<string_id, columns> by_name;
+    for (std::size_t i = 0; i < tl.ops.size(); ++i) {
+      const gpu_op& op = tl.ops[i];
+      if (op.kind() != op_kind::kernel) continue;
+      auto& c = by_name[t.kernels[op.index()].name];
+      const std::uint64_t duration = op.end - op.start;
+      c.durations.push_back(duration);
+      if (op.call_start == 0) continue;
+      const std::uint64_t call = op.has_call() ? tl.call_end(i) - op.call_start : 0;
+      const std::uint64_t delay = op.start > tl.call_end(i) ? op.start - tl.call_end(i) : 0;
+      if (op.has_call()) c.calls.push_back(call);
+      c.delays.push_back(delay);
+      c.queue.push_back(depth[i]);
+      c.short_kernels += duration < (op.has_call() ? call : o.assumed_launch_ns);
+      c.call_outliers += op.has_call() && call > o.call_outlier_ns;
+      c.delay_outliers += delay > o.delay_outlier_ns;
+    }
+    REQUIRE(l.kernels.size() == by_name.size());
+    std::uint64_t launches = 0, short_kernels = 0;
+    for (std::size_t r = 0; r < l.kernels.size(); ++r) {
+      const launch_stats_row& row = l.kernels[r];
+      if (r > 0) CHECK(std::make_pair(~l.kernels[r - 1].launches, l.kernels[r - 1].name) < std::make_pair(~row.launches, row.name));
+      REQUIRE(by_name.count(row.name));
+      auto c = by_name[row.name];
+      CAPTURE(row.name);
+      for (auto* v : {&c.calls, &c.delays, &c.durations, &c.queue}) std::sort(v->begin(), v->end());
+      const double fence = upper_fence(c.durations);
+      CHECK(row.launches == c.durations.size());
+      CHECK(row.with_call == c.calls.size());
+      CHECK(row.kernel_total_ns == std::accumulate(c.durations.begin(), c.durations.end(), std::uint64_t{0}));
+      CHECK(row.call_median_ns == median(c.calls));
+      CHECK(row.call_p90_ns == quantile(c.calls, 0.9));
+      CHECK(row.delay_median_ns == median(c.delays));
+      CHECK(row.delay_p90_ns == quantile(c.delays, 0.9));
+      CHECK(row.delay_max_ns == (c.delays.empty() ? 0 : c.delays.back()));
+      CHECK(row.kernel_median_ns == median(c.durations));
+      CHECK(row.duration_outliers == static_cast<std::uint64_t>(std::count_if(c.durations.begin(), c.durations.end(), [&](std::uint64_t d) { return static_cast<double>(d) > fence; })));
+      CHECK(row.queue_median == median(c.queue));
+      CHECK(row.queue_max == (c.queue.empty() ? 0 : c.queue.back()));
+      CHECK(row.short_kernels == c.short_kernels);
+      CHECK(row.call_outliers == c.call_outliers);
+      CHECK(row.delay_outliers == c.delay_outliers);
+      launches += row.launches;
+      short_kernels += row.short_kernels;
+    }
+    CHECK(l.launches == launches);
+    CHECK(l.short_kernels == short_kernels);
+    CHECK(l.call_durations_from_api == tl.any_call);
   }
 }
