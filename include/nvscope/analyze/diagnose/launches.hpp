@@ -34,41 +34,91 @@ namespace detail {
 namespace diag {
 
 // Queue depth at each operation's launch, by op index; `unlaunched` where the launch time is
-// unknown. Per stream, the launched operations in launch order (sorted only where they are
-// not), each read once from the operations into a compact list. `launched_count`: the
-// operations with a launch time.
+// unknown. Per stream, the launched operations in launch order: read where they lie when the
+// stream launched them in start order (as a collector's streams mostly are), else (the first
+// launch out of order undone) read into a compact list and sorted. `counts`: the launched
+// operations by depth (a depth is at most one more than the stream's last, so the table grows
+// a row at a time, never past the operations).
 inline constexpr std::uint32_t unlaunched = ~std::uint32_t{0};
-inline scratch_vector<std::uint32_t> queue_depths(const timeline& tl, std::size_t& launched_count) {
+struct launch_queues {
+  scratch_vector<std::uint32_t> depth;
+  std::vector<std::uint64_t> counts; // counts[d]: launched operations at depth d
+  std::uint64_t launched = 0;
+};
+inline launch_queues queue_depths(const timeline& tl) {
   struct launched_op {
     timestamp_ns call_start, end;
     std::uint32_t place; // in tl.ops
   };
-  scratch_vector<std::uint32_t> depth(tl.ops.size(), unlaunched);
+  launch_queues q;
+  q.depth.assign(tl.ops.size(), unlaunched);
   scratch_vector<launched_op> launched;
   scratch_vector<timestamp_ns> ends; // running max of ends in launch order, within one stream
   const auto by_launch = [](const launched_op& x, const launched_op& y) { return x.call_start < y.call_start; };
-  std::size_t longest = 0; // the longest stream's operations: one array each, not a doubling series
+  std::size_t longest = 0; // the longest stream's operations: one array, not a doubling series
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) longest = std::max<std::size_t>(longest, tl.by_stream.end(s) - tl.by_stream.begin(s));
-  launched.reserve(longest);
   ends.reserve(longest);
+  // One launch after the others of its stream (in launch order); false where it came before
+  // the last.
+  std::size_t done = 0; // launches are in order, so the ended ones only grow
+  const auto place = [&](timestamp_ns call_start, timestamp_ns end, std::uint32_t at) {
+    while (done < ends.size() && ends[done] <= call_start) ++done;
+    const auto d = static_cast<std::uint32_t>(ends.size() - done);
+    q.depth[at] = d;
+    if (d == q.counts.size()) q.counts.push_back(0);
+    ++q.counts[d];
+    ends.push_back(ends.empty() ? end : std::max(ends.back(), end));
+  };
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
-    launched.clear();
-    for (auto i = tl.by_stream.begin(s); i != tl.by_stream.end(s); ++i) {
-      const gpu_op& op = tl.ops[*i];
-      if (op.call_start != 0) launched.push_back({op.call_start, op.end, *i});
-    }
-    if (!std::is_sorted(launched.begin(), launched.end(), by_launch))
-      std::stable_sort(launched.begin(), launched.end(), by_launch);
     ends.clear();
-    launched_count += launched.size();
-    std::size_t done = 0; // launches are in order, so the ended ones only grow
-    for (const auto& op : launched) {
-      while (done < ends.size() && ends[done] <= op.call_start) ++done;
-      depth[op.place] = static_cast<std::uint32_t>(ends.size() - done);
-      ends.push_back(ends.empty() ? op.end : std::max(ends.back(), op.end));
+    done = 0;
+    const std::uint32_t *i = tl.by_stream.begin(s), *last = tl.by_stream.end(s);
+    for (timestamp_ns latest = 0; i != last; ++i) {
+      const gpu_op& op = tl.ops[*i];
+      if (op.call_start == 0) continue;
+      if (op.call_start < latest) break;
+      latest = op.call_start;
+      place(op.call_start, op.end, *i);
+    }
+    q.launched += ends.size();
+    if (i == last) continue;
+    for (auto j = tl.by_stream.begin(s); j != i; ++j) // out of launch order: the stream again, sorted
+      if (q.depth[*j] != unlaunched) --q.counts[q.depth[*j]];
+    q.launched -= ends.size();
+    launched.clear();
+    for (auto j = tl.by_stream.begin(s); j != last; ++j) {
+      const gpu_op& op = tl.ops[*j];
+      if (op.call_start != 0) launched.push_back({op.call_start, op.end, *j});
+    }
+    std::stable_sort(launched.begin(), launched.end(), by_launch);
+    ends.clear();
+    done = 0;
+    for (const auto& op : launched) place(op.call_start, op.end, op.place);
+    q.launched += launched.size();
+  }
+  return q;
+}
+
+// The median (mean of the two middle values for an even count) and maximum of the values that
+// `counts` tallies (counts[v]: how many are v), as figures_of gives them.
+template <class Counts>
+column_figures figures_of_counts(const Counts* counts, std::size_t values) noexcept {
+  column_figures f;
+  std::uint64_t n = 0;
+  for (std::size_t v = 0; v < values; ++v)
+    if (counts[v] != 0) n += counts[v], f.max = v;
+  if (n == 0) return f;
+  const std::uint64_t low = (n - 1) / 2, high = n / 2; // 0-based ranks of the middle values
+  std::uint64_t below = 0;
+  double low_value = 0.0;
+  for (std::size_t v = 0;; ++v) {
+    if (below <= low && low < below + counts[v]) low_value = static_cast<double>(v);
+    below += counts[v];
+    if (high < below) {
+      f.median = (low_value + static_cast<double>(v)) / 2.0;
+      return f;
     }
   }
-  return depth;
 }
 
 // A column's median, nearest-rank quantiles at `ps` and maximum (figures_by), read in place.
@@ -79,12 +129,34 @@ column_figures figures_of(const T* v, std::size_t n, std::initializer_list<doubl
   }, n, ps);
 }
 
+// The smallest and largest of the values added.
+struct value_span {
+  std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
+  void add(std::uint64_t v) noexcept {
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+};
+
+// figures_of of a column whose extremes are known (no pass for them).
+inline column_figures figures_of(const std::uint64_t* v, std::size_t n, std::initializer_list<double> ps, const value_span& span) noexcept {
+  if (n == 0) return {};
+  return figures_within([v, n](auto&& g) {
+    for (std::size_t i = 0; i < n; ++i) g(v[i]);
+  }, n, ps, span.lo, span.hi);
+}
+
 // The distributions of every name's kernels, each name's values together in each column
-// (name p's from offset[p]), filled in one pass over the operations in start order.
+// (name p's from offset[p]) with their extremes, filled in one pass over the operations in
+// start order. Queue depths: per name a row of counts by depth (`queue_width` of them) where
+// that table is no larger than the launched operations (or 64 Ki counts), else a column.
 struct launch_columns {
   scratch_vector<std::uint32_t> offset;
   scratch_vector<std::uint64_t> calls, delays, durations;
+  std::vector<value_span> call_span, delay_span, duration_span; // per name
   scratch_vector<std::uint32_t> queue, launched; // launched: per name, operations with a launch time
+  scratch_vector<std::uint32_t> queue_counts;    // name p's depth d: queue_counts[p * queue_width + d]
+  std::size_t queue_width = 0;                   // 0: the depths are in `queue`
 };
 
 inline std::uint64_t call_ns(const timeline& tl, std::size_t i) noexcept { return tl.call_end(i) - tl.ops[i].call_start; }
@@ -93,9 +165,9 @@ inline std::uint64_t delay_ns(const timeline& tl, std::size_t i) noexcept {
   return tl.ops[i].start > call_end ? tl.ops[i].start - call_end : 0;
 }
 
-// One pass over the kernels: every row's counts and every name's four columns.
-inline void gather_launches(const timeline& tl, const op_places& names, const scratch_vector<std::uint32_t>& depth,
-                            const diagnosis_options& o, std::vector<launch_stats_row>& rows, launch_columns& c) {
+// One pass over the kernels: every row's counts and every name's columns.
+inline void gather_launches(const timeline& tl, const op_places& names, const launch_queues& q, const diagnosis_options& o,
+                            std::vector<launch_stats_row>& rows, launch_columns& c) {
   const auto ng = names.keys.size();
   c.offset.assign(ng + 1, 0);
   for (const auto p : names.place)
@@ -103,8 +175,17 @@ inline void gather_launches(const timeline& tl, const op_places& names, const sc
   for (std::size_t p = 0; p < ng; ++p) c.offset[p + 1] += c.offset[p];
   for (auto* v : {&c.delays, &c.durations}) v->resize(c.offset[ng]);
   if (tl.any_call) c.calls.resize(c.offset[ng]); // else no operation has a call's duration: no pages for it
-  c.queue.resize(c.offset[ng]);
+  for (auto* v : {&c.call_span, &c.delay_span, &c.duration_span}) v->assign(ng, {});
+  const std::size_t width = q.counts.size(); // deepest + 1
+  if (ng != 0 && width <= std::max<std::uint64_t>(q.launched, std::uint64_t{1} << 16) / ng) {
+    c.queue_width = width;
+    c.queue_counts.assign(ng * width, 0);
+  } else {
+    c.queue_width = 0;
+    c.queue.resize(c.offset[ng]);
+  }
   c.launched.assign(ng, 0);
+  const auto& depth = q.depth;
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const auto p = names.place[i];
     if (p == op_places::none) continue;
@@ -112,14 +193,20 @@ inline void gather_launches(const timeline& tl, const op_places& names, const sc
     auto& row = rows[p];
     const std::uint64_t dur = op.end - op.start;
     c.durations[c.offset[p] + row.launches++] = dur;
+    c.duration_span[p].add(dur);
     row.kernel_total_ns += dur;
     if (op.call_start == 0) continue;
     const bool has_call = op.has_call();
     const auto call = has_call ? call_ns(tl, i) : 0, delay = delay_ns(tl, i);
-    if (has_call) c.calls[c.offset[p] + row.with_call++] = call;
+    if (has_call) {
+      c.calls[c.offset[p] + row.with_call++] = call;
+      c.call_span[p].add(call);
+    }
     const auto at = c.offset[p] + c.launched[p]++;
     c.delays[at] = delay;
-    c.queue[at] = depth[i];
+    c.delay_span[p].add(delay);
+    if (c.queue_width != 0) ++c.queue_counts[p * c.queue_width + depth[i]];
+    else c.queue[at] = depth[i];
     row.short_kernels += dur < (has_call ? call : o.assumed_launch_ns);
     row.call_outliers += has_call && call > o.call_outlier_ns;
     row.delay_outliers += delay > o.delay_outlier_ns;
@@ -130,10 +217,11 @@ inline void gather_launches(const timeline& tl, const op_places& names, const sc
 inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row& row) {
   const auto at = c.offset[p];
   const std::uint64_t* durations = c.durations.data() + at;
-  const auto calls = figures_of(row.with_call ? c.calls.data() + at : nullptr, static_cast<std::size_t>(row.with_call), {0.9});
-  const auto delays = figures_of(c.delays.data() + at, c.launched[p], {0.9});
-  const auto queue = figures_of(c.queue.data() + at, c.launched[p], {});
-  const auto kernel = figures_of(durations, static_cast<std::size_t>(row.launches), {0.25, 0.75});
+  const auto calls = figures_of(row.with_call ? c.calls.data() + at : nullptr, static_cast<std::size_t>(row.with_call), {0.9}, c.call_span[p]);
+  const auto delays = figures_of(c.delays.data() + at, c.launched[p], {0.9}, c.delay_span[p]);
+  const auto queue = c.queue_width != 0 ? figures_of_counts(c.queue_counts.data() + p * c.queue_width, c.queue_width)
+                                        : figures_of(c.queue.data() + at, c.launched[p], {});
+  const auto kernel = figures_of(durations, static_cast<std::size_t>(row.launches), {0.25, 0.75}, c.duration_span[p]);
   row.call_median_ns = calls.median;
   row.call_p90_ns = calls.quantiles[0];
   row.delay_median_ns = delays.median;
@@ -141,15 +229,15 @@ inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row&
   row.delay_max_ns = delays.max;
   row.kernel_median_ns = kernel.median;
   const double q1 = kernel.quantiles[0], q3 = kernel.quantiles[1], fence = q3 + 1.5 * (q3 - q1); // Tukey's, as upper_fence
-  for (std::uint64_t i = 0; i < row.launches; ++i) row.duration_outliers += static_cast<double>(durations[i]) > fence;
+  if (static_cast<double>(c.duration_span[p].hi) > fence) // else none lies above it
+    for (std::uint64_t i = 0; i < row.launches; ++i) row.duration_outliers += static_cast<double>(durations[i]) > fence;
   row.queue_median = queue.median;
   row.queue_max = queue.max;
 }
 
 inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o) {
   launch_overview out;
-  std::size_t launched = 0;
-  const auto depth = queue_depths(tl, launched);
+  const auto queue = queue_depths(tl);
   out.call_durations_from_api = tl.any_call;
   // Kernels by name: the copies and memsets told apart by tl.transfers (their places, ascending:
   // place_ops asks for each operation once, in order), not by reading every operation.
@@ -163,7 +251,7 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
       tl.t->strings.size());
   out.kernels.resize(names.keys.size());
   launch_columns columns;
-  gather_launches(tl, names, depth, o, out.kernels, columns);
+  gather_launches(tl, names, queue, o, out.kernels, columns);
   for (std::size_t p = 0; p < out.kernels.size(); ++p) {
     auto& row = out.kernels[p];
     finish_row(p, columns, row);
@@ -175,10 +263,7 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   std::sort(out.kernels.begin(), out.kernels.end(), [](const launch_stats_row& x, const launch_stats_row& y) {
     return x.launches != y.launches ? x.launches > y.launches : x.name < y.name;
   });
-  const auto depths = figures_by([&depth](auto&& g) {
-    for (const auto d : depth)
-      if (d != unlaunched) g(static_cast<std::uint64_t>(d));
-  }, launched, {}); // every launched operation's depth, read in place
+  const auto depths = figures_of_counts(queue.counts.data(), queue.counts.size()); // every launched operation's depth
   out.queue_median = depths.median;
   out.queue_max = depths.max;
   return out;
