@@ -39,7 +39,7 @@ enum class item_reads { twice, once };
 // counting sort: linear in items + groups.
 struct grouped_values {
   scratch_vector<std::size_t> offset;
-  scratch_vector<std::uint64_t> values;
+  scratch_column<std::uint64_t> values;
 };
 
 template <class GroupOf, class ValueOf>
@@ -47,21 +47,20 @@ grouped_values group_values(std::size_t groups, std::size_t items, GroupOf group
   grouped_values out;
   out.offset.assign(groups + 1, 0);
   if (reads == item_reads::once && groups <= 0xffffffffu) {
-    scratch_vector<std::uint32_t> group; // each item kept in order, left-out ones not
-    scratch_vector<std::uint64_t> value;
-    group.reserve(items); // reserved, touched only as far as used
-    value.reserve(items);
+    scratch_column<std::uint32_t> group(items); // each item kept in order, left-out ones not;
+    scratch_column<std::uint64_t> value(items); // pages touched only as far as written
+    std::size_t kept = 0;
     for (std::size_t i = 0; i < items; ++i) {
       const std::size_t g = group_of(i);
       if (g >= groups) continue;
       ++out.offset[g + 1];
-      group.push_back(static_cast<std::uint32_t>(g));
-      value.push_back(value_of(i));
+      group[kept] = static_cast<std::uint32_t>(g);
+      value[kept++] = value_of(i);
     }
     for (std::size_t g = 0; g < groups; ++g) out.offset[g + 1] += out.offset[g];
-    out.values.resize(group.size());
+    out.values.resize(kept);
     auto cursor = out.offset;
-    for (std::size_t j = 0; j < group.size(); ++j) out.values[cursor[group[j]]++] = value[j];
+    for (std::size_t j = 0; j < kept; ++j) out.values[cursor[group[j]]++] = value[j];
     return out;
   }
   for (std::size_t i = 0; i < items; ++i) {
@@ -69,7 +68,7 @@ grouped_values group_values(std::size_t groups, std::size_t items, GroupOf group
     if (g < groups) ++out.offset[g + 1];
   }
   for (std::size_t g = 0; g < groups; ++g) out.offset[g + 1] += out.offset[g];
-  out.values.resize(out.offset[groups]);
+  out.values.resize(out.offset[groups]); // every place written once below
   auto cursor = out.offset;
   for (std::size_t i = 0; i < items; ++i) {
     const std::size_t g = group_of(i);

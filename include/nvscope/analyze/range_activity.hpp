@@ -41,7 +41,8 @@ namespace detail {
 // each a record index with its kind in the top two bits (0 kernel, 1 copy, 2 memset): four
 // bytes a pair, since there are as many pairs as records times interesting ranges above them.
 struct range_ops_index {
-  scratch_vector<std::uint32_t> offset, ref;
+  scratch_vector<std::uint32_t> offset;
+  scratch_column<std::uint32_t> ref; // every place written once
   static constexpr std::uint32_t kind_shift = 30, index_mask = (1u << kind_shift) - 1;
 };
 

@@ -34,9 +34,9 @@ namespace detail {
 // Kernels gathered per (range, kernel name) pair; pair p's durations are
 // durations[offset[p] .. offset[p + 1]).
 struct kernel_pairs {
-  scratch_vector<std::uint32_t> range, name;
+  scratch_column<std::uint32_t> range, name; // every place written once
   scratch_vector<std::uint32_t> offset{0};
-  scratch_vector<std::uint64_t> durations;
+  scratch_column<std::uint64_t> durations;
 };
 
 // Numbers (range, kernel name) pairs as they first come. A name met again under the range it
@@ -334,7 +334,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
   // shape). A copy, not a permutation in place: its reads far apart do not wait on each other
   // (in place, following the permutation's cycles, took 1.6 times as long).
   const buckets by_row(rows.parts.size(), rows.keys.size(), [&](std::size_t i) { return rows.parts[i].row; });
-  scratch_vector<row_part> parts(rows.parts.size());
+  scratch_column<row_part> parts(rows.parts.size()); // every place written once
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const auto& c = rows.parts[by_row.order[i]];
     parts[i] = {c.pair | c.source << row_part::source_shift, c.weight};

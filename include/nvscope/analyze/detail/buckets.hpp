@@ -103,7 +103,8 @@ class key_numbers {
 // Items bucketed by a key below `buckets` (counting sort, stable): items of bucket b are
 // order[offset[b] .. offset[b + 1]).
 struct buckets {
-  scratch_vector<std::uint32_t> offset, order;
+  scratch_vector<std::uint32_t> offset;
+  scratch_column<std::uint32_t> order; // every place written once
 
   template <class KeyOf>
   buckets(std::size_t count, std::size_t nbuckets, KeyOf key_of) : offset(nbuckets + 1, 0) {

@@ -25,6 +25,7 @@
 #include <memory>
 #include <new>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #if defined(__linux__)
@@ -203,6 +204,33 @@ inline void scratch_pool::release() noexcept {
 // A vector of the analysis' temporaries.
 template <class T>
 using scratch_vector = std::vector<T, scratch_allocator<T>>;
+
+// scratch_allocator whose construction without a value leaves the element unset, so that
+// resize(n) writes nothing: for columns whose elements are each written before they are read,
+// which would otherwise be written twice (a zero fill of tens of megabytes first).
+template <class T>
+struct unset_scratch_allocator : scratch_allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = unset_scratch_allocator<U>;
+  };
+  unset_scratch_allocator() noexcept = default;
+  template <class U>
+  unset_scratch_allocator(const unset_scratch_allocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible<U>::value) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+// A column of the analysis' temporaries: a scratch_vector whose resize leaves trivial elements
+// unset (every one must be written before it is read).
+template <class T>
+using scratch_column = std::vector<T, unset_scratch_allocator<T>>;
 
 } // namespace detail
 } // namespace v1

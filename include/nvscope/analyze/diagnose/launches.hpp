@@ -152,9 +152,10 @@ inline column_figures figures_of(const std::uint64_t* v, std::size_t n, std::ini
 // that table is no larger than the launched operations (or 64 Ki counts), else a column.
 struct launch_columns {
   scratch_vector<std::uint32_t> offset;
-  scratch_vector<std::uint64_t> calls, delays, durations;
+  scratch_column<std::uint64_t> calls, delays, durations; // name p's first launches (or with_call) of its places written
   std::vector<value_span> call_span, delay_span, duration_span; // per name
-  scratch_vector<std::uint32_t> queue, launched; // launched: per name, operations with a launch time
+  scratch_column<std::uint32_t> queue;
+  scratch_vector<std::uint32_t> launched; // per name, operations with a launch time
   scratch_vector<std::uint32_t> queue_counts;    // name p's depth d: queue_counts[p * queue_width + d]
   std::size_t queue_width = 0;                   // 0: the depths are in `queue`
 };

@@ -77,7 +77,7 @@ struct op_groups {
   static constexpr std::uint64_t skip = ~std::uint64_t{0}; // a key_of that returns it leaves the op out
   std::vector<std::uint64_t> keys;  // by group
   scratch_vector<std::uint32_t> first; // group g: order[first[g], first[g + 1])
-  scratch_vector<std::uint32_t> order;
+  scratch_column<std::uint32_t> order; // every place written once
 
   std::size_t size() const noexcept { return keys.size(); }
   const std::uint32_t* begin(std::size_t g) const noexcept { return order.data() + first[g]; }
