@@ -29,6 +29,13 @@ using value_list = scratch_vector<std::uint64_t>;
 // A record with an end, not before its start.
 inline bool valid_interval(std::uint64_t start, std::uint64_t end) noexcept { return end != 0 && end >= start; }
 
+// The smallest and largest value of a list made piece by piece ({~0, 0} while empty), so that
+// its median needs no pass for them.
+inline void widen(interval& extremes, const interval& by) noexcept {
+  extremes.first = by.first < extremes.first ? by.first : extremes.first;
+  extremes.second = by.second > extremes.second ? by.second : extremes.second;
+}
+
 // Sorts and merges in place; empty intervals are dropped. One pass while the list is in time
 // order (the usual case); from the first interval out of order, a sort of what is left (the
 // merged part and the rest: the union is the same) and a second pass.

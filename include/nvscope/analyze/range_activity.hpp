@@ -197,13 +197,6 @@ inline void add_instance(range_metrics& m, const activity_metrics& a) {
   s.sync_ns += a.sync_ns;
 }
 
-// The smallest and largest value of a list made piece by piece ({~0, 0} while empty), so that
-// its median needs no pass for them.
-inline void widen(interval& extremes, const interval& by) noexcept {
-  extremes.first = by.first < extremes.first ? by.first : extremes.first;
-  extremes.second = by.second > extremes.second ? by.second : extremes.second;
-}
-
 // One instance's kernels (refs[0 .. n)): durations appended to `kernel_ns` (their extremes
 // widening `extremes`), fed to `sink` while they come in start order. False where one does not
 // (the sink then fed only in part; the durations all appended).

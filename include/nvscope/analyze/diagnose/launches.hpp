@@ -21,6 +21,7 @@
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/stats.hpp>
 
 #include <algorithm>
@@ -58,8 +59,7 @@ inline launch_queues queue_depths(const timeline& tl) {
   std::size_t longest = 0; // the longest stream's operations: one array, not a doubling series
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) longest = std::max<std::size_t>(longest, tl.by_stream.end(s) - tl.by_stream.begin(s));
   ends.reserve(longest);
-  // One launch after the others of its stream (in launch order); false where it came before
-  // the last.
+  // A launch after its stream's earlier ones (in launch order): its depth, found and counted.
   std::size_t done = 0; // launches are in order, so the ended ones only grow
   const auto place = [&](timestamp_ns call_start, timestamp_ns end, std::uint32_t at) {
     while (done < ends.size() && ends[done] <= call_start) ++done;
@@ -86,6 +86,7 @@ inline launch_queues queue_depths(const timeline& tl) {
       if (q.depth[*j] != unlaunched) --q.counts[q.depth[*j]];
     q.launched -= ends.size();
     launched.clear();
+    launched.reserve(longest); // at the first stream out of order: one array for all of them
     for (auto j = tl.by_stream.begin(s); j != last; ++j) {
       const gpu_op& op = tl.ops[*j];
       if (op.call_start != 0) launched.push_back({op.call_start, op.end, *j});
@@ -129,21 +130,12 @@ column_figures figures_of(const T* v, std::size_t n, std::initializer_list<doubl
   }, n, ps);
 }
 
-// The smallest and largest of the values added.
-struct value_span {
-  std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
-  void add(std::uint64_t v) noexcept {
-    lo = v < lo ? v : lo;
-    hi = v > hi ? v : hi;
-  }
-};
-
-// figures_of of a column whose extremes are known (no pass for them).
-inline column_figures figures_of(const std::uint64_t* v, std::size_t n, std::initializer_list<double> ps, const value_span& span) noexcept {
+// figures_of of a column whose extremes are known (widen: no pass for them).
+inline column_figures figures_of(const std::uint64_t* v, std::size_t n, std::initializer_list<double> ps, const interval& extremes) noexcept {
   if (n == 0) return {};
   return figures_within([v, n](auto&& g) {
     for (std::size_t i = 0; i < n; ++i) g(v[i]);
-  }, n, ps, span.lo, span.hi);
+  }, n, ps, extremes.first, extremes.second);
 }
 
 // The distributions of every name's kernels, each name's values together in each column
@@ -152,8 +144,8 @@ inline column_figures figures_of(const std::uint64_t* v, std::size_t n, std::ini
 // that table is no larger than the launched operations (or 64 Ki counts), else a column.
 struct launch_columns {
   scratch_vector<std::uint32_t> offset;
-  scratch_column<std::uint64_t> calls, delays, durations; // name p's first launches (or with_call) of its places written
-  std::vector<value_span> call_span, delay_span, duration_span; // per name
+  scratch_column<std::uint64_t> calls, delays, durations; // of name p's places, the first with_call, launched[p], launches written
+  std::vector<interval> call_span, delay_span, duration_span; // per name: extremes ({~0, 0} for none)
   scratch_column<std::uint32_t> queue;
   scratch_vector<std::uint32_t> launched; // per name, operations with a launch time
   scratch_vector<std::uint32_t> queue_counts;    // name p's depth d: queue_counts[p * queue_width + d]
@@ -176,7 +168,7 @@ inline void gather_launches(const timeline& tl, const op_places& names, const la
   for (std::size_t p = 0; p < ng; ++p) c.offset[p + 1] += c.offset[p];
   for (auto* v : {&c.delays, &c.durations}) v->resize(c.offset[ng]);
   if (tl.any_call) c.calls.resize(c.offset[ng]); // else no operation has a call's duration: no pages for it
-  for (auto* v : {&c.call_span, &c.delay_span, &c.duration_span}) v->assign(ng, {});
+  for (auto* v : {&c.call_span, &c.delay_span, &c.duration_span}) v->assign(ng, {~std::uint64_t{0}, 0});
   const std::size_t width = q.counts.size(); // deepest + 1
   if (ng != 0 && width <= std::max<std::uint64_t>(q.launched, std::uint64_t{1} << 16) / ng) {
     c.queue_width = width;
@@ -194,18 +186,18 @@ inline void gather_launches(const timeline& tl, const op_places& names, const la
     auto& row = rows[p];
     const std::uint64_t dur = op.end - op.start;
     c.durations[c.offset[p] + row.launches++] = dur;
-    c.duration_span[p].add(dur);
+    widen(c.duration_span[p], {dur, dur});
     row.kernel_total_ns += dur;
     if (op.call_start == 0) continue;
     const bool has_call = op.has_call();
     const auto call = has_call ? call_ns(tl, i) : 0, delay = delay_ns(tl, i);
     if (has_call) {
       c.calls[c.offset[p] + row.with_call++] = call;
-      c.call_span[p].add(call);
+      widen(c.call_span[p], {call, call});
     }
     const auto at = c.offset[p] + c.launched[p]++;
     c.delays[at] = delay;
-    c.delay_span[p].add(delay);
+    widen(c.delay_span[p], {delay, delay});
     if (c.queue_width != 0) ++c.queue_counts[p * c.queue_width + depth[i]];
     else c.queue[at] = depth[i];
     row.short_kernels += dur < (has_call ? call : o.assumed_launch_ns);
@@ -230,7 +222,7 @@ inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row&
   row.delay_max_ns = delays.max;
   row.kernel_median_ns = kernel.median;
   const double q1 = kernel.quantiles[0], q3 = kernel.quantiles[1], fence = q3 + 1.5 * (q3 - q1); // Tukey's, as upper_fence
-  if (static_cast<double>(c.duration_span[p].hi) > fence) // else none lies above it
+  if (static_cast<double>(c.duration_span[p].second) > fence) // else none lies above it
     for (std::uint64_t i = 0; i < row.launches; ++i) row.duration_outliers += static_cast<double>(durations[i]) > fence;
   row.queue_median = queue.median;
   row.queue_max = queue.max;
