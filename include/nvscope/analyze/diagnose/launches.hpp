@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <numeric>
 #include <vector>
 
 namespace nvscope {
@@ -44,7 +45,6 @@ inline constexpr std::uint32_t unlaunched = ~std::uint32_t{0};
 struct launch_queues {
   scratch_vector<std::uint32_t> depth;
   std::vector<std::uint64_t> counts; // counts[d]: launched operations at depth d
-  std::uint64_t launched = 0;
 };
 inline launch_queues queue_depths(const timeline& tl) {
   struct launched_op {
@@ -80,11 +80,9 @@ inline launch_queues queue_depths(const timeline& tl) {
       latest = op.call_start;
       place(op.call_start, op.end, *i);
     }
-    q.launched += ends.size();
     if (i == last) continue;
     for (auto j = tl.by_stream.begin(s); j != i; ++j) // out of launch order: the stream again, sorted
       if (q.depth[*j] != unlaunched) --q.counts[q.depth[*j]];
-    q.launched -= ends.size();
     launched.clear();
     launched.reserve(longest); // at the first stream out of order: one array for all of them
     for (auto j = tl.by_stream.begin(s); j != last; ++j) {
@@ -95,7 +93,6 @@ inline launch_queues queue_depths(const timeline& tl) {
     ends.clear();
     done = 0;
     for (const auto& op : launched) place(op.call_start, op.end, op.place);
-    q.launched += launched.size();
   }
   return q;
 }
@@ -170,7 +167,8 @@ inline void gather_launches(const timeline& tl, const op_places& names, const la
   if (tl.any_call) c.calls.resize(c.offset[ng]); // else no operation has a call's duration: no pages for it
   for (auto* v : {&c.call_span, &c.delay_span, &c.duration_span}) v->assign(ng, {~std::uint64_t{0}, 0});
   const std::size_t width = q.counts.size(); // deepest + 1
-  if (ng != 0 && width <= std::max<std::uint64_t>(q.launched, std::uint64_t{1} << 16) / ng) {
+  const std::uint64_t launched = std::accumulate(q.counts.begin(), q.counts.end(), std::uint64_t{0});
+  if (ng != 0 && width <= std::max<std::uint64_t>(launched, std::uint64_t{1} << 16) / ng) {
     c.queue_width = width;
     c.queue_counts.assign(ng * width, 0);
   } else {
