@@ -348,6 +348,11 @@ TEST_CASE("nvtx_kern_sum against a plain walk of each kernel's ranges, on random
     }
     const auto rows = nvscope::range_kernel_summary(t, x);
     REQUIRE(rows.size() == expected.size());
+    // nsys's order: range label, PID, TID, largest total first, style, kernel name.
+    const auto order_key = [](const nvscope::range_kernel_row& r) {
+      return std::make_tuple(std::string_view(r.range), r.pid, r.tid, ~r.time.total, std::string_view(r.style), std::string_view(r.kernel));
+    };
+    for (std::size_t i = 1; i < rows.size(); ++i) CHECK_FALSE(order_key(rows[i]) < order_key(rows[i - 1]));
     for (const auto& row : rows) {
       const auto it = expected.find({row.range, row.style, row.tid, row.kernel});
       REQUIRE(it != expected.end());

@@ -324,23 +324,42 @@ inline duration_stats row_stats(const kern_rows& rows, const row_part* first, co
   return weighted_stats_of(scratch.data(), scratch.data() + scratch.size());
 }
 
-// The rows, statistics and labels filled in, in nsys's order: (range label, pid, tid, largest
-// total first, style, kernel name). Labels and kernel names are ranked once, a label per
-// range group and a name per kernel name (a PyTorch-shaped trace has 270 K rows and few of
-// either), and the rows sorted by ranks, not by comparing strings. pid is the trace's for
-// every row; a group's ranges share one style.
-inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, const kern_rows& rows) {
-  // The contributions copied in row order, without their row (several a kernel on PyTorch's
-  // shape). A copy, not a permutation in place: its reads far apart do not wait on each other
-  // (in place, following the permutation's cycles, took 1.6 times as long).
+// Each row's statistics, in row order. The contributions are copied in row order first,
+// without their row (several a kernel on PyTorch's shape). A copy, not a permutation in place:
+// its reads far apart do not wait on each other (in place, following the permutation's cycles,
+// took 1.6 times as long). The contributions are let go once copied (16 bytes each: their pages
+// serve the statistics), and the copy is gone before the caller's next array.
+inline scratch_column<duration_stats> kern_row_stats(kern_rows& rows) {
   const buckets by_row(rows.parts.size(), rows.keys.size(), [&](std::size_t i) { return rows.parts[i].row; });
   scratch_column<row_part> parts(rows.parts.size()); // every place written once
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const auto& c = rows.parts[by_row.order[i]];
     parts[i] = {c.pair | c.source << row_part::source_shift, c.weight};
   }
-  // The groups and kernel names the rows hold, each numbered once; their labels, ranked.
-  key_numbers group_numbers, name_numbers;
+  decltype(rows.parts)().swap(rows.parts);
+  scratch_vector<weighted_value> scratch;
+  scratch_vector<std::uint64_t> values;
+  scratch_column<duration_stats> stats(rows.keys.size()); // every row written below
+  for (std::size_t r = 0; r < stats.size(); ++r)
+    stats[r] = row_stats(rows, parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], values, scratch);
+  return stats;
+}
+
+// The rows, statistics and labels filled in, in nsys's order: (range label, pid, tid, largest
+// total first, style, kernel name). Labels and kernel names are ranked once, a label per
+// range group and a name per kernel name (a PyTorch-shaped trace has 270 K rows and few of
+// either), and the rows' order found from compact keys, each beside its row's number (the sort
+// reads them in place, not through the number; the same comparisons, so the same order as
+// sorting the numbers). The rows are then made in that order, each string written once where
+// it stays, not moved along the permutation's cycles (nvtx_kern_sum alone on PyTorch's shape
+// at 1 M kernels: x0.95). pid is the trace's for every row; a group's ranges share one style.
+inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, kern_rows& rows) {
+  const auto stats = kern_row_stats(rows);
+  // The groups and kernel names the rows hold, each numbered once (through tables as large as
+  // their ids reach, not hashed); their labels, ranked.
+  std::uint32_t most_name = 0;
+  for (const auto& k : rows.keys) most_name = std::max(most_name, k.name);
+  key_numbers group_numbers(x.group_first.size()), name_numbers(rows.keys.empty() ? 0 : std::size_t{most_name} + 1);
   std::vector<std::uint32_t> group_of_row(rows.keys.size()), name_of_row(rows.keys.size());
   std::vector<std::string> labels;
   std::vector<std::string_view> names;
@@ -352,28 +371,32 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     if (name_of_row[r] == names.size()) names.push_back(t.strings[k.name]);
   }
   const auto label_rank = string_ranks(labels), name_rank = string_ranks(names);
-  scratch_vector<weighted_value> scratch;
-  scratch_vector<std::uint64_t> values;
-  std::vector<range_kernel_row> out(rows.keys.size());
-  for (std::size_t r = 0; r < out.size(); ++r) {
+  const auto tid_of = [&](std::uint32_t thread) { return thread < t.threads.size() ? t.threads[thread].os_id : std::uint64_t{thread}; };
+  struct keyed {
+    std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, bool, std::uint32_t> key; // "PushPop" < "StartEnd"
+    std::uint32_t row;
+  };
+  scratch_column<keyed> order(rows.keys.size()); // every place written below
+  for (std::uint32_t r = 0; r < order.size(); ++r)
+    order[r] = {{label_rank[group_of_row[r]], tid_of(rows.keys[r].thread), descending(stats[r].total),
+                 !t.ranges[x.group_first[rows.keys[r].group]].is_push_pop, name_rank[name_of_row[r]]},
+                r};
+  std::sort(order.begin(), order.end(), [](const keyed& a, const keyed& b) { return a.key < b.key; });
+  std::vector<range_kernel_row> out(order.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto r = order[i].row;
     const auto& k = rows.keys[r];
     const auto& first = t.ranges[x.group_first[k.group]];
-    auto& row = out[r];
+    auto& row = out[i];
     row.range = labels[group_of_row[r]];
     row.style = style_name(first);
     row.pid = t.process_id;
-    row.tid = k.thread < t.threads.size() ? t.threads[k.thread].os_id : k.thread;
+    row.tid = tid_of(k.thread);
     row.range_instances = rows.instances[r];
-    row.time = row_stats(rows, parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], values, scratch);
+    row.time = stats[r];
     row.kernel = std::string(names[name_of_row[r]]);
     row.name = std::string(t.strings[first.name]);
   }
-  using sort_key = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, bool, std::uint32_t>; // "PushPop" < "StartEnd"
-  std::vector<sort_key> keys(out.size()); // compact: the sort reads these, not the rows
-  for (std::size_t r = 0; r < out.size(); ++r)
-    keys[r] = {label_rank[group_of_row[r]], out[r].tid, descending(out[r].time.total), !t.ranges[x.group_first[rows.keys[r].group]].is_push_pop,
-               name_rank[name_of_row[r]]};
-  order_rows_by(out, [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
   return out;
 }
 
