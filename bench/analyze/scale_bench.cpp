@@ -7,10 +7,16 @@
 //   analyze_records_per_s         records (kernels, copies, memsets, syncs, ranges, launches)
 //                                 per CPU second through nvscope::analyze at 2 M kernels, median
 //                                 of 5 runs; _slowest/_fastest: the slowest and fastest run
+//   analyze_records_per_s_user    the same per CPU second less the kernel's (page faults: this
+//                                 VM's price of fresh memory swings several-fold by the hour, so
+//                                 this figure compares across days where the first does not)
+//   analyze_system_s              the kernel's CPU seconds in analyze at 2 M kernels, median
 //   analyze_pass_s_*              the passes one by one at 2 M kernels (one run, fresh memory)
-//   chrome_trace_events_per_s     the same records per CPU second through to_chrome_trace (median),
-//                                 given the trace's attribution, as nvscope's writer calls it (the
-//                                 index is analyze's; figures before e9e13aa indexed here too)
+//   chrome_trace_events_per_s     the same records per CPU second through write_chrome_trace to
+//                                 /dev/null (median), given the trace's attribution, as nvscope's
+//                                 writer calls it: streamed, never whole in memory (figures before
+//                                 session 18 made to_chrome_trace's string, ~250 B a record; before
+//                                 e9e13aa they indexed the trace here too)
 //   folded_records_per_s          the same through to_folded (median), likewise
 //   bytes_per_record_peak         peak resident memory of a child / its records (trace, analysis,
 //                                 exports' output included), the largest over the sizes
@@ -66,7 +72,7 @@ void print_runs(const scale::size_result& s, const char* how) {
   std::fprintf(stderr, "%llu records (%s):", static_cast<unsigned long long>(s.records), how);
   for (auto [name, p] : {std::make_pair("analyze", &s.analyze), std::make_pair("chrome", &s.chrome), std::make_pair("folded", &s.folded)}) {
     std::fprintf(stderr, " %s", name);
-    for (int r = 0; r < p->reps; ++r) std::fprintf(stderr, " %.3f s/%ld faults", p->seconds[r], p->faults[r]);
+    for (int r = 0; r < p->reps; ++r) std::fprintf(stderr, " %.3f s (%.3f system)/%ld faults", p->seconds[r], p->system[r], p->faults[r]);
     std::fprintf(stderr, ";");
   }
   std::fprintf(stderr, " peak %.0f B/record\n", s.peak_bytes_per_record());
@@ -106,10 +112,11 @@ int main(int argc, char** argv) {
   char buf[2048];
   std::snprintf(buf, sizeof buf,
                 "\"analyze_records_per_s\": %.0f, \"analyze_records_per_s_slowest\": %.0f, \"analyze_records_per_s_fastest\": %.0f, "
+                "\"analyze_records_per_s_user\": %.0f, \"analyze_system_s\": %.3f, "
                 "\"chrome_trace_events_per_s\": %.0f, \"folded_records_per_s\": %.0f, "
                 "\"bytes_per_record_peak\": %.0f, \"worst_doubling_ratio\": %.2f, "
                 "\"records_at_2m_kernels\": %.0f, ",
-                n / m.analyze.median(), n / m.analyze.worst(), n / m.analyze.best(),
+                n / m.analyze.median(), n / m.analyze.worst(), n / m.analyze.best(), n / m.analyze.median_user(), m.analyze.median_system(),
                 n / m.chrome.median(), n / m.folded.median(), peak,
                 worst_ratio(at, 4, &scale::pass_times::median), n);
   json += buf;

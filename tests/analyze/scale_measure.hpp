@@ -26,6 +26,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <ctime>
 #include <vector>
@@ -44,6 +46,14 @@ inline long minor_faults() {
   return u.ru_minflt;
 }
 
+// CPU seconds the kernel spent for the measuring thread (page faults: on this project's virtual
+// machine the price of fresh memory, which varies several-fold from hour to hour).
+inline double thread_system() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return static_cast<double>(u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_stime.tv_usec);
+}
+
 // The median of v (the mean of the two middle values of an even count); 0 when empty.
 inline double median_of(std::vector<double> v) {
   if (v.empty()) return 0.0;
@@ -52,21 +62,28 @@ inline double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// One pass's runs: CPU seconds and minor page faults of each.
+// One pass's runs: CPU seconds, the kernel's part of them, and minor page faults of each.
 constexpr int max_reps = 7;
 struct pass_times {
   int reps = 0;
   double seconds[max_reps]{};
+  double system[max_reps]{};
   long faults[max_reps]{};
 
   double best() const { return *std::min_element(seconds, seconds + reps); }
   double worst() const { return *std::max_element(seconds, seconds + reps); }
   double median() const { return median_of(std::vector<double>(seconds, seconds + reps)); }
+  double median_system() const { return median_of(std::vector<double>(system, system + reps)); }
+  double median_user() const { // the pass's own work, the kernel's time for it left out
+    std::vector<double> user(seconds, seconds + reps);
+    for (int r = 0; r < reps; ++r) user[r] -= system[r];
+    return median_of(user);
+  }
 };
 
 // Plain data: it crosses a pipe from the child.
 struct size_result {
-  std::uint64_t kernels = 0, records = 0, chrome_bytes = 0;
+  std::uint64_t kernels = 0, records = 0, checksum = 0; // checksum: the outputs' sizes, so that they are used
   pass_times analyze, chrome, folded;
   long peak_kb = 0;
   double peak_bytes_per_record() const { return 1024.0 * static_cast<double>(peak_kb) / static_cast<double>(records); }
@@ -77,11 +94,12 @@ template <class F>
 void run(pass_times& p, int i, F&& f, int tries = 1) {
   for (int k = 0; k < tries; ++k) {
     const long faults = minor_faults();
-    const double start = thread_cpu();
+    const double system = thread_system(), start = thread_cpu();
     f();
     const double seconds = thread_cpu() - start;
     if (i < 0 || (k > 0 && seconds >= p.seconds[i])) continue;
     p.seconds[i] = seconds;
+    p.system[i] = std::min(thread_system() - system, seconds); // microsecond ticks: never above the whole
     p.faults[i] = minor_faults() - faults;
     p.reps = std::max(p.reps, i + 1);
   }
@@ -101,7 +119,11 @@ inline void run_passes(const nvscope::trace& t, const nvscope::attribution& a, i
   std::uint64_t sink = 0;
   run(s.analyze, i, [&] { sink += nvscope::analyze(t).range_kernels.size(); });
   run(s.folded, i, [&] { sink += nvscope::to_folded(t, {}, a).size(); }, folded_tries);
-  run(s.chrome, i, [&] { s.chrome_bytes = nvscope::to_chrome_trace(t, {}, a).size() + (sink & 0); });
+  run(s.chrome, i, [&] { // streamed as the writer streams it (to /dev/null: no disk's time)
+    const auto w = nvscope::write_chrome_trace("/dev/null", t, {}, a);
+    if (!w) std::fprintf(stderr, "%s\n", w.error.c_str()), std::_Exit(1); // the child fails: in_child says so
+  });
+  s.checksum += sink;
 }
 
 inline long peak_kb() {

@@ -8,10 +8,15 @@
 #include <nvscope/export/detail/json_writer.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
+
+#include <unistd.h>
 
 TEST_CASE("JSON strings: quotes, control characters, invalid UTF-8") {
   using nvscope::detail::json_string;
@@ -231,4 +236,71 @@ TEST_CASE("json_writer: past its reserved size the text moves once per doubling,
   const std::string text = w.take();
   CHECK(text.size() == expected.size());
   CHECK(text == expected);
+}
+
+namespace {
+// sample_trace() and `extra` more kernels, each launched on thread 0 inside step_3 (its arrow
+// and slice about 400 bytes of JSON): enough for several of the streamed writer's 1 MiB blocks.
+nvscope::trace many_kernels(std::uint32_t extra) {
+  auto t = sample_trace();
+  const auto name = t.strings.intern("void gemm_kernel<float, 128, 64>(float const*, float*, int)");
+  std::uint32_t corr = 1000;
+  for (std::uint32_t i = 0; i < extra; ++i) {
+    t.launches.push_back({1200 + i, corr, 0});
+    nvscope::kernel_record k;
+    k.name = name;
+    k.start = 20000 + 10ull * i;
+    k.end = k.start + 7;
+    k.correlation = corr++;
+    k.stream = 7;
+    t.kernels.push_back(k);
+  }
+  return t;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+} // namespace
+
+TEST_CASE("write_chrome_trace streams to_chrome_trace's bytes into the file, over many blocks and none") {
+  const std::string path = "nvscope_chrome_stream_test_" + std::to_string(::getpid()) + ".json";
+  for (const std::uint32_t extra : {0u, 30000u}) {
+    CAPTURE(extra);
+    const auto t = many_kernels(extra);
+    const auto a = nvscope::attribute(t);
+    const auto whole = nvscope::to_chrome_trace(t, {}, a);
+    if (extra) CHECK(whole.size() > (std::size_t{4} << 20)); // several 1 MiB blocks
+    const auto w = nvscope::write_chrome_trace(path, t, {}, a);
+    REQUIRE(w);
+    CHECK(file_text(path) == whole);
+    nvscope::chrome_trace_options no_flows;
+    no_flows.flows = false;
+    REQUIRE(nvscope::write_chrome_trace(path, t, no_flows));
+    CHECK(file_text(path) == nvscope::to_chrome_trace(t, no_flows));
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("write_chrome_trace: a failing device gives one line naming it; the file contract holds") {
+  const auto t = many_kernels(30000);
+  const auto w = nvscope::write_chrome_trace("/dev/full", t);
+  REQUIRE_FALSE(w);
+  CHECK(w.error.find("/dev/full") != std::string::npos);
+  CHECK(w.error.find("failed after 0 bytes") != std::string::npos); // the first block already refused
+  CHECK(w.error.find('\n') == std::string::npos);
+  // A planted link at the name is refused, not followed, and its target kept.
+  const std::string target = "nvscope_chrome_link_target_" + std::to_string(::getpid());
+  const std::string link = target + ".json";
+  { std::ofstream(target) << "keep"; }
+  REQUIRE(::symlink(target.c_str(), link.c_str()) == 0);
+  const auto l = nvscope::write_chrome_trace(link, t);
+  CHECK_FALSE(l);
+  CHECK(l.error.find("symbolic link") != std::string::npos);
+  CHECK(file_text(target) == "keep");
+  std::remove(link.c_str());
+  std::remove(target.c_str());
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <sys/resource.h>
@@ -249,4 +250,54 @@ TEST_CASE("a NUL inside %q{...} is refused too (found by the fuzzer: getenv read
   CHECK(p.error.find("NUL") != std::string::npos);
   CHECK(one_printable_line(p.error));
   ::unsetenv("NVSCOPE_TEST_V");
+}
+
+TEST_CASE("write_file_from: pieces in order; a failed write stops the producer and keeps the old file") {
+  scratch s;
+  const std::string path = s / "stream.json";
+  REQUIRE(nvscope::write_file_from(path, [](auto&& emit) {
+    for (int i = 0; i < 1000; ++i) emit(std::to_string(i) + ",");
+  }));
+  std::string expected;
+  for (int i = 0; i < 1000; ++i) expected += std::to_string(i) + ",";
+  CHECK(slurp(path) == expected);
+  CHECK(s.entries() == 1);
+  // The disk fills (a 4 KiB file size limit) at the fifth 1 KiB piece: emit says so, the
+  // producer stops, the message counts what went out (the total is not known), the old file stays.
+  struct ::rlimit old_limit {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  struct ::rlimit small = old_limit;
+  small.rlim_cur = 4096;
+  auto* old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  int pieces = 0;
+  const auto w = nvscope::write_file_from(path, [&](auto&& emit) {
+    for (int i = 0; i < 64; ++i, ++pieces)
+      if (!emit(std::string(1024, 'x'))) return;
+  });
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK_FALSE(w);
+  CHECK(pieces == 4);
+  CHECK(w.error.find("failed after 4096 bytes:") != std::string::npos);
+  CHECK(w.error.find("previous file is kept") != std::string::npos);
+  CHECK(one_printable_line(w.error));
+  CHECK(slurp(path) == expected);
+  CHECK(s.entries() == 1);
+}
+
+TEST_CASE("write_file_from: a producer that throws leaves the old file and no temporary one") {
+  scratch s;
+  const std::string path = s / "trace.json";
+  put(path, "previous\n");
+  CHECK_THROWS_AS(nvscope::write_file_from(path,
+                                           [](auto&& emit) {
+                                             emit("half a ");
+                                             throw std::runtime_error("producer failed");
+                                           }),
+                  std::runtime_error);
+  CHECK(slurp(path) == "previous\n");
+  CHECK(s.entries() == 1);
+  // Written in place on a device, the exception goes on too.
+  CHECK_THROWS_AS(nvscope::write_file_from("/dev/null", [](auto&&) { throw std::runtime_error("x"); }), std::runtime_error);
 }

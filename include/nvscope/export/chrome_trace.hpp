@@ -10,14 +10,19 @@
 /// \code
 ///   nvscope::write_output("trace_%p.json", nvscope::to_chrome_trace(t));   // ui.perfetto.dev
 /// \endcode
+/// `write_chrome_trace` writes the same bytes to a file as they are made (a trace of millions
+/// of records is a gigabyte as one string).
 
 #include <nvscope/analysis.hpp>
 #include <nvscope/export/detail/chrome_events.hpp>
+#include <nvscope/export/output_path.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -41,8 +46,10 @@ struct chrome_trace_job {
   chrome_events events;
   std::uint64_t flow_id = 0;
 
-  chrome_trace_job(const trace& tr, const attribution& at, const chrome_trace_options& o)
-      : t(tr), a(at), options(o), frame(tr), events(tr, frame, expected_bytes(tr)) {}
+  // `whole`: the text is kept whole (to_chrome_trace), its size guessed and reserved once;
+  // else it is streamed (write_chrome_trace) and nothing is reserved.
+  chrome_trace_job(const trace& tr, const attribution& at, const chrome_trace_options& o, bool whole = true)
+      : t(tr), a(at), options(o), frame(tr), events(tr, frame, whole ? expected_bytes(tr) : 0) {}
 
   // About what each record takes (a kernel: its slice and the two ends of its arrow), and a
   // quarter more, so that the text is not copied as it grows (for a million kernels that was
@@ -250,20 +257,10 @@ void write_memory_operations(chrome_trace_job& job, const std::vector<Record>& r
   }
 }
 
-} // namespace detail
-
-/// `t` as a Chrome trace (JSON object format, microsecond timestamps from the trace start):
-/// the host process with a track per thread (NVTX ranges and marks, API calls, launches)
-/// plus tracks for start/end ranges and synchronisations, a process per device with a
-/// track per stream, and an arrow from each launch to the GPU work it caused.
-/// \code
-///   nvscope::write_output("trace_%p.json", nvscope::to_chrome_trace(t));
-/// \endcode
-/// With `a`, the trace's attribution from an earlier pass (see to_folded): not indexed again.
-inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options, const attribution& a) {
-  using namespace detail;
-  check_attribution(t, a, "to_chrome_trace");
-  chrome_trace_job job(t, a, options);
+// Every event of the trace, in to_chrome_trace's order, through job's writer.
+inline void write_chrome_events(chrome_trace_job& job) {
+  const trace& t = job.t;
+  const attribution& a = job.a;
   json_writer& w = job.events.json();
   w.begin_object().key("displayTimeUnit").literal("\"ns\"");
   w.key("otherData").begin_object().key("producer").literal("\"nvscope\"").end_object();
@@ -278,12 +275,52 @@ inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& o
   write_memory_operations(job, t.copies, a.copy_launch, "memcpy", [](const copy_record& c) { return copy_operation_name(c.kind); });
   write_memory_operations(job, t.memsets, a.memset_launch, "memset", [](const memset_record&) { return "[CUDA memset]"; });
   w.end_array().end_object().raw("\n");
+}
+
+} // namespace detail
+
+/// `t` as a Chrome trace (JSON object format, microsecond timestamps from the trace start):
+/// the host process with a track per thread (NVTX ranges and marks, API calls, launches)
+/// plus tracks for start/end ranges and synchronisations, a process per device with a
+/// track per stream, and an arrow from each launch to the GPU work it caused.
+/// \code
+///   nvscope::write_output("trace_%p.json", nvscope::to_chrome_trace(t));
+/// \endcode
+/// With `a`, the trace's attribution from an earlier pass (see to_folded): not indexed again.
+inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options, const attribution& a) {
+  detail::check_attribution(t, a, "to_chrome_trace");
+  detail::chrome_trace_job job(t, a, options);
+  detail::write_chrome_events(job);
   return job.events.take();
 }
 
 /// The same, the trace indexed here (`attribute(t)`).
 inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options = {}) {
   return to_chrome_trace(t, options, attribute(t));
+}
+
+/// The Chrome trace written to `path` as it is made, never whole in memory (about 250 bytes
+/// a record: 1 GB at 2 M kernels as a string), with `write_file`'s contract (a temporary file
+/// renamed into place, the old file kept if the write fails, no symbolic link followed, a
+/// device or pipe written in place). The bytes are to_chrome_trace's.
+/// \code
+///   const auto x = nvscope::index_trace(t);
+///   if (auto w = nvscope::write_chrome_trace("trace.json", t, {}, x.links); !w) std::fputs(w.error.c_str(), stderr);
+/// \endcode
+inline write_result write_chrome_trace(const std::string& path, const trace& t, const chrome_trace_options& options, const attribution& a) {
+  detail::check_attribution(t, a, "write_chrome_trace");
+  return write_file_from(path, [&](auto&& emit) {
+    using emit_type = std::remove_reference_t<decltype(emit)>;
+    detail::chrome_trace_job job(t, a, options, false);
+    job.events.json().stream_to([](void* e, std::string_view block) { return (*static_cast<emit_type*>(e))(block); }, &emit);
+    detail::write_chrome_events(job);
+    job.events.json().finish_stream();
+  });
+}
+
+/// The same, the trace indexed here (`attribute(t)`).
+inline write_result write_chrome_trace(const std::string& path, const trace& t, const chrome_trace_options& options = {}) {
+  return write_chrome_trace(path, t, options, attribute(t));
 }
 
 } // namespace v1

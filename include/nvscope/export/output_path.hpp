@@ -200,32 +200,59 @@ inline write_result cannot_write(std::string_view path, const std::string& why) 
 }
 
 // Writes all of `content` to `fd`, going on after short writes and signals. Returns 0, or
-// the errno that stopped it; `written` says how far it got.
+// the errno that stopped it; `written` grows by what went out.
 inline int write_all(int fd, std::string_view content, std::size_t& written) noexcept {
-  written = 0;
-  while (written < content.size()) {
-    const ::ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+  for (std::size_t done = 0; done < content.size();) {
+    const ::ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
     written += static_cast<std::size_t>(n);
   }
   return 0;
 }
 
+// What a producer's pieces go to: one descriptor, the bytes written so far, and the first
+// error (after which pieces are dropped and emit answers false, so a producer may stop).
+struct piece_writer {
+  int fd;
+  std::size_t written = 0;
+  int error = 0;
+  bool emit(std::string_view piece) noexcept {
+    if (error == 0) error = write_all(fd, piece, written);
+    return error == 0;
+  }
+};
+
+// Calls produce(emit) with `w` as the pieces' destination.
+template <class Produce>
+void produce_into(piece_writer& w, Produce& produce) {
+  produce([&w](std::string_view piece) { return w.emit(piece); });
+}
+
+// `total`: the content's size when known beforehand (write_file), else unknown_size.
+constexpr std::size_t unknown_size = static_cast<std::size_t>(-1);
+
 inline write_result failed_after(std::string_view path, std::size_t written, std::size_t total, int error) {
   return {"nvscope: writing '" + escape_input(path, path_echo_limit) + "' failed after " + std::to_string(written) +
-          " of " + std::to_string(total) + " bytes: " + std::strerror(error)};
+          (total == unknown_size ? std::string() : " of " + std::to_string(total)) + " bytes: " + std::strerror(error)};
 }
 
 // A device or a pipe (/dev/null, a FIFO a reader waits on) is written where it is: there is
 // no file to keep and nothing to rename.
-inline write_result write_in_place(const std::string& path, std::string_view content) {
+template <class Produce>
+write_result write_in_place(const std::string& path, Produce& produce, std::size_t total) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return cannot_write(path, std::strerror(errno));
-  std::size_t written = 0;
-  const int error = write_all(fd, content, written);
+  piece_writer w{fd};
+  try {
+    produce_into(w, produce);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   const int closed = ::close(fd) == 0 ? 0 : errno;
-  if (error || closed) return failed_after(path, written, content.size(), error ? error : closed);
+  if (w.error || closed) return failed_after(path, w.written, total, w.error ? w.error : closed);
   return {};
 }
 
@@ -247,14 +274,23 @@ inline int create_temporary(const std::string& path, std::string& temp) {
 }
 
 // Temporary file beside `path`, written, flushed to the disk, then renamed over `path`:
-// whatever fails, `path` is either the old file or the new one, never a cut one.
-inline write_result replace_file(const std::string& path, std::string_view content, const struct ::stat* old) {
+// whatever fails (a producer that throws included: the exception goes on, the temporary file
+// is removed), `path` is either the old file or the new one, never a cut one.
+template <class Produce>
+write_result replace_file(const std::string& path, Produce& produce, std::size_t total, const struct ::stat* old) {
   std::string temp;
   const int fd = create_temporary(path, temp);
   if (fd < 0) return cannot_write(path, std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
   if (old != nullptr) (void)::fchmod(fd, old->st_mode & 07777); // keep the old file's permissions
-  std::size_t written = 0;
-  int error = write_all(fd, content, written);
+  piece_writer w{fd};
+  try {
+    produce_into(w, produce);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  int error = w.error;
   if (!error && ::fsync(fd) != 0) error = errno;
   if (::close(fd) != 0 && !error) error = errno;
   if (!error && ::rename(temp.c_str(), path.c_str()) != 0) {
@@ -264,11 +300,30 @@ inline write_result replace_file(const std::string& path, std::string_view conte
   }
   if (error) {
     ::unlink(temp.c_str());
-    auto r = failed_after(path, written, content.size(), error);
+    auto r = failed_after(path, w.written, total, error);
     r.error += old != nullptr ? "; the previous file is kept" : "";
     return r;
   }
   return {};
+}
+
+// write_file's checks and its choice of how to write, for any producer of the content.
+template <class Produce>
+write_result write_file_with(const std::string& path, Produce& produce, std::size_t total) {
+  if (path.empty()) return cannot_write(path, "the path is empty");
+  if (path.find('\0') != std::string::npos) return cannot_write(path, "the path holds a NUL byte");
+  if (path.back() == '/') return cannot_write(path, "the path names a folder, not a file");
+  struct ::stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) return cannot_write(path, std::strerror(errno));
+    return replace_file(path, produce, total, nullptr);
+  }
+  if (S_ISLNK(st.st_mode))
+    return cannot_write(path, "it is a symbolic link, which nvscope does not follow (remove it or name another file)");
+  if (S_ISDIR(st.st_mode)) return cannot_write(path, std::strerror(EISDIR));
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return write_in_place(path, produce, total);
+  if (!S_ISREG(st.st_mode)) return cannot_write(path, "it is neither a regular file, a device nor a pipe");
+  return replace_file(path, produce, total, &st);
 }
 
 } // namespace detail
@@ -282,21 +337,22 @@ inline write_result replace_file(const std::string& path, std::string_view conte
 ///   if (auto w = nvscope::write_file("kern.csv", csv); !w) std::fputs(w.error.c_str(), stderr);
 /// \endcode
 inline write_result write_file(const std::string& path, std::string_view content) {
-  using detail::cannot_write;
-  if (path.empty()) return cannot_write(path, "the path is empty");
-  if (path.find('\0') != std::string::npos) return cannot_write(path, "the path holds a NUL byte");
-  if (path.back() == '/') return cannot_write(path, "the path names a folder, not a file");
-  struct ::stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT) return cannot_write(path, std::strerror(errno));
-    return detail::replace_file(path, content, nullptr);
-  }
-  if (S_ISLNK(st.st_mode))
-    return cannot_write(path, "it is a symbolic link, which nvscope does not follow (remove it or name another file)");
-  if (S_ISDIR(st.st_mode)) return cannot_write(path, std::strerror(EISDIR));
-  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return detail::write_in_place(path, content);
-  if (!S_ISREG(st.st_mode)) return cannot_write(path, "it is neither a regular file, a device nor a pipe");
-  return detail::replace_file(path, content, &st);
+  auto whole = [content](auto&& emit) { emit(content); };
+  return detail::write_file_with(path, whole, content.size());
+}
+
+/// The same, the content made piece by piece as it is written, never whole in memory:
+/// `produce(emit)` calls `emit(std::string_view)` for each piece in order; emit returns false
+/// once the write has failed (the pieces after it are dropped: produce may stop early). If
+/// produce throws, the exception goes on and the file is as it was (no temporary file left).
+/// \code
+///   auto w = nvscope::write_file_from("big.csv", [&](auto&& emit) {
+///     for (const auto& line : lines) if (!emit(line)) return;
+///   });
+/// \endcode
+template <class Produce>
+write_result write_file_from(const std::string& path, Produce&& produce) {
+  return detail::write_file_with(path, produce, detail::unknown_size);
 }
 
 /// Expands `pattern`, then writes `content` there; the error names whichever step failed.

@@ -5,7 +5,9 @@
 // The writer places commas itself; callers say what comes next, never paste separators.
 // Bytes go to a 4 KiB staging buffer first and reach the output string a block at a time:
 // a Chrome trace of a million kernels is ~10^8 small pieces, and one std::string::append
-// each (an out-of-line call with its own capacity check) was a fifth of the time.
+// each (an out-of-line call with its own capacity check) was a fifth of the time. Streamed
+// (`stream_to`), the output string is a 1 MiB block handed to a sink whenever it fills: the
+// text is never whole in memory.
 
 #include <nvscope/export/detail/json_text.hpp>
 
@@ -34,6 +36,24 @@ class json_writer {
   }
   json_writer(const json_writer&) = delete;
   json_writer& operator=(const json_writer&) = delete;
+
+  /// From here on, the text goes to `sink(context, block)` a block at a time (the last at
+  /// `finish_stream`); sink returns false once it has failed, and the writer then drops the
+  /// rest. Call before anything is written.
+  using sink_fn = bool (*)(void* context, std::string_view block);
+  void stream_to(sink_fn sink, void* context) {
+    sink_ = sink;
+    context_ = context;
+    out_.reserve(stream_block + stage_size);
+  }
+  /// Hands the rest to the sink; false if the sink failed at any block.
+  bool finish_stream() {
+    flush();
+    drain();
+    return sink_ok_;
+  }
+  /// Whether the sink has taken every block so far (a writer may stop early when not).
+  bool sink_ok() const noexcept { return sink_ok_; }
 
   /// An object or array; `one_per_line` puts each element on a line of its own (the
   /// trace's event list, so that a reader can grep it).
@@ -134,6 +154,7 @@ class json_writer {
 
  private:
   static constexpr std::size_t stage_size = 4096;
+  static constexpr std::size_t stream_block = std::size_t{1} << 20;
 
   json_writer& open(char c, bool one_per_line) {
     separate();
@@ -172,6 +193,7 @@ class json_writer {
     if (n > stage_size / 2) {
       flush();
       out_.append(s, n);
+      if (sink_ != nullptr && out_.size() >= stream_block) drain();
       return;
     }
     std::memcpy(room(n), s, n);
@@ -179,9 +201,14 @@ class json_writer {
   }
   void put(std::string_view s) { put(s.data(), s.size()); }
   void flush() {
-    if (out_.size() + size_ > out_.capacity()) grow(out_.size() + size_);
+    if (sink_ == nullptr && out_.size() + size_ > out_.capacity()) grow(out_.size() + size_);
     out_.append(stage_, size_);
     size_ = 0;
+    if (sink_ != nullptr && out_.size() >= stream_block) drain();
+  }
+  void drain() {
+    if (sink_ok_ && !out_.empty()) sink_ok_ = sink_(context_, out_);
+    out_.clear();
   }
   // Past the reserved size: a new buffer of twice the size, advised before the text is
   // copied in. std::string's own regrowth would fault the copy in 4 KiB pages: at 4 M
@@ -220,6 +247,9 @@ class json_writer {
   }
 
   std::string out_;
+  sink_fn sink_ = nullptr;
+  void* context_ = nullptr;
+  bool sink_ok_ = true;
   std::string scratch_;
   char stage_[stage_size];
   std::size_t size_ = 0;
