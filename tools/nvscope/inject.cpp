@@ -80,7 +80,8 @@ void note_write(written& w, const std::string& path, const write_result& r) {
 }
 
 void write_one(written& w, const std::string& stem, const char* suffix, const std::string& content) {
-  note_write(w, stem + suffix, write_file(stem + suffix, content));
+  const std::string path = stem + suffix;
+  note_write(w, path, write_file(path, content));
 }
 
 // `a`: the trace's attribution, from the analysis' index (the exports do not index it again).
@@ -101,7 +102,7 @@ written write_outputs(const run_options& o, const trace& t, const analysis_repor
   if (o.outputs.csv)
     for (report which : all_reports) write_one(w, stem, (std::string(".") + report_name(which) + ".csv").c_str(), to_csv(r, which));
   if (o.outputs.json) write_one(w, stem, ".json", to_json(r, t));
-  if (o.outputs.trace) note_write(w, stem + ".trace.json", write_chrome_trace(stem + ".trace.json", t, {}, a)); // streamed: ~250 B a record never held whole
+  if (o.outputs.trace) note_write(w, stem + ".trace.json", write_chrome_trace(stem + ".trace.json", t, {}, a)); // streamed: ~270 B a record, never held whole
   if (o.outputs.folded) write_one(w, stem, ".folded", to_folded(t, {}, a));
   return w;
 }

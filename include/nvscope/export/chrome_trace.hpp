@@ -299,7 +299,7 @@ inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& o
   return to_chrome_trace(t, options, attribute(t));
 }
 
-/// The Chrome trace written to `path` as it is made, never whole in memory (about 250 bytes
+/// The Chrome trace written to `path` as it is made, never whole in memory (about 270 bytes
 /// a record: 1 GB at 2 M kernels as a string), with `write_file`'s contract (a temporary file
 /// renamed into place, the old file kept if the write fails, no symbolic link followed, a
 /// device or pipe written in place). The bytes are to_chrome_trace's.

@@ -52,8 +52,6 @@ class json_writer {
     drain();
     return sink_ok_;
   }
-  /// Whether the sink has taken every block so far (a writer may stop early when not).
-  bool sink_ok() const noexcept { return sink_ok_; }
 
   /// An object or array; `one_per_line` puts each element on a line of its own (the
   /// trace's event list, so that a reader can grep it).
