@@ -15,7 +15,7 @@
 //   chrome_trace_events_per_s     the same records per CPU second through write_chrome_trace to
 //                                 /dev/null (median), given the trace's attribution, as nvscope's
 //                                 writer calls it: streamed, never whole in memory (figures before
-//                                 session 18 made to_chrome_trace's string, ~250 B a record; before
+//                                 session 18 made to_chrome_trace's string, ~270 B a record; before
 //                                 e9e13aa they indexed the trace here too)
 //   folded_records_per_s          the same through to_folded (median), likewise
 //   bytes_per_record_peak         peak resident memory of a child / its records (trace, analysis,
