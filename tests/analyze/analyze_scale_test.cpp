@@ -1,27 +1,26 @@
-// Scaling (issue 13): analyze, the Chrome trace and the folded stacks on synthetic traces of 1
-// and 2 million kernels (synthetic_trace.hpp) of two shapes: ranges of every kind, and
-// PyTorch's range per operator (a pair of almost every kernel, many distinct durations), measured by
-// scale_measure.hpp's `measure_warm` (the exports given the trace's index, as nvscope's writer
-// runs them; analyze builds its own, so the index is bounded once, inside analyze's time): CPU
-// time of the measuring thread, the sizes interleaved
-// in one child process, memory kept by the allocator between rounds and a first round not
-// counted, so that the bound is on the passes' own work and not on this virtual machine's
-// price of a fresh page (0.5 to 4 s per GiB, varying run to run). Asserts, per doubling of
-// the trace, CPU time x2.3 at most for each of the three (x2.5 on PyTorch's shape: see
-// per_operator_max_ratio below; the median of the paired ratios over
-// 7 rounds; while a doubling is over, 7 more rounds pooled with them, 21 at most: the median
-// of more pairs, not the better of two medians; analyze's median of 7 read 1.86-2.41 over
-// eight runs, so 7 alone fails a sound build now and then), and peak resident memory of at
-// most 200 bytes a record at the larger size, measured alone on fresh memory (trace, analysis,
-// the folded stacks, and the Chrome trace streamed to /dev/null as nvscope run writes it),
-// which bounds the page faults: 89 B on the synthetic trace and 115 on PyTorch's shape since
-// session 18 (300-336 while the Chrome trace was one string of ~270 B a record, 1200 the bound).
-// Not smaller: from 0.5 to 1 million kernels analyze read x2.22-x2.29 in RelWithDebInfo (when
-// the diagnosis still sorted; 1 to 2 million: x2.03-x2.22), too close to the bound for a
-// shared machine; a pass that sorts everything reads about x2.1 per doubling. Not larger: the
-// time (4 million kernels would double it on CI's 2 cores). About 30 s of wall time on a loaded 2-core machine (RelWithDebInfo), under 2 GB.
-// Label `scale`: in the cpu preset, left out of the sanitizer presets, where time and memory
-// mean something else; bench/analyze/scale_bench goes from 1 to 8 million kernels.
+// Scaling (issue 13): analyze, the Chrome trace and the folded stacks on synthetic traces of 1 and
+// 2 million kernels (synthetic_trace.hpp) of two shapes: ranges of every kind, and PyTorch's range
+// per operator (a pair of almost every kernel, many distinct durations), measured by
+// scale_measure.hpp's `measure_warm` (the exports given the trace's index, as nvscope's writer runs
+// them; analyze builds its own, so the index is bounded once, inside analyze's time): CPU time of
+// the measuring thread, the sizes interleaved in one child process, memory kept by the allocator
+// between rounds and a first round not counted, so that the bound is on the passes' own work and
+// not on this virtual machine's price of a fresh page (0.5 to 4 s per GiB, varying run to run).
+// Asserts, per doubling of the trace, CPU time x2.3 at most for each of the three (x2.5 on
+// PyTorch's shape: see per_operator_max_ratio below; the median of the paired ratios over 7 rounds;
+// while a doubling is over, 7 more rounds pooled with them, 21 at most: the median of more pairs,
+// not the better of two medians; analyze's median of 7 read 1.86-2.41 over eight runs, so 7 alone
+// fails a sound build now and then), and peak resident memory of at most 200 bytes a record at the
+// larger size, measured alone on fresh memory (trace, analysis, the folded stacks, and the Chrome
+// trace streamed to /dev/null as nvscope run writes it), which bounds the page faults: 89 B on the
+// synthetic trace and 115 on PyTorch's shape since session 18 (300-336 while the Chrome trace was
+// one string of ~270 B a record, 1200 the bound). Not smaller: from 0.5 to 1 million kernels
+// analyze read x2.22-x2.29 in RelWithDebInfo (when the diagnosis still sorted; 1 to 2 million:
+// x2.03-x2.22), too close to the bound for a shared machine; a pass that sorts everything reads
+// about x2.1 per doubling. Not larger: the time (4 million kernels would double it on CI's 2
+// cores). About 30 s of wall time on a loaded 2-core machine (RelWithDebInfo), under 2 GB. Label
+// `scale`: in the cpu preset, left out of the sanitizer presets, where time and memory mean
+// something else; bench/analyze/scale_bench goes from 1 to 8 million kernels.
 // The analysis' large temporaries from the heap, not mapped fresh from the kernel per call
 // (analyze/detail/scratch.hpp), so that warm rounds are warm for them too: this binary bounds
 // the passes' work; the page faults of a fresh process are bench/analyze/scale_bench's.

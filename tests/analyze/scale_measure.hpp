@@ -40,18 +40,19 @@ inline double thread_cpu() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-inline long minor_faults() {
+inline rusage thread_usage() {
   rusage u{};
   getrusage(RUSAGE_THREAD, &u);
-  return u.ru_minflt;
+  return u;
 }
+
+inline long minor_faults() { return thread_usage().ru_minflt; }
 
 // CPU seconds the kernel spent for the measuring thread (page faults: on this project's virtual
 // machine the price of fresh memory, which varies several-fold from hour to hour).
 inline double thread_system() {
-  rusage u{};
-  getrusage(RUSAGE_THREAD, &u);
-  return static_cast<double>(u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_stime.tv_usec);
+  const timeval t = thread_usage().ru_stime;
+  return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
 }
 
 // The median of v (the mean of the two middle values of an even count); 0 when empty.

@@ -1,5 +1,6 @@
 // The annotation layer, asserted event by event through the recording NVTX tool.
 #include <doctest/doctest.h>
+#include "file_text.hpp"
 #include "test_seed.hpp"
 
 #include <nvscope/annotate.hpp>
@@ -9,10 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -199,10 +198,7 @@ TEST_CASE("automatic colours are the same in two other processes") {
     std::remove(log.c_str());
     const std::string cmd = std::string("NVSCOPE_RECORDER_LOG=") + log + " " + NVSCOPE_COLOR_PROBE + args;
     REQUIRE(std::system(cmd.c_str()) == 0);
-    std::ifstream in(log);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    for (const auto& e : nvscope_test::parse_log(ss.str()))
+    for (const auto& e : nvscope_test::parse_log(nvscope_test::file_text(log)))
       if (e.kind == "push") seen[run][e.msg()] = e.get("color");
     std::remove(log.c_str());
   }

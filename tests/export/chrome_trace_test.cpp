@@ -2,6 +2,7 @@
 #include "sample_trace.hpp"
 
 #include <doctest/doctest.h>
+#include "file_text.hpp"
 #include "test_seed.hpp"
 #include <nlohmann/json.hpp>
 #include <nvscope/export/chrome_trace.hpp>
@@ -13,7 +14,6 @@
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <unistd.h>
@@ -257,13 +257,6 @@ nvscope::trace many_kernels(std::uint32_t extra) {
   }
   return t;
 }
-
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 } // namespace
 
 TEST_CASE("write_chrome_trace streams to_chrome_trace's bytes into the file, over many blocks and none") {
@@ -276,11 +269,11 @@ TEST_CASE("write_chrome_trace streams to_chrome_trace's bytes into the file, ove
     if (extra) CHECK(whole.size() > (std::size_t{4} << 20)); // several 1 MiB blocks
     const auto w = nvscope::write_chrome_trace(path, t, {}, a);
     REQUIRE(w);
-    CHECK(file_text(path) == whole);
+    CHECK(nvscope_test::file_text(path) == whole);
     nvscope::chrome_trace_options no_flows;
     no_flows.flows = false;
     REQUIRE(nvscope::write_chrome_trace(path, t, no_flows));
-    CHECK(file_text(path) == nvscope::to_chrome_trace(t, no_flows));
+    CHECK(nvscope_test::file_text(path) == nvscope::to_chrome_trace(t, no_flows));
   }
   std::remove(path.c_str());
 }
@@ -300,7 +293,7 @@ TEST_CASE("write_chrome_trace: a failing device gives one line naming it; the fi
   const auto l = nvscope::write_chrome_trace(link, t);
   CHECK_FALSE(l);
   CHECK(l.error.find("symbolic link") != std::string::npos);
-  CHECK(file_text(target) == "keep");
+  CHECK(nvscope_test::file_text(target) == "keep");
   std::remove(link.c_str());
   std::remove(target.c_str());
 }

@@ -1,12 +1,12 @@
 // Output path patterns and file writing errors.
 #include <doctest/doctest.h>
+#include "file_text.hpp"
 #include <nvscope/export/output_path.hpp>
 
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -68,10 +68,7 @@ TEST_CASE("write_file writes, and reports failures with path and reason") {
   const std::string path = "nvscope_test_output_" + std::to_string(::getpid()) + ".txt";
   auto w = nvscope::write_file(path, "hello\n");
   REQUIRE(w);
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CHECK(ss.str() == "hello\n");
+  CHECK(nvscope_test::file_text(path) == "hello\n");
   std::remove(path.c_str());
   auto bad = nvscope::write_file("no_such_dir_nvscope/x.txt", "data");
   CHECK_FALSE(bad);
@@ -103,13 +100,6 @@ struct scratch {
     return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
   }
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void put(const std::string& path, const std::string& content) { std::ofstream(path, std::ios::binary) << content; }
 
@@ -202,12 +192,12 @@ TEST_CASE("a failed write keeps the previous file (file size limit as the failin
   CHECK_FALSE(w);
   CHECK(w.error.find("trace.json") != std::string::npos);
   CHECK(w.error.find("previous file is kept") != std::string::npos);
-  CHECK(slurp(path) == "previous good profile\n");
+  CHECK(nvscope_test::file_text(path) == "previous good profile\n");
   CHECK(s.entries() == 1); // no temporary file left behind
   // And a write that succeeds replaces it whole, keeping its permissions.
   REQUIRE(::chmod(path.c_str(), 0600) == 0);
   REQUIRE(nvscope::write_file(path, "new\n"));
-  CHECK(slurp(path) == "new\n");
+  CHECK(nvscope_test::file_text(path) == "new\n");
   struct ::stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
@@ -224,7 +214,7 @@ TEST_CASE("a symbolic link planted at the output name is not followed") {
   const auto w = nvscope::write_output(s / "trace_%q{NVSCOPE_TEST_V}.json", "{}");
   CHECK_FALSE(w);
   CHECK(w.error.find("symbolic link") != std::string::npos);
-  CHECK(slurp(victim) == "keep me\n");
+  CHECK(nvscope_test::file_text(victim) == "keep me\n");
   // A dangling link (the target does not exist yet) is not followed either.
   const std::string dangling = s / "dangling.json";
   REQUIRE(::symlink((s / "created_by_link.txt").c_str(), dangling.c_str()) == 0);
@@ -260,7 +250,7 @@ TEST_CASE("write_file_from: pieces in order; a failed write stops the producer a
   }));
   std::string expected;
   for (int i = 0; i < 1000; ++i) expected += std::to_string(i) + ",";
-  CHECK(slurp(path) == expected);
+  CHECK(nvscope_test::file_text(path) == expected);
   CHECK(s.entries() == 1);
   // The disk fills (a 4 KiB file size limit) at the fifth 1 KiB piece: emit says so, the
   // producer stops, the message counts what went out (the total is not known), the old file stays.
@@ -282,7 +272,7 @@ TEST_CASE("write_file_from: pieces in order; a failed write stops the producer a
   CHECK(w.error.find("failed after 4096 bytes:") != std::string::npos);
   CHECK(w.error.find("previous file is kept") != std::string::npos);
   CHECK(one_printable_line(w.error));
-  CHECK(slurp(path) == expected);
+  CHECK(nvscope_test::file_text(path) == expected);
   CHECK(s.entries() == 1);
 }
 
@@ -296,7 +286,7 @@ TEST_CASE("write_file_from: a producer that throws leaves the old file and no te
                                              throw std::runtime_error("producer failed");
                                            }),
                   std::runtime_error);
-  CHECK(slurp(path) == "previous\n");
+  CHECK(nvscope_test::file_text(path) == "previous\n");
   CHECK(s.entries() == 1);
   // Written in place on a device, the exception goes on too.
   CHECK_THROWS_AS(nvscope::write_file_from("/dev/null", [](auto&&) { throw std::runtime_error("x"); }), std::runtime_error);

@@ -2,6 +2,7 @@
 // GPU: arguments, stdin, stdout and the exit status pass through; bad options stop before
 // the program starts; one line says why nothing was profiled; SIGTERM reaches the program.
 #include <doctest/doctest.h>
+#include "file_text.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -26,13 +27,6 @@ struct outcome {
   int status = -1; // exit status, or 128 + signal
   std::string out, err;
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::string temp_folder() {
   const char* tmp = std::getenv("TMPDIR");
@@ -81,7 +75,7 @@ outcome run(const std::vector<std::string>& argv, const env_change& env = {}, co
       ::waitpid(pid, &status, 0);
       FAIL("timed out: " << argv[0]);
     }
-    if (term_on_ready && !termed && slurp(out).find("ready") != std::string::npos) {
+    if (term_on_ready && !termed && nvscope_test::file_text(out).find("ready") != std::string::npos) {
       ::kill(pid, SIGTERM);
       termed = true;
     }
@@ -89,8 +83,8 @@ outcome run(const std::vector<std::string>& argv, const env_change& env = {}, co
   }
   outcome o;
   o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = slurp(out);
-  o.err = slurp(err);
+  o.out = nvscope_test::file_text(out);
+  o.err = nvscope_test::file_text(err);
   ::unlink(in.c_str());
   ::unlink(out.c_str());
   ::unlink(err.c_str());
@@ -108,7 +102,7 @@ std::vector<std::string> nvscope_lines(const std::string& err) {
 }
 
 bool empty_folder(const std::string& dir) {
-  const std::string probe = slurp(dir); // a folder reads as nothing; check its entries instead
+  const std::string probe = nvscope_test::file_text(dir); // a folder reads as nothing; check its entries instead
   (void)probe;
   return ::rmdir(dir.c_str()) == 0; // succeeds only when empty (and removes it)
 }

@@ -46,11 +46,10 @@ class json_writer {
     context_ = context;
     out_.reserve(stream_block + stage_size);
   }
-  /// Hands the rest to the sink; false if the sink failed at any block.
-  bool finish_stream() {
+  /// Hands the rest to the sink (which knows whether any block failed).
+  void finish_stream() {
     flush();
     drain();
-    return sink_ok_;
   }
 
   /// An object or array; `one_per_line` puts each element on a line of its own (the
