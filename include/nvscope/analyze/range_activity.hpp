@@ -156,26 +156,37 @@ void for_interesting(const trace_index& x, const std::vector<std::uint32_t>& up,
     if (up[x.start_end_ranges[s]] != attribution::none) f(x.start_end_ranges[s]);
 }
 
-// Every (interesting range, GPU record) pair, grouped by range: counted, then placed.
+// Every (interesting range, GPU record) pair, grouped by range: counted, then placed. The count
+// walks no chain per record: the records are counted by the push/pop range that owns their
+// launch, and each owner's count then goes up its chain once (a range owns thousands of them).
 inline range_ops_index range_ops(const trace& t, const trace_index& x, const std::vector<std::uint32_t>& up) {
+  constexpr auto none = attribution::none;
   range_ops_index ops;
-  ops.offset.assign(t.ranges.size() + 1, 0);
-  auto visit = [&](auto&& emit) {
+  const auto nr = t.ranges.size();
+  ops.offset.assign(nr + 1, 0);
+  auto visit = [&](auto&& emit) { // emit(launch, ref) for every valid record launched
     auto each = [&](std::size_t n, const record_indexes& launch, std::uint32_t kind, auto valid) {
       for (std::uint32_t i = 0; i < n; ++i)
-        if (launch[i] != attribution::none && valid(i))
-          for_interesting(x, up, launch[i], [&](std::uint32_t r) { emit(r, kind << range_ops_index::kind_shift | i); });
+        if (launch[i] != none && valid(i)) emit(launch[i], kind << range_ops_index::kind_shift | i);
     };
     const auto valid_record = [](const auto& records) { return [&records](std::uint32_t i) { return valid_interval(records[i].start, records[i].end); }; };
     each(t.kernels.size(), x.links.kernel_launch, 0, [&](std::uint32_t i) { return x.kernel_ok[i] != 0; }); // a byte a kernel, not its 32-byte record
     each(t.copies.size(), x.links.copy_launch, 1, valid_record(t.copies));
     each(t.memsets.size(), x.links.memset_launch, 2, valid_record(t.memsets));
   };
-  visit([&](std::uint32_t r, std::uint32_t) { ++ops.offset[r + 1]; });
+  scratch_vector<std::uint32_t> owned(nr, 0); // per push/pop range: the records whose launch it owns
+  visit([&](std::uint32_t l, std::uint32_t) {
+    if (const auto o = x.launch_owner[l]; o != none) ++owned[o];
+    for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s)
+      if (up[x.start_end_ranges[s]] != none) ++ops.offset[x.start_end_ranges[s] + 1];
+  });
+  for (std::size_t o = 0; o < nr; ++o)
+    if (owned[o] != 0)
+      for (auto r = up[o]; r != none; r = x.links.parent[r] == none ? none : up[x.links.parent[r]]) ops.offset[r + 1] += owned[o];
   for (std::size_t r = 1; r < ops.offset.size(); ++r) ops.offset[r] += ops.offset[r - 1];
   ops.ref.resize(ops.offset.back());
   auto cursor = ops.offset;
-  visit([&](std::uint32_t r, std::uint32_t ref) { ops.ref[cursor[r]++] = ref; });
+  visit([&](std::uint32_t l, std::uint32_t ref) { for_interesting(x, up, l, [&](std::uint32_t r) { ops.ref[cursor[r]++] = ref; }); });
   return ops;
 }
 

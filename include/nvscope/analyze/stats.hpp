@@ -42,7 +42,7 @@ struct duration_stats {
 namespace detail {
 
 // Calls f(v) for each value of [first, last), in order: the value source of `ranks_of` and
-// `moments_of` over one array (a caller may pass any callable that does the same over values it
+// `stats_by` over one array (a caller may pass any callable that does the same over values it
 // computes or over several arrays, to take statistics without copying them into one).
 struct each_value {
   const std::uint64_t* first;
@@ -371,9 +371,12 @@ double median_of(const Each& each, std::uint64_t n, std::uint64_t lo, std::uint6
   return n % 2 ? static_cast<double>(a) : (static_cast<double>(a) + static_cast<double>(b)) / 2.0;
 }
 
-// Count, total, extremes, mean and standard deviation of the values `each` yields, in order.
+// Every figure of the values `each` yields (any order; read, never moved): count, total,
+// extremes, mean, standard deviation and median. The squared deviations are summed during the
+// median's first read of the values (the same sum, in the same order, as a pass of their own).
 template <class Each>
-void moments_of(const Each& each, duration_stats& s) noexcept {
+duration_stats stats_by(const Each& each) noexcept {
+  duration_stats s;
   std::uint64_t n = 0, lo = ~std::uint64_t{0}, hi = 0, sum = 0;
   each([&](std::uint64_t v) {
     ++n;
@@ -381,28 +384,28 @@ void moments_of(const Each& each, duration_stats& s) noexcept {
     lo = v < lo ? v : lo;
     hi = v > hi ? v : hi;
   });
-  if (n == 0) return;
+  if (n == 0) return s;
   s.count = n;
   s.total = sum;
   s.min = lo;
   s.max = hi;
-  s.average = static_cast<double>(sum) / static_cast<double>(n);
-  if (n < 2) return;
+  const double mean = static_cast<double>(sum) / static_cast<double>(n);
+  s.average = mean;
   double m2 = 0.0;
-  const double mean = s.average;
-  each([&](std::uint64_t v) {
-    const double d = static_cast<double>(v) - mean;
-    m2 += d * d;
-  });
+  bool summed = false;
+  auto each_and_deviations = [&](auto&& f) {
+    if (summed) return each(f);
+    summed = true;
+    each([&](std::uint64_t v) {
+      const double d = static_cast<double>(v) - mean;
+      m2 += d * d;
+      f(v);
+    });
+  };
+  s.median = median_of(each_and_deviations, n, lo, hi);
+  if (n < 2) return s;
+  if (!summed) each_and_deviations([](std::uint64_t) {}); // the median needed no read (every value equal)
   s.stddev = std::sqrt(m2 / static_cast<double>(n - 1));
-}
-
-// Every figure of the values `each` yields (any order; read, never moved).
-template <class Each>
-duration_stats stats_by(const Each& each) noexcept {
-  duration_stats s;
-  moments_of(each, s);
-  s.median = median_of(each, s.count, s.min, s.max);
   return s;
 }
 

@@ -86,14 +86,17 @@ inline void overall_stretches(const timeline& tl, const diagnosis_options& o, id
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const gpu_op& op = tl.ops[i];
     if (i > 0 && op.start > cover) {
-      idle_stretch s;
+      const std::uint64_t duration = op.start - cover;
+      const auto cause = cause_of(tl, op, cover, duration, o, &hints);
+      const auto range = op.thread == diagnosis_none ? diagnosis_none : tl.range_at(op.thread, cover, &hints);
+      const auto next_owner = tl.owner_of(op);
+      idle_stretch& s = b.stretches.emplace_back(); // written where it stays (as add_op writes an operation)
       s.start = cover;
-      s.duration = op.start - cover;
-      s.cause = cause_of(tl, op, cover, s.duration, o, &hints);
+      s.duration = duration;
+      s.cause = cause;
       s.thread = op.thread;
-      s.range = op.thread == diagnosis_none ? diagnosis_none : tl.range_at(op.thread, cover, &hints);
-      s.next_owner = tl.owner_of(op);
-      b.stretches.push_back(s);
+      s.range = range;
+      s.next_owner = next_owner;
       charges.add(s, b);
     }
     const timestamp_ns from = std::max(op.start, cover);
