@@ -42,27 +42,44 @@ struct grouped_values {
   scratch_column<std::uint64_t> values;
 };
 
+// Items kept as they are read, each with its group, then placed by group (group_values' `once`
+// way, for a caller whose own pass over the items does more): `keep` in item order, then `place`.
+class kept_values {
+ public:
+  kept_values(std::size_t groups, std::size_t items) : group_(items), value_(items) { out_.offset.assign(groups + 1, 0); }
+  void keep(std::uint32_t group, std::uint64_t value) { // group < groups
+    ++out_.offset[group + 1];
+    group_[kept_] = group;
+    value_[kept_++] = value;
+  }
+  grouped_values place() {
+    const auto groups = out_.offset.size() - 1;
+    for (std::size_t g = 0; g < groups; ++g) out_.offset[g + 1] += out_.offset[g];
+    out_.values.resize(kept_);
+    auto cursor = out_.offset;
+    for (std::size_t j = 0; j < kept_; ++j) out_.values[cursor[group_[j]]++] = value_[j];
+    return std::move(out_);
+  }
+
+ private:
+  grouped_values out_;
+  scratch_column<std::uint32_t> group_; // pages touched only as far as written
+  scratch_column<std::uint64_t> value_;
+  std::size_t kept_ = 0;
+};
+
 template <class GroupOf, class ValueOf>
 grouped_values group_values(std::size_t groups, std::size_t items, GroupOf group_of, ValueOf value_of, item_reads reads = item_reads::twice) {
-  grouped_values out;
-  out.offset.assign(groups + 1, 0);
   if (reads == item_reads::once && groups <= 0xffffffffu) {
-    scratch_column<std::uint32_t> group(items); // each item kept in order, left-out ones not;
-    scratch_column<std::uint64_t> value(items); // pages touched only as far as written
-    std::size_t kept = 0;
+    kept_values kept(groups, items);
     for (std::size_t i = 0; i < items; ++i) {
       const std::size_t g = group_of(i);
-      if (g >= groups) continue;
-      ++out.offset[g + 1];
-      group[kept] = static_cast<std::uint32_t>(g);
-      value[kept++] = value_of(i);
+      if (g < groups) kept.keep(static_cast<std::uint32_t>(g), value_of(i));
     }
-    for (std::size_t g = 0; g < groups; ++g) out.offset[g + 1] += out.offset[g];
-    out.values.resize(kept);
-    auto cursor = out.offset;
-    for (std::size_t j = 0; j < kept; ++j) out.values[cursor[group[j]]++] = value[j];
-    return out;
+    return kept.place();
   }
+  grouped_values out;
+  out.offset.assign(groups + 1, 0);
   for (std::size_t i = 0; i < items; ++i) {
     const std::size_t g = group_of(i);
     if (g < groups) ++out.offset[g + 1];

@@ -106,24 +106,26 @@ inline std::string range_label(const trace& t, const range_record& r) {
 namespace detail {
 namespace diag {
 
-// Per range: the summed durations of the kernels, copies and memsets launched inside it,
-// nested push/pop ranges included. Work goes to its owner, then owners pass their sums to
-// their parents, deepest first (linear in records and ranges).
-inline scratch_vector<std::uint64_t> gpu_work(const trace& t, const attribution& a) {
-  scratch_vector<std::uint64_t> work(t.ranges.size(), 0);
+// Per range: the summed durations of the kernels (summed by kernel_samples, which reads their
+// records), copies and memsets launched inside it, nested push/pop ranges included. Work goes
+// to its owner, then owners pass their sums to their parents, deepest first (linear in records
+// and ranges).
+inline void note_gpu_work(const trace& t, const record_indexes& owner, std::size_t i, std::uint64_t start, std::uint64_t end,
+                          scratch_vector<std::uint64_t>& work) {
+  if (i < owner.size() && owner[i] < t.ranges.size() && end > start) work[owner[i]] += end - start;
+}
+
+inline void gpu_work(const trace& t, const attribution& a, scratch_vector<std::uint64_t>& work) {
   const auto note = [&](const auto& records, const record_indexes& owner) {
-    for (std::size_t i = 0; i < records.size() && i < owner.size(); ++i)
-      if (owner[i] < t.ranges.size() && records[i].end > records[i].start) work[owner[i]] += records[i].end - records[i].start;
+    for (std::size_t i = 0; i < records.size(); ++i) note_gpu_work(t, owner, i, records[i].start, records[i].end, work);
   };
-  note(t.kernels, a.kernel_owner);
   note(t.copies, a.copy_owner);
   note(t.memsets, a.memset_owner);
-  if (a.depth.size() != t.ranges.size()) return work; // not attribute(t)'s: no nesting to follow
+  if (a.depth.size() != t.ranges.size()) return; // not attribute(t)'s: no nesting to follow
   for (const auto r : deepest_first(t, a)) {
     const auto up = r < a.parent.size() ? a.parent[r] : attribution::none;
     if (work[r] != 0 && up < t.ranges.size()) work[up] += work[r];
   }
-  return work;
 }
 
 using sample_groups = std::map<std::string, scratch_vector<std::uint64_t>>; // values of millions of ranges: huge pages where offered
@@ -131,15 +133,18 @@ using sample_groups = std::map<std::string, scratch_vector<std::uint64_t>>; // v
 // Every kernel's duration by name, sorted and thinned: the durations placed by name id in one
 // array (a counting sort, in the large-array storage), each name's run sorted where it lies.
 // Ids past the string table all read "<unknown>", so runs are put together by name string.
-inline std::vector<sample_set> kernel_samples(const trace& t, const diagnosis_options& o) {
+// The same read of the records adds each kernel's time to its owner's `work` (gpu_work's part).
+inline std::vector<sample_set> kernel_samples(const trace& t, const attribution& a, const diagnosis_options& o,
+                                              scratch_vector<std::uint64_t>& work) {
   const std::size_t ids = t.strings.size(), unknown = ids; // one slot for every id past the table
-  auto slot_of = [&](const kernel_record& k) -> std::size_t {
-    if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) return ids + 1; // left out
-    return k.name < ids ? k.name : unknown;
-  };
-  auto grouped = group_values( // slots 0 .. ids; each kernel record read once
-      ids + 1, t.kernels.size(), [&](std::size_t i) { return slot_of(t.kernels[i]); },
-      [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; }, item_reads::once);
+  kept_values kept(ids + 1, t.kernels.size()); // slots 0 .. ids; each kernel record read once
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const auto& k = t.kernels[i];
+    note_gpu_work(t, a.kernel_owner, i, k.start, k.end, work);
+    if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) continue; // left out
+    kept.keep(static_cast<std::uint32_t>(k.name < ids ? k.name : unknown), k.end - k.start);
+  }
+  auto grouped = kept.place();
   const auto& offset = grouped.offset;
   auto& ns = grouped.values;
   std::map<std::string, std::vector<std::size_t>> slots; // name -> its runs
@@ -166,7 +171,10 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const diagnosis_op
 /// The samples of `t` (see the file comment).
 inline run_samples collect_samples(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
   detail::diag::sample_groups ranges, steps, ranges_gpu, steps_gpu;
-  const auto work = detail::diag::gpu_work(t, a);
+  detail::scratch_vector<std::uint64_t> work(t.ranges.size(), 0);
+  run_samples s;
+  s.kernels = detail::diag::kernel_samples(t, a, o, work); // first: it sums the kernels' work
+  detail::diag::gpu_work(t, a, work);
   analysis_options ao;
   ao.step_range = o.step_range;
   ao.step_pattern = o.step_pattern;
@@ -201,8 +209,6 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
     if (g.gpu == nullptr) g.gpu = &(g.step ? steps_gpu : ranges_gpu)[g.label];
     g.gpu->push_back(work[i]);
   }
-  run_samples s;
-  s.kernels = detail::diag::kernel_samples(t, o);
   s.ranges = detail::diag::thin_all(ranges, o.max_samples);
   s.steps = detail::diag::thin_all(steps, o.max_samples);
   s.ranges_gpu = detail::diag::thin_all(ranges_gpu, o.max_samples);

@@ -42,6 +42,13 @@ inline finding candidate_finding(const verdict_inputs& in, int i) {
   return i == 0 ? copy_finding(in) : gap_finding(in, static_cast<idle_cause>(i - 1));
 }
 
+// The kind of candidate_finding(in, i), known without building it (a copy finding reads every
+// operation for its ranges).
+inline finding_kind candidate_kind(const verdict_inputs& in, int i) {
+  if (i != 0) return gap_kind(static_cast<idle_cause>(i - 1));
+  return pageable_copies_found(in) ? finding_kind::pageable_copies : finding_kind::copy_time;
+}
+
 inline bottleneck classify(const idle_breakdown& b, const diagnosis_options& o, int& largest) {
   largest = 0;
   for (int i = 1; i <= idle_cause_count; ++i)
@@ -55,10 +62,13 @@ inline bottleneck classify(const idle_breakdown& b, const diagnosis_options& o, 
   return by_candidate[largest];
 }
 
+// Whether add_unique could take a finding of `kind`: room for it, and none of its kind yet.
+inline bool room_for(const std::vector<finding>& out, finding_kind kind) {
+  return out.size() < 3 && std::none_of(out.begin(), out.end(), [&](const finding& g) { return g.kind == kind; });
+}
+
 inline void add_unique(std::vector<finding>& out, finding f) {
-  for (const auto& g : out)
-    if (g.kind == f.kind) return;
-  if (out.size() < 3 && f.ns > 0) out.push_back(std::move(f));
+  if (room_for(out, f.kind) && f.ns > 0) out.push_back(std::move(f));
 }
 
 // The class's own finding and its companion, the largest remaining shares of the window (at
@@ -76,8 +86,8 @@ inline std::vector<finding> findings_of(const verdict_inputs& in, bottleneck kin
                    [&](int x, int y) { return candidate_ns(*in.idle, x) > candidate_ns(*in.idle, y); });
   const std::size_t room = in.steps->outlier_count ? 2 : 3;
   for (int i : order)
-    if (out.size() < room && (out.size() < 2 || share_of(candidate_ns(*in.idle, i), window) >= 0.01))
-      add_unique(out, candidate_finding(in, i));
+    if (out.size() < room && (out.size() < 2 || share_of(candidate_ns(*in.idle, i), window) >= 0.01) && room_for(out, candidate_kind(in, i)))
+      add_unique(out, candidate_finding(in, i)); // built only where it could be taken
   if (in.steps->outlier_count) add_unique(out, step_finding(in));
   for (auto& f : out) f.share = share_of(f.ns, window);
   return out;

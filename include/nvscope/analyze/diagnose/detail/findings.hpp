@@ -88,13 +88,17 @@ inline finding op_finding(const verdict_inputs& in, op_kind op, finding_kind kin
   return f;
 }
 
-inline finding gap_finding(const verdict_inputs& in, idle_cause c) {
+inline finding_kind gap_kind(idle_cause c) noexcept {
   static constexpr finding_kind kinds[] = {finding_kind::launch_gaps, finding_kind::sync_gaps, finding_kind::host_gaps,
                                            finding_kind::other_gaps};
+  return kinds[static_cast<int>(c)];
+}
+
+inline finding gap_finding(const verdict_inputs& in, idle_cause c) {
   static constexpr advice todo[] = {advice::fuse_or_graph, advice::drop_sync, advice::move_host_work,
                                     advice::check_dependencies};
   const auto i = static_cast<int>(c);
-  finding f = named_finding(kinds[i], todo[i]);
+  finding f = named_finding(gap_kind(c), todo[i]);
   f.ns = in.idle->cause_ns[i];
   f.count = in.idle->cause_count[i];
   f.ranges = in.idle->cause_ranges[i];
@@ -102,8 +106,10 @@ inline finding gap_finding(const verdict_inputs& in, idle_cause c) {
   return f;
 }
 
+inline bool pageable_copies_found(const verdict_inputs& in) { return rule_of(in, rule_id::pageable_async_copy).matches > 0; }
+
 inline finding copy_finding(const verdict_inputs& in) {
-  if (rule_of(in, rule_id::pageable_async_copy).matches > 0)
+  if (pageable_copies_found(in))
     return rule_finding(in, rule_id::pageable_async_copy, finding_kind::pageable_copies, advice::pinned_memory);
   return op_finding(in, op_kind::copy, finding_kind::copy_time, advice::overlap_copies, in.idle->copy_only_ns,
                     in.tl->t->copies.size());
