@@ -215,15 +215,18 @@ inline bool read_instance_kernels(const trace& t, const std::uint32_t* refs, std
                                   interval& extremes) {
   const auto done = kernel_ns.size();
   kernel_ns.resize(done + n);
+  std::uint64_t* const out = kernel_ns.data() + done;
+  interval widest = extremes; // held here: a store to `out` may not change it (the caller's could)
   bool in_order = true;
   for (std::size_t j = 0; j < n; ++j) {
     if (j + prefetch_ahead < n) prefetch(&t.kernels[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
     const auto& k = t.kernels[refs[j] & range_ops_index::index_mask];
     const std::uint64_t d = k.end - k.start;
-    kernel_ns[done + j] = d;
-    widen(extremes, {d, d});
+    out[j] = d;
+    widen(widest, {d, d});
     if (in_order && d != 0) in_order = sink.add(k.start, k.end); // empty: no time
   }
+  extremes = widest;
   return in_order;
 }
 
