@@ -80,6 +80,7 @@ class stretch_charges {
 // charged as it is found.
 inline void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
   timestamp_ns cover = 0, kernel_cover = 0;
+  std::uint64_t busy = 0, kernel = 0; // b's, summed here: a stretch written could have changed b's own
   lookup_hints hints(tl.threads.size()); // the stretches come in time order
   stretch_charges charges(*tl.t, o.top_idle);
   b.stretches.reserve(tl.ops.size()); // at most one per operation; only what is written is touched
@@ -100,13 +101,15 @@ inline void overall_stretches(const timeline& tl, const diagnosis_options& o, id
       charges.add(s, b);
     }
     const timestamp_ns from = std::max(op.start, cover);
-    if (op.end > from) b.busy_ns += op.end - from;
+    if (op.end > from) busy += op.end - from;
     cover = std::max(cover, op.end);
     if (op.kind() == op_kind::copy) continue;
     const timestamp_ns kfrom = std::max(op.start, kernel_cover);
-    if (op.end > kfrom) b.kernel_ns += op.end - kfrom;
+    if (op.end > kfrom) kernel += op.end - kfrom;
     kernel_cover = std::max(kernel_cover, op.end);
   }
+  b.busy_ns += busy;
+  b.kernel_ns += kernel;
   charges.finish(b);
 }
 
