@@ -3,7 +3,8 @@
 // interval in one list, merged; on fresh random lists of many sizes (empty ones, one long
 // beside short ones, as kernels beside copies), with touching, nested and equal-start intervals;
 // and overall_activity and range_activity, kernels read in place or copied, against activity_of
-// on random traces and against each other on a synthetic one with the kernels shuffled.
+// on random traces and against each other on a synthetic one with the kernels shuffled; and
+// project_ranges against per-launch windows summed into ranges.
 
 #include <nvscope/analyze/activity.hpp>
 #include <nvscope/analyze/intervals.hpp>
@@ -252,4 +253,60 @@ TEST_CASE("range_activity gives the same rows and steps with the kernels in star
     CHECK(gaps > 1000);
     CHECK(wrong == 0);
   }
+}
+
+// project_ranges widens each range's window by every valid GPU record of a launch it holds and
+// counts a launch once (not a window per launch first): on the synthetic trace (8-kernel graph
+// launches, copies, memsets, start/end and nested ranges) with random kernels made invalid and
+// the kernels shuffled (a launch's kernels far apart), every range's first start, last end and
+// launch count must equal the per-launch reference: each launch's window from its valid
+// records, added to its innermost push/pop range and its open start/end ranges, summed upwards.
+TEST_CASE("project_ranges equals the per-launch windows summed into ranges, a graph launch's kernels apart") {
+  using namespace nvscope;
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  auto t = synthetic::make_trace(30000);
+  for (auto& k : t.kernels)
+    if (rng() % 16 == 0) k.end = 0; // incomplete: no window, and a launch of such kernels alone counts nothing
+  std::shuffle(t.kernels.begin(), t.kernels.end(), rng);
+  const auto x = index_trace(t);
+  const auto p = project_ranges(t, x);
+  const auto nl = t.launches.size(), nr = t.ranges.size();
+  std::vector<timestamp_ns> lf(nl, ~timestamp_ns{0}), ll(nl, 0);
+  std::vector<std::uint32_t> records(nl, 0);
+  auto note = [&](const auto& list, const record_indexes& launch) {
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (launch[i] != attribution::none && list[i].end != 0 && list[i].end >= list[i].start) {
+        lf[launch[i]] = std::min(lf[launch[i]], list[i].start);
+        ll[launch[i]] = std::max(ll[launch[i]], list[i].end);
+        ++records[launch[i]];
+      }
+  };
+  note(t.kernels, x.links.kernel_launch);
+  note(t.copies, x.links.copy_launch);
+  note(t.memsets, x.links.memset_launch);
+  std::vector<timestamp_ns> first(nr, ~timestamp_ns{0}), last(nr, 0);
+  std::vector<std::uint32_t> ops(nr, 0);
+  auto add = [&](std::uint32_t r, timestamp_ns f, timestamp_ns l, std::uint32_t n) {
+    first[r] = std::min(first[r], f), last[r] = std::max(last[r], l), ops[r] += n;
+  };
+  std::size_t graphs = 0;
+  for (std::size_t l = 0; l < nl; ++l) {
+    if (ll[l] == 0) continue;
+    graphs += records[l] > 1;
+    if (x.launch_owner[l] != attribution::none) add(x.launch_owner[l], lf[l], ll[l], 1);
+    for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) add(x.start_end_ranges[s], lf[l], ll[l], 1);
+  }
+  for (const auto r : detail::deepest_first(t, x))
+    if (x.links.parent[r] != attribution::none && ops[r]) add(x.links.parent[r], first[r], last[r], ops[r]);
+  REQUIRE(p.ops.size() == nr);
+  std::size_t wrong = 0, projected = 0, start_end = 0;
+  for (std::size_t r = 0; r < nr; ++r) {
+    wrong += p.ops[r] != ops[r] || (ops[r] && (p.first[r] != first[r] || p.last[r] != last[r]));
+    projected += ops[r] > 0;
+    start_end += ops[r] > 0 && !t.ranges[r].is_push_pop;
+  }
+  CHECK(graphs > 30);     // launches of several valid kernels, shuffled apart (64 at 30 k kernels)
+  CHECK(projected > 100); // ranges that launched work
+  CHECK(start_end > 0);   // start/end ranges among them
+  CHECK(wrong == 0);
 }

@@ -36,24 +36,6 @@ struct range_projection {
 
 namespace detail {
 
-// Per launch: first start and last end of its valid GPU work (last == 0: none).
-inline void project_launches(const trace& t, const trace_index& x, scratch_vector<timestamp_ns>& first, scratch_vector<timestamp_ns>& last) {
-  first.assign(t.launches.size(), std::numeric_limits<timestamp_ns>::max());
-  last.assign(t.launches.size(), 0);
-  auto note = [&](const auto& records, const record_indexes& launch) {
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      const auto l = launch[i];
-      const auto& r = records[i];
-      if (l == attribution::none || !valid_interval(r.start, r.end)) continue;
-      first[l] = std::min(first[l], r.start);
-      last[l] = std::max(last[l], r.end);
-    }
-  };
-  note(t.kernels, x.links.kernel_launch);
-  note(t.copies, x.links.copy_launch);
-  note(t.memsets, x.links.memset_launch);
-}
-
 // Every range, children before their parents (`a.parent` per range: only push/pop ranges have
 // children; marks and start/end ranges come in as leaves): the order in which the nesting
 // passes sum upwards, and, read backwards, pass down. Where every parent comes before its
@@ -93,8 +75,6 @@ inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const trace_i
 ///   auto p = nvscope::project_ranges(t, nvscope::index_trace(t));
 /// \endcode
 inline range_projection project_ranges(const trace& t, const trace_index& x) {
-  detail::scratch_vector<timestamp_ns> lf, ll;
-  detail::project_launches(t, x, lf, ll);
   range_projection p;
   p.first.assign(t.ranges.size(), std::numeric_limits<timestamp_ns>::max());
   p.last.assign(t.ranges.size(), 0);
@@ -104,11 +84,24 @@ inline range_projection project_ranges(const trace& t, const trace_index& x) {
     p.last[r] = std::max(p.last[r], l);
     p.ops[r] += ops;
   };
-  for (std::uint32_t l = 0; l < t.launches.size(); ++l) {
-    if (ll[l] == 0) continue;
-    if (x.launch_owner[l] != attribution::none) add(x.launch_owner[l], lf[l], ll[l], 1);
-    for (auto i = x.start_end_offset[l]; i < x.start_end_offset[l + 1]; ++i) add(x.start_end_ranges[i], lf[l], ll[l], 1);
-  }
+  // Each valid GPU record widens the windows of the ranges holding its launch (the launch's
+  // innermost push/pop range and its open start/end ranges); a launch counts once, at its first
+  // valid record. No per-launch window first: two 8-byte columns a launch written and read back.
+  detail::scratch_vector<std::uint8_t> counted(t.launches.size(), 0);
+  auto note = [&](const auto& records, const record_indexes& launch) {
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const auto l = launch[i];
+      const auto& r = records[i];
+      if (l == attribution::none || !detail::valid_interval(r.start, r.end)) continue;
+      const std::uint32_t first_time = counted[l] == 0;
+      counted[l] = 1;
+      if (x.launch_owner[l] != attribution::none) add(x.launch_owner[l], r.start, r.end, first_time);
+      for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) add(x.start_end_ranges[s], r.start, r.end, first_time);
+    }
+  };
+  note(t.kernels, x.links.kernel_launch);
+  note(t.copies, x.links.copy_launch);
+  note(t.memsets, x.links.memset_launch);
   for (const auto r : detail::deepest_first(t, x)) {
     const auto up = x.links.parent[r];
     if (up != attribution::none && p.ops[r]) add(up, p.first[r], p.last[r], p.ops[r]);
