@@ -222,6 +222,49 @@ TEST_CASE("json_writer: exact microseconds, keys, literals, one element a line")
   CHECK(w.take() == "{\"ts\":1234.567,\"zero\":0.000,\"ok\":true,\"list\":[\n1,\n\"x\"\n],\"f\":0.5,\"nan\":0}\n");
 }
 
+TEST_CASE("json_writer streamed: the sink gets the text in 1 MiB blocks; once it fails, the writer stops") {
+  struct sink_state {
+    std::string text;
+    int calls = 0;
+    int fail_at = -1; // the call that fails, or -1
+  };
+  auto sink = [](void* c, std::string_view block) {
+    auto& s = *static_cast<sink_state*>(c);
+    const bool ok = s.calls++ != s.fail_at;
+    if (ok) s.text.append(block);
+    return ok;
+  };
+  auto write_numbers = [](nvscope::detail::json_writer& w, std::string& expected) {
+    w.begin_array();
+    expected = "[";
+    for (std::uint64_t i = 0; i < 1000000; ++i) { // ~7 MB
+      w.value(i * 7919);
+      expected += (i ? "," : "") + std::to_string(i * 7919);
+    }
+    w.end_array();
+    expected += ']';
+    w.finish_stream();
+  };
+  sink_state good;
+  nvscope::detail::json_writer w;
+  w.stream_to(sink, &good);
+  std::string expected;
+  write_numbers(w, expected);
+  CHECK(good.calls >= 6);
+  CHECK(good.text == expected);
+
+  for (const int fail_at : {0, 3}) {
+    CAPTURE(fail_at);
+    sink_state failing;
+    failing.fail_at = fail_at;
+    nvscope::detail::json_writer f;
+    f.stream_to(sink, &failing);
+    CHECK_THROWS_AS(write_numbers(f, expected), nvscope::detail::json_writer::stream_stopped);
+    CHECK(failing.calls == fail_at + 1); // no block made or offered after the failed one
+    CHECK(failing.text == expected.substr(0, failing.text.size()));
+  }
+}
+
 TEST_CASE("json_writer: past its reserved size the text moves once per doubling, unchanged (40 MB from 1 KiB)") {
   nvscope::detail::json_writer w(1024); // grows past 32 MiB, where the new buffer is advised huge pages
   std::string expected = "[";

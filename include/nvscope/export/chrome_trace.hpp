@@ -313,8 +313,12 @@ inline write_result write_chrome_trace(const std::string& path, const trace& t, 
     using emit_type = std::remove_reference_t<decltype(emit)>;
     detail::chrome_trace_job job(t, a, options, false);
     job.events.json().stream_to([](void* e, std::string_view block) { return (*static_cast<emit_type*>(e))(block); }, &emit);
-    detail::write_chrome_events(job);
-    job.events.json().finish_stream();
+    try {
+      detail::write_chrome_events(job);
+      job.events.json().finish_stream();
+    } catch (const detail::json_writer::stream_stopped&) {
+      // The write failed (emit said so, and write_file_from reports it): no more events made.
+    }
   });
 }
 

@@ -38,15 +38,18 @@ class json_writer {
   json_writer& operator=(const json_writer&) = delete;
 
   /// From here on, the text goes to `sink(context, block)` a block at a time (the last at
-  /// `finish_stream`); sink returns false once it has failed, and the writer then drops the
-  /// rest. Call before anything is written.
+  /// `finish_stream`). Call before anything is written. sink returns false once it has
+  /// failed (a full disk): the writer then throws `stream_stopped` from whichever call handed
+  /// it the block, so that the caller stops making text nobody will read; the writer is not
+  /// to be used after that.
+  struct stream_stopped {};
   using sink_fn = bool (*)(void* context, std::string_view block);
   void stream_to(sink_fn sink, void* context) {
     sink_ = sink;
     context_ = context;
     out_.reserve(stream_block + stage_size);
   }
-  /// Hands the rest to the sink (which knows whether any block failed).
+  /// Hands the rest to the sink (throws stream_stopped if it fails).
   void finish_stream() {
     flush();
     drain();
@@ -204,8 +207,9 @@ class json_writer {
     if (sink_ != nullptr && out_.size() >= stream_block) drain();
   }
   void drain() {
-    if (sink_ok_ && !out_.empty()) sink_ok_ = sink_(context_, out_);
+    const bool ok = out_.empty() || sink_(context_, out_);
     out_.clear();
+    if (!ok) throw stream_stopped{};
   }
   // Past the reserved size: a new buffer of twice the size, advised before the text is
   // copied in. std::string's own regrowth would fault the copy in 4 KiB pages: at 4 M
@@ -246,7 +250,6 @@ class json_writer {
   std::string out_;
   sink_fn sink_ = nullptr;
   void* context_ = nullptr;
-  bool sink_ok_ = true;
   std::string scratch_;
   char stage_[stage_size];
   std::size_t size_ = 0;
