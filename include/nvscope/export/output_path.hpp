@@ -224,10 +224,19 @@ struct piece_writer {
   }
 };
 
-// Calls produce(emit) with `w` as the pieces' destination.
+// Calls produce(emit) with `fd` as the pieces' destination. If produce throws, `fd` is closed
+// and `remove` (a temporary file, or null) removed before the exception goes on.
 template <class Produce>
-void produce_into(piece_writer& w, Produce& produce) {
-  produce([&w](std::string_view piece) { return w.emit(piece); });
+piece_writer produce_into(int fd, Produce& produce, const char* remove) {
+  piece_writer w{fd};
+  try {
+    produce([&w](std::string_view piece) { return w.emit(piece); });
+  } catch (...) {
+    ::close(fd);
+    if (remove != nullptr) ::unlink(remove);
+    throw;
+  }
+  return w;
 }
 
 // `total`: the content's size when known beforehand (write_file), else unknown_size.
@@ -244,13 +253,7 @@ template <class Produce>
 write_result write_in_place(const std::string& path, Produce& produce, std::size_t total) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return cannot_write(path, std::strerror(errno));
-  piece_writer w{fd};
-  try {
-    produce_into(w, produce);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
+  const piece_writer w = produce_into(fd, produce, nullptr);
   const int closed = ::close(fd) == 0 ? 0 : errno;
   if (w.error || closed) return failed_after(path, w.written, total, w.error ? w.error : closed);
   return {};
@@ -282,14 +285,7 @@ write_result replace_file(const std::string& path, Produce& produce, std::size_t
   const int fd = create_temporary(path, temp);
   if (fd < 0) return cannot_write(path, std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
   if (old != nullptr) (void)::fchmod(fd, old->st_mode & 07777); // keep the old file's permissions
-  piece_writer w{fd};
-  try {
-    produce_into(w, produce);
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
-  }
+  const piece_writer w = produce_into(fd, produce, temp.c_str());
   int error = w.error;
   if (!error && ::fsync(fd) != 0) error = errno;
   if (::close(fd) != 0 && !error) error = errno;

@@ -115,7 +115,8 @@ inline void note_gpu_work(const trace& t, const record_indexes& owner, std::size
   if (i < owner.size() && owner[i] < t.ranges.size() && end > start) work[owner[i]] += end - start;
 }
 
-inline void gpu_work(const trace& t, const attribution& a, scratch_vector<std::uint64_t>& work) {
+// The kernels' part summed (kernel_samples), adds the copies and memsets, then the nesting.
+inline void finish_gpu_work(const trace& t, const attribution& a, scratch_vector<std::uint64_t>& work) {
   const auto note = [&](const auto& records, const record_indexes& owner) {
     for (std::size_t i = 0; i < records.size(); ++i) note_gpu_work(t, owner, i, records[i].start, records[i].end, work);
   };
@@ -133,7 +134,8 @@ using sample_groups = std::map<std::string, scratch_vector<std::uint64_t>>; // v
 // Every kernel's duration by name, sorted and thinned: the durations placed by name id in one
 // array (a counting sort, in the large-array storage), each name's run sorted where it lies.
 // Ids past the string table all read "<unknown>", so runs are put together by name string.
-// The same read of the records adds each kernel's time to its owner's `work` (gpu_work's part).
+// The same read of the records adds each kernel's time to its owner's `work` (the part of the
+// per-range GPU work that finish_gpu_work does not add).
 inline std::vector<sample_set> kernel_samples(const trace& t, const attribution& a, const diagnosis_options& o,
                                               scratch_vector<std::uint64_t>& work) {
   const std::size_t ids = t.strings.size(), unknown = ids; // one slot for every id past the table
@@ -174,7 +176,7 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
   detail::scratch_vector<std::uint64_t> work(t.ranges.size(), 0);
   run_samples s;
   s.kernels = detail::diag::kernel_samples(t, a, o, work); // first: it sums the kernels' work
-  detail::diag::gpu_work(t, a, work);
+  detail::diag::finish_gpu_work(t, a, work);
   analysis_options ao;
   ao.step_range = o.step_range;
   ao.step_pattern = o.step_pattern;
