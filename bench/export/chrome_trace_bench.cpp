@@ -8,6 +8,8 @@
 //   chrome_trace_bench after_small_pages N
 //                                      "after" with transparent huge pages off for this
 //                                      process: the writer's own share of the gain
+//   chrome_trace_bench streamed N      "after" as nvscope run writes it: write_chrome_trace to
+//                                      /dev/null, never whole in memory (bytes printed as 0)
 //
 // bench/export/run.sh runs before and after in fresh processes, interleaved over several
 // rounds, and writes bench/results/export.json. The synthetic trace is analyze_bench's
@@ -136,6 +138,7 @@ double cpu_now() {
 
 int timed(const char* impl, int runs) {
   const bool after = std::strcmp(impl, "before") != 0;
+  const bool streamed = std::strcmp(impl, "streamed") == 0;
   if (std::strcmp(impl, "after_small_pages") == 0) {
 #if defined(__linux__) && defined(PR_SET_THP_DISABLE)
     if (::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) std::perror("prctl(PR_SET_THP_DISABLE)");
@@ -147,10 +150,16 @@ int timed(const char* impl, int runs) {
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = cpu_now();
-    const std::string out = after ? nvscope::to_chrome_trace(t) : nvscope_bench::to_chrome_trace_before(t);
+    if (streamed) {
+      if (const auto w = nvscope::write_chrome_trace("/dev/null", t); !w) {
+        std::fprintf(stderr, "chrome_trace_bench: %s\n", w.error.c_str());
+        return 1;
+      }
+    } else {
+      bytes = (after ? nvscope::to_chrome_trace(t) : nvscope_bench::to_chrome_trace_before(t)).size();
+    }
     cpu_seconds.push_back(cpu_now() - cpu_start);
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    bytes = out.size();
   }
   std::printf("{\"impl\":\"%s\",\"records\":%llu,\"bytes\":%zu,\"seconds\":[", impl,
               static_cast<unsigned long long>(records(t)), bytes);
@@ -165,8 +174,8 @@ int timed(const char* impl, int runs) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "check") == 0) return check();
-  for (const char* impl : {"before", "after", "after_small_pages"})
+  for (const char* impl : {"before", "after", "after_small_pages", "streamed"})
     if (argc >= 3 && std::strcmp(argv[1], impl) == 0 && std::atoi(argv[2]) > 0) return timed(impl, std::atoi(argv[2]));
-  std::fprintf(stderr, "usage: chrome_trace_bench check | before N | after N | after_small_pages N\n");
+  std::fprintf(stderr, "usage: chrome_trace_bench check | before N | after N | after_small_pages N | streamed N\n");
   return 2;
 }

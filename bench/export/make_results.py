@@ -20,7 +20,7 @@ steady, first, cpu = {}, {}, {}
 records = nbytes = 0
 for line in open(runs):
     r = json.loads(line)
-    records, nbytes = r["records"], r["bytes"]
+    records, nbytes = r["records"], max(nbytes, r["bytes"])  # streamed runs print 0 bytes
     steady.setdefault(r["impl"], []).append(records / statistics.median(r["seconds"]))
     first.setdefault(r["impl"], []).append(records / r["seconds"][0])
     if "cpu_seconds" in r:
@@ -36,6 +36,9 @@ for name in ("", "_first_call", "_cpu") if cpu else ("", "_first_call"):
     before = m[f"chrome_trace_events_per_s_before{name}"]
     m[f"after_over_before{name}"] = round(m[f"chrome_trace_events_per_s_after{name}"] / before, 3)
     m[f"after_small_pages_over_before{name}"] = round(m[f"chrome_trace_events_per_s_after_small_pages{name}"] / before, 3)
+    if f"chrome_trace_events_per_s_streamed{name}" in m:
+        m[f"streamed_over_after{name}"] = round(m[f"chrome_trace_events_per_s_streamed{name}"] /
+                                                m[f"chrome_trace_events_per_s_after{name}"], 3)
 m["chrome_trace_events_per_s"] = m["chrome_trace_events_per_s_after"]
 m["records"], m["bytes"], m["rounds"] = records, nbytes, len(steady["before"])
 
@@ -50,13 +53,15 @@ with open(stem + ".json", "w") as f:
     f.write("\n")
 
 rows = (("before", "before: one function pasting strings"), ("after", "after: structured writer, huge-page advice"),
-        ("after_small_pages", "after, transparent huge pages off"))
+        ("after_small_pages", "after, transparent huge pages off"),
+        ("streamed", "after, streamed to /dev/null (write_chrome_trace)"))
+rows = tuple(row for row in rows if f"chrome_trace_events_per_s_{row[0]}" in m)
 with open(stem + ".md", "w") as f:
     f.write("# Chrome trace writer: before and after issue 8\n\n")
     f.write(f"`{command}` at {commit}, {doc['date']}; {doc['device']}.\n\n")
     f.write("Records (kernels, copies, memsets, ranges, launches, syncs: the count analysis.json's\n"
             "`chrome_trace_records_per_s` used) written per second, on analyze_bench's synthetic trace\n"
-            f"({records} records, {nbytes / 1e6:.0f} MB of JSON). Fresh process per figure, the three\n"
+            f"({records} records, {nbytes / 1e6:.0f} MB of JSON). Fresh process per figure, the {len(rows)}\n"
             "writers interleaved (order rotated each round); median over rounds, spread = (max - min) / median.\n"
             "Raw timings: export.runs.jsonl.\n\n")
     f.write("| writer | records/s, median of 3 calls | spread | records/s, first call | spread |\n")
@@ -75,4 +80,8 @@ with open(stem + ".md", "w") as f:
                 f"{m['after_small_pages_over_before_cpu']}.\n")
     f.write(f"\nafter / before: {m['after_over_before']} (first call {m['after_over_before_first_call']}); "
             f"with huge pages off: {m['after_small_pages_over_before']} (first call {m['after_small_pages_over_before_first_call']}).\n")
+    if "streamed_over_after" in m:
+        f.write(f"\nstreamed / after (the string): {m['streamed_over_after']} "
+                f"(first call {m['streamed_over_after_first_call']}"
+                + (f", CPU time {m['streamed_over_after_cpu']}" if cpu else "") + ").\n")
 print(json.dumps(m, indent=2))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Times the Chrome trace writer before and after issue 8 in fresh processes of one binary,
-# interleaved (the order rotates each round), and writes bench/results/export.json and .md.
+# Times the Chrome trace writer before and after issue 8, and streamed to /dev/null as nvscope
+# run writes it, in fresh processes of one binary, interleaved (the order rotates each round),
+# and writes bench/results/export.json and .md.
 # Each process makes 3 calls; make_results.py keeps the first call and the median of the 3,
 # and writes the median over rounds with its spread. Raw timings: bench/results/export.runs.jsonl.
 # Usage: bench/export/run.sh [build-dir] [rounds]   (build chrome_trace_bench first)
@@ -13,7 +14,7 @@ bench=$build/bench/export/chrome_trace_bench
 "$bench" check
 out=$(mktemp)
 load_before=$(cut -d' ' -f1 /proc/loadavg)
-impls=(before after after_small_pages)
+impls=(before after after_small_pages streamed)
 for ((r = 0; r < rounds; ++r)); do
   for ((k = 0; k < ${#impls[@]}; ++k)); do
     "$bench" "${impls[$(((r + k) % ${#impls[@]}))]}" 3 >> "$out"
