@@ -31,6 +31,33 @@ namespace nvscope {
 inline namespace v1 {
 namespace detail {
 
+// Kernel names numbered densely as they first come, each with its string id. A trace's string
+// table also holds every range name (PyTorch's carry a sequence number: a string a range, a few
+// hundred kernel names), and the row table keeps a slot per name and (group, thread): sized by
+// string ids, its slices ran out after a few hundred groups and the rest were hashed.
+class kernel_name_numbers {
+ public:
+  explicit kernel_name_numbers(std::vector<string_id> ids) : ids_(std::move(ids)), number_(ids_.size() + 1, no_index) {}
+  // The number of a kernel record's name (`form`'s spelling; an id past the table is string 0's).
+  std::uint32_t of(string_id name) {
+    const string_id id = name < ids_.size() ? ids_[name] : 0;
+    auto& n = number_[id < number_.size() ? id : 0];
+    if (n == no_index) {
+      n = static_cast<std::uint32_t>(string_.size());
+      string_.push_back(id);
+    }
+    return n;
+  }
+  std::size_t size() const noexcept { return string_.size(); }
+  std::size_t most() const noexcept { return number_.size(); } // more than any number `of` gives
+  string_id string_of(std::uint32_t n) const noexcept { return string_[n]; }
+
+ private:
+  std::vector<string_id> ids_;       // per string id: the id kernels are grouped under
+  std::vector<std::uint32_t> number_; // per grouped id: its number, or no_index
+  std::vector<string_id> string_;     // per number: its grouped id
+};
+
 // Kernels gathered per (range, kernel name) pair; pair p's durations are
 // durations[offset[p] .. offset[p + 1]).
 struct kernel_pairs {
@@ -156,7 +183,8 @@ class pairing {
 // every kernel: rows are found by array reads where they can be (two hash lookups a row took
 // 12 % of the pass on PyTorch's shape). Each group remembers its last thread and that
 // (group, thread)'s number; a (group, thread) numbered while the table allows has a slice of
-// `names` slots, one per kernel name; the others, and names past `names`, go through key_numbers.
+// `names` slots, one per kernel name number; the others, and names past `names`, go through
+// key_numbers.
 struct kern_rows {
   struct key {
     std::uint32_t group, thread, name;
@@ -170,7 +198,7 @@ struct kern_rows {
   scratch_vector<std::uint64_t> instances;
   scratch_vector<contribution> parts;
 
-  // `groups`, `names`: the range groups and kernel name ids there are; `most_slots`: the slots
+  // `groups`, `names`: the range groups and kernel name numbers there are; `most_slots`: the slots
   // the table may take (memory: 4 bytes each).
   kern_rows(std::size_t groups, std::size_t names, std::size_t most_slots)
       : thread_of_group_(groups, 0), number_of_group_(groups, no_index), names_(names), most_slots_(most_slots) {}
@@ -353,7 +381,7 @@ inline scratch_column<duration_stats> kern_row_stats(kern_rows& rows) {
 // sorting the numbers). The rows are then made in that order, each string written once where
 // it stays, not moved along the permutation's cycles (nvtx_kern_sum alone on PyTorch's shape
 // at 1 M kernels: x0.95). pid is the trace's for every row; a group's ranges share one style.
-inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, kern_rows& rows) {
+inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, kern_rows& rows, const kernel_name_numbers& kernel_names) {
   const auto stats = kern_row_stats(rows);
   // The groups and kernel names the rows hold, each numbered once (through tables as large as
   // their ids reach, not hashed); their labels, ranked.
@@ -368,7 +396,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     group_of_row[r] = group_numbers.of(k.group);
     if (group_of_row[r] == labels.size()) labels.push_back(range_label(t, t.ranges[x.group_first[k.group]]));
     name_of_row[r] = name_numbers.of(k.name);
-    if (name_of_row[r] == names.size()) names.push_back(t.strings[k.name]);
+    if (name_of_row[r] == names.size()) names.push_back(t.strings[kernel_names.string_of(k.name)]);
   }
   const auto label_rank = string_ranks(labels), name_rank = string_ranks(names);
   const auto tid_of = [&](std::uint32_t thread) { return thread < t.threads.size() ? t.threads[thread].os_id : std::uint64_t{thread}; };
@@ -407,15 +435,15 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
 ///   auto rows = nvscope::range_kernel_summary(t, nvscope::index_trace(t));
 /// \endcode
 inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const trace_index& x, name_form form = name_form::demangled) {
-  const auto ids = detail::kernel_name_ids(t, form);
+  detail::kernel_name_numbers names(detail::kernel_name_ids(t, form));
   // One pass over the kernels left in, with their launch: each enters the pair of its
   // innermost push/pop range and of every start/end range open at its launch.
-  detail::pairing pp(ids.size() + 1, t.ranges.size(), t.kernels.size()), se(ids.size() + 1, t.ranges.size(), x.start_end_ranges.size());
+  detail::pairing pp(names.most(), t.ranges.size(), t.kernels.size()), se(names.most(), t.ranges.size(), x.start_end_ranges.size());
   for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
     const auto l = x.links.kernel_launch[i];
     if (!x.kernel_ok[i] || l == attribution::none) continue;
     const auto& kernel = t.kernels[i];
-    const std::uint32_t name = kernel.name < ids.size() ? ids[kernel.name] : 0;
+    const std::uint32_t name = names.of(kernel.name);
     const std::uint64_t duration = kernel.end - kernel.start;
     if (x.launch_owner[l] != attribution::none) pp.add(x.launch_owner[l], name, duration);
     for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) se.add(x.start_end_ranges[s], name, duration);
@@ -425,10 +453,10 @@ inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const 
   for (const auto* kp : {&push_pop, &start_end})
     if (kp->range.size() >> detail::row_part::source_shift) throw std::length_error("nvscope: nvtx_kern_sum: more than 2^31 (range, kernel name) pairs");
   // The row table's slots: at most two per pair, and a few to start (memory linear in the pairs).
-  detail::kern_rows rows(x.group_first.size(), ids.size() + 1, 2 * (push_pop.range.size() + start_end.range.size()) + 4096);
-  detail::add_push_pop(t, x, push_pop, ids.size() + 1, rows);
+  detail::kern_rows rows(x.group_first.size(), names.size(), 2 * (push_pop.range.size() + start_end.range.size()) + 4096);
+  detail::add_push_pop(t, x, push_pop, names.size(), rows);
   detail::add_start_end(t, x, start_end, rows);
-  return detail::kern_rows_out(t, x, rows);
+  return detail::kern_rows_out(t, x, rows, names);
 }
 
 } // namespace v1
