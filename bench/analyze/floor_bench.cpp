@@ -14,6 +14,7 @@
 #include "synthetic_trace.hpp"
 
 #include <nvscope/analysis.hpp>
+#include <nvscope/export/output_path.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -149,12 +150,8 @@ int main(int argc, char** argv) {
   primitives(t);
   passes(t);
   json += "}\n";
-  FILE* out = argc > 1 ? std::fopen(argv[1], "w") : stdout;
-  if (!out) {
-    std::fprintf(stderr, "nvscope: floor_bench: cannot write '%s'\n", argv[1]);
-    return 1;
-  }
-  std::fputs(json.c_str(), out);
-  if (out != stdout) std::fclose(out);
-  return 0;
+  if (argc == 1) return std::fputs(json.c_str(), stdout) < 0 ? 1 : 0;
+  const auto w = nvscope::write_file(argv[1], json); // a failed write says so and keeps the old file
+  if (!w) std::fprintf(stderr, "%s\n", w.error.c_str());
+  return w ? 0 : 1;
 }

@@ -25,6 +25,8 @@
 //                                 scaling test bounds the passes' own work on warm memory)
 #include "scale_measure.hpp"
 
+#include <nvscope/export/output_path.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -123,12 +125,8 @@ int main(int argc, char** argv) {
   json += "\"analyze_s_at_1_2_4_8m_kernels\": " + series(at, &scale::size_result::analyze) + ", ";
   json += "\"chrome_trace_s_at_1_2_4_8m_kernels\": " + series(at, &scale::size_result::chrome) + ", ";
   json += "\"folded_s_at_1_2_4_8m_kernels\": " + series(at, &scale::size_result::folded) + "}\n";
-  FILE* out = argc > 1 ? std::fopen(argv[1], "w") : stdout;
-  if (!out) {
-    std::fprintf(stderr, "nvscope: scale_bench: cannot write '%s'\n", argv[1]);
-    return 1;
-  }
-  std::fputs(json.c_str(), out);
-  if (out != stdout) std::fclose(out);
-  return 0;
+  if (argc == 1) return std::fputs(json.c_str(), stdout) < 0 ? 1 : 0;
+  const auto w = nvscope::write_file(argv[1], json); // a failed write says so and keeps the old file
+  if (!w) std::fprintf(stderr, "%s\n", w.error.c_str());
+  return w ? 0 : 1;
 }
