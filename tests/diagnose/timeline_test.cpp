@@ -2,11 +2,13 @@
 // statistics read in place against a full sort, the correlation table (dense and sparse ids)
 // against a map, grouping by counting against a stable sort, the operations' merge of sorted
 // runs, each operation's packed record, kind and call against its records, each range's step
-// (outermost first) against the walk up its parents, and the range and sync open on a thread
-// against that thread's records alone.
+// (outermost first) against the walk up its parents, the range and sync open on a thread
+// against that thread's records alone, and the GPU busy share of each wait and the utilization
+// chunks' sums against the operations themselves.
 
 #include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/launches.hpp>
+#include <nvscope/analyze/diagnose/rules.hpp>
 #include <nvscope/analyze/diagnose/steps.hpp>
 
 #include <doctest/doctest.h>
@@ -543,4 +545,75 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
     CHECK(l.short_kernels == short_kernels);
     CHECK(l.call_durations_from_api == tl.any_call);
   }
+}
+
+// GPU busy time inside [a, b): the length of the operations' union there (plain reference).
+static std::uint64_t union_inside(std::vector<std::pair<timestamp_ns, timestamp_ns>> ops, timestamp_ns a, timestamp_ns b) {
+  std::sort(ops.begin(), ops.end());
+  std::uint64_t busy = 0;
+  timestamp_ns cover = a;
+  for (const auto& [s, e] : ops) {
+    const timestamp_ns from = std::max(s, cover), to = std::min(e, b);
+    if (to > from) busy += to - from;
+    cover = std::max(cover, std::min(e, b));
+  }
+  return busy;
+}
+
+TEST_CASE("the sync rule's GPU busy share is the operations' union inside each wait, and the utilization chunks hold each operation's overlap, on random traces") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
+  int rows_checked = 0, crossing = 0;
+  for (int round = 0; round < 60; ++round) {
+    trace t;
+    t.threads.resize(2);
+    std::uint32_t correlation = 1;
+    const std::uint32_t kernels = round % 10 == 0 ? 0 : 50 + static_cast<std::uint32_t>(g() % 600); // some with no GPU work
+    for (std::uint32_t i = 0; i < kernels; ++i) {
+      kernel_record k;
+      k.start = 20000 + g() % 100000;
+      k.end = k.start + (g() % 9 == 0 ? 0 : 1 + g() % (g() % 3 ? 200 : 9000)); // empty ones, and ones across chunks
+      k.correlation = correlation;
+      k.stream = static_cast<std::uint32_t>(g() % 3);
+      t.kernels.push_back(k);
+      t.launches.push_back({k.start - g() % 500, correlation++, static_cast<std::uint32_t>(g() % 2)});
+    }
+    for (int i = 0; i < 40; ++i) { // waits before, across and after the GPU's window, some of no length
+      sync_record y;
+      y.start = 1 + g() % 140000;
+      y.end = y.start + (i % 7 == 0 ? 0 : g() % 20000);
+      y.thread = static_cast<std::uint32_t>(g() % 2);
+      y.kind = sync_kind::stream;
+      t.syncs.push_back(y);
+    }
+    const auto a = attribute(t);
+    const timeline tl = build_timeline(t, a);
+    diagnosis_options o;
+    o.rule_rows = 1000;
+    o.utilization_chunks = 1 + static_cast<std::uint32_t>(g() % 40);
+    o.utilization_threshold_percent = 100.0; // every chunk below full use is a row: all are compared
+    const idle_breakdown b = idle_time_of(tl, o);
+    const auto rules = expert_rules_of(tl, b, o);
+    std::vector<std::pair<timestamp_ns, timestamp_ns>> ops;
+    for (const auto& op : tl.ops) ops.emplace_back(op.start, op.end);
+    const auto& syncs = rules[static_cast<int>(rule_id::sync_call)];
+    REQUIRE(syncs.rows.size() == 40);
+    for (const auto& row : syncs.rows) {
+      const double want = row.duration == 0 ? 0.0 : 100.0 * static_cast<double>(union_inside(ops, row.start, row.start + row.duration)) / static_cast<double>(row.duration);
+      CHECK(row.gpu_busy_percent == want);
+      ++rows_checked;
+    }
+    if (tl.ops.empty()) continue;
+    const chunk_grid grid = fill_chunks(tl, o.utilization_chunks);
+    for (std::size_t c = 0; c < grid.used.size(); ++c) {
+      std::uint64_t want = 0;
+      for (const auto& [s, e] : ops) {
+        const timestamp_ns from = std::max(s, grid.chunk_begin(c)), to = std::min(e, grid.chunk_end(c));
+        if (to > from) want += to - from;
+        crossing += c > 0 && s < grid.chunk_begin(c) && e > grid.chunk_begin(c);
+      }
+      CHECK(grid.used[c] == want);
+    }
+  }
+  CHECK(rows_checked == 40 * 60);
+  CHECK(crossing > 0); // operations across chunk bounds were met
 }

@@ -78,12 +78,7 @@ inline void sync_rule(const timeline& tl, const idle_breakdown& idle, const diag
     row.stream = s.stream;
     r.rows.push_back(row);
   }
-  if (!r.rows.empty()) {
-    const busy_index busy(tl, idle);
-    for (auto& row : r.rows)
-      if (row.duration > 0)
-        row.gpu_busy_percent = 100.0 * static_cast<double>(busy.busy(row.start, row.start + row.duration)) / static_cast<double>(row.duration);
-  }
+  set_gpu_busy(tl, idle, r.rows);
   finish_rule(r, o.rule_rows);
 }
 

@@ -37,11 +37,21 @@ inline chunk_grid fill_chunks(const timeline& tl, std::uint32_t chunks) {
   const std::uint64_t window = tl.end - tl.begin;
   g.size = std::max<std::uint64_t>(1, (window + n - 1) / n);
   g.used.assign(static_cast<std::size_t>((window + g.size - 1) / g.size), 0);
-  std::size_t from = 0; // the operations come by start: the chunk of a start only moves forward, no division needed
+  if (g.used.empty()) return g;
+  // The operations come by start: the chunk of a start only moves forward, no division needed;
+  // most lie inside it (a compare and an add, its bounds kept while it lasts).
+  std::size_t from = 0;
+  timestamp_ns lo = g.chunk_begin(0), hi = g.chunk_end(0);
   for (const auto& op : tl.ops) {
     if (op.end <= op.start) continue;
-    if (op.start < g.chunk_begin(from)) from = static_cast<std::size_t>((op.start - g.begin) / g.size); // out of order
+    if (op.start >= lo && op.end <= hi) {
+      g.used[from] += op.end - op.start;
+      continue;
+    }
+    if (op.start < lo) from = static_cast<std::size_t>((op.start - g.begin) / g.size); // out of order
     while (from + 1 < g.used.size() && g.chunk_begin(from + 1) <= op.start) ++from;
+    lo = g.chunk_begin(from);
+    hi = g.chunk_end(from);
     for (auto i = from; i < g.used.size() && g.chunk_begin(i) < op.end; ++i) {
       const auto a = std::max(op.start, g.chunk_begin(i));
       const auto b = std::min(op.end, g.chunk_end(i));

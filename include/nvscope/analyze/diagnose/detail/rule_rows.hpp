@@ -43,36 +43,37 @@ inline rule_row op_row(const timeline& tl, const gpu_op& op, std::uint64_t bytes
   return row;
 }
 
-// GPU busy time inside any [a, b] in log time: the window (first operation's start to the
-// last one's end) less the idle stretches inside, from prefix sums over the stretches.
-class busy_index {
- public:
-  busy_index(const timeline& tl, const idle_breakdown& idle) : tl_(&tl), stretches_(&idle.stretches) {
-    before_.reserve(stretches_->size() + 1);
-    before_.push_back(0);
-    for (const auto& st : *stretches_) before_.push_back(before_.back() + st.duration);
+// GPU busy time inside [start, start + duration) of each row (those of no duration left out):
+// the window (first operation's start to the last one's end) less the idle stretches inside.
+// The rows' ends, in time order, meet the stretches (found in time order, none overlapping) in
+// one walk that stops at the last end: no column of the stretches' running sums (16 bytes a
+// stretch, at the diagnosis' peak of memory) for the few rows that ask.
+inline void set_gpu_busy(const timeline& tl, const idle_breakdown& idle, std::vector<rule_row>& rows) {
+  scratch_vector<std::pair<timestamp_ns, std::uint32_t>> points; // (time, 2 * row + is_end)
+  for (std::uint32_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].duration == 0) continue;
+    points.emplace_back(rows[r].start, 2 * r);
+    points.emplace_back(rows[r].start + rows[r].duration, 2 * r + 1);
   }
-  std::uint64_t busy(timestamp_ns a, timestamp_ns b) const noexcept { return b > a ? busy_until(b) - busy_until(a) : 0; }
-
- private:
-  std::uint64_t idle_until(timestamp_ns x) const noexcept {
-    const auto& s = *stretches_;
-    const auto it = std::upper_bound(s.begin(), s.end(), x, [](timestamp_ns v, const idle_stretch& st) { return v < st.start; });
-    const auto i = static_cast<std::size_t>(it - s.begin());
-    if (i == 0) return 0;
-    const auto& st = s[i - 1];
-    return before_[i - 1] + (std::min(x, st.start + st.duration) - st.start);
+  std::sort(points.begin(), points.end());
+  const auto& s = idle.stretches;
+  std::vector<std::uint64_t> busy_until(points.size()); // by point, in `points` order
+  std::size_t next = 0;        // stretches [0, next) start at or before the point
+  std::uint64_t before = 0;    // idle time of stretches [0, next - 1)
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    const timestamp_ns x = std::min(points[p].first, tl.end);
+    if (tl.ops.empty() || x <= tl.begin) continue; // busy_until 0
+    for (; next < s.size() && s[next].start <= x; ++next)
+      if (next > 0) before += s[next - 1].duration;
+    const std::uint64_t idle_until = next == 0 ? 0 : before + (std::min(x, s[next - 1].start + s[next - 1].duration) - s[next - 1].start);
+    busy_until[p] = (x - tl.begin) - idle_until;
   }
-  std::uint64_t busy_until(timestamp_ns x) const noexcept {
-    if (tl_->ops.empty() || x <= tl_->begin) return 0;
-    x = std::min(x, tl_->end);
-    return (x - tl_->begin) - idle_until(x);
-  }
-
-  const timeline* tl_;
-  const decltype(idle_breakdown::stretches)* stretches_;
-  scratch_vector<std::uint64_t> before_; // idle time of stretches[0..i)
-};
+  std::vector<std::uint64_t> from(rows.size()), to(rows.size());
+  for (std::size_t p = 0; p < points.size(); ++p) (points[p].second & 1u ? to : from)[points[p].second >> 1] = busy_until[p];
+  for (std::uint32_t r = 0; r < rows.size(); ++r)
+    if (rows[r].duration > 0)
+      rows[r].gpu_busy_percent = 100.0 * static_cast<double>(to[r] > from[r] ? to[r] - from[r] : 0) / static_cast<double>(rows[r].duration);
+}
 
 } // namespace diag
 } // namespace detail
