@@ -7,6 +7,7 @@
 // chunks' sums against the operations themselves.
 
 #include <nvscope/analyze/diagnose/idle.hpp>
+#include <nvscope/analyze/diagnose/diagnose.hpp>
 #include <nvscope/analyze/diagnose/launches.hpp>
 #include <nvscope/analyze/diagnose/rules.hpp>
 #include <nvscope/analyze/diagnose/steps.hpp>
@@ -616,4 +617,78 @@ TEST_CASE("the sync rule's GPU busy share is the operations' union inside each w
   }
   CHECK(rows_checked == 40 * 60);
   CHECK(crossing > 0); // operations across chunk bounds were met
+}
+
+TEST_CASE("diagnose's one walk of the timeline (idle, chunks, gaps, step components) gives what the rules and step outliers give alone, on random traces") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
+  int with_outliers = 0, with_gaps = 0;
+  for (int round = 0; round < 40; ++round) {
+    trace t;
+    t.threads.resize(2);
+    const string_id kernel_names[] = {t.strings.intern("k0"), t.strings.intern("k1"), t.strings.intern("k2")};
+    const string_id inner = t.strings.intern("fwd");
+    const bool steps = round % 5 != 0; // some with no step range
+    timestamp_ns at = 1000;
+    std::uint32_t correlation = 1;
+    for (std::uint32_t n = 0; n < 30; ++n) { // steps one after another, some much longer, each with an inner range
+      const timestamp_ns length = 2000 + g() % 2000 + (g() % 6 == 0 ? 20000 : 0);
+      range_record step;
+      step.thread = 0, step.start = at, step.end = at + length, step.is_push_pop = true;
+      step.name = t.strings.intern(steps ? "step_" + std::to_string(n) : "iteration");
+      t.ranges.push_back(step);
+      range_record in = step;
+      in.start = at + 100, in.end = at + length / 2, in.name = inner;
+      t.ranges.push_back(in);
+      for (timestamp_ns k = at + 150; k + 300 < at + length; k += 200 + g() % 600) {
+        kernel_record r;
+        r.start = k + 400 + g() % 300, r.end = r.start + 1 + g() % 500;
+        r.name = kernel_names[g() % 3], r.correlation = correlation, r.stream = static_cast<std::uint32_t>(g() % 2);
+        t.kernels.push_back(r);
+        t.launches.push_back({k, correlation++, 0});
+      }
+      if (g() % 3 == 0) {
+        sync_record y;
+        y.start = at + length / 3, y.end = y.start + g() % 3000, y.thread = 0, y.kind = sync_kind::stream;
+        t.syncs.push_back(y);
+      }
+      at += length;
+    }
+    const auto a = attribute(t);
+    diagnosis_options o;
+    o.gpu_gap_min_ns = 300 + g() % 3000; // long gaps listed
+    o.utilization_chunks = 1 + static_cast<std::uint32_t>(g() % 40);
+    o.utilization_threshold_percent = static_cast<double>(g() % 101);
+    const diagnosis d = diagnose(t, a, o);
+    const auto rules = expert_rules(t, a, d.idle, o);
+    const auto alone = step_outliers(t, a, o);
+    REQUIRE(d.rules.size() == rules.size());
+    for (std::size_t r = 0; r < rules.size(); ++r) {
+      INFO("rule " << r);
+      CHECK(d.rules[r].matches == rules[r].matches);
+      CHECK(d.rules[r].total_ns == rules[r].total_ns);
+      REQUIRE(d.rules[r].rows.size() == rules[r].rows.size());
+      for (std::size_t i = 0; i < rules[r].rows.size(); ++i) {
+        const auto &x = d.rules[r].rows[i], &y = rules[r].rows[i];
+        CHECK((x.start == y.start && x.duration == y.duration && x.range == y.range && x.thread == y.thread));
+        CHECK((x.in_use_percent == y.in_use_percent && x.gpu_busy_percent == y.gpu_busy_percent));
+      }
+    }
+    with_gaps += d.rules[static_cast<int>(rule_id::gpu_gap)].matches > 0;
+    CHECK(d.steps.steps == alone.steps);
+    CHECK(d.steps.steps == (steps ? 30u : 0u));
+    CHECK((d.steps.median_ns == alone.median_ns && d.steps.p90_ns == alone.p90_ns && d.steps.max_ns == alone.max_ns));
+    CHECK((d.steps.fence_ns == alone.fence_ns && d.steps.outlier_count == alone.outlier_count));
+    REQUIRE(d.steps.outliers.size() == alone.outliers.size());
+    with_outliers += !alone.outliers.empty();
+    for (std::size_t i = 0; i < alone.outliers.size(); ++i) {
+      const auto &x = d.steps.outliers[i], &y = alone.outliers[i];
+      CHECK((x.range == y.range && x.ordinal == y.ordinal && x.duration == y.duration));
+      REQUIRE(x.grew.size() == y.grew.size());
+      for (std::size_t k = 0; k < y.grew.size(); ++k)
+        CHECK((x.grew[k].kind == y.grew[k].kind && x.grew[k].name == y.grew[k].name && x.grew[k].median_ns == y.grew[k].median_ns &&
+               x.grew[k].step_ns == y.grew[k].step_ns));
+    }
+  }
+  CHECK(with_outliers > 0); // outlier steps, and what grew in them, were compared
+  CHECK(with_gaps > 0);
 }

@@ -31,16 +31,43 @@
 namespace nvscope {
 inline namespace v1 {
 
-/// Every diagnosis pass over `t`; `a` from `attribute(t)`.
+namespace detail {
+namespace diag {
+
+// The rules' and the step tally's readers of the idle walk, together: the walk hands each
+// operation and stretch to both.
+struct walk_readers {
+  rule_readers& rules;
+  step_tally& steps;
+  void take_op(std::size_t i, const gpu_op& op) {
+    rules.take_op(i, op);
+    steps.take_op(i, op);
+  }
+  void take_stretch(const idle_stretch& s) {
+    rules.take_stretch(s);
+    steps.take_stretch(s);
+  }
+};
+
+} // namespace diag
+} // namespace detail
+
+/// Every diagnosis pass over `t`; `a` from `attribute(t)`. The timeline's operations are read by
+/// one walk for the idle stretches, the utilization chunks and the steps' components, and the
+/// stretches are handed to the gap rule and the steps as they are found.
 inline diagnosis diagnose(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
   const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
   diagnosis d;
   d.samples = collect_samples(t, a, o); // first: its arrays are gone before the timeline's, not added to them
   const auto tl = detail::diag::build_timeline(t, a, o.window);
   d.launches = detail::diag::launch_statistics_of(tl, o); // before the idle stretches exist: its
-  d.idle = detail::diag::idle_time_of(tl, o);             // columns reuse pages, not add to them
-  d.rules = detail::diag::expert_rules_of(tl, d.idle, o);
-  d.steps = detail::diag::step_outliers_of(tl, d.idle, o);
+                                                          // columns reuse pages, not add to them
+  detail::diag::rule_readers rules(tl, o);
+  detail::diag::step_tally steps(tl, o);
+  detail::diag::walk_readers readers{rules, steps};
+  d.idle = detail::diag::idle_time_of(tl, o, readers);
+  d.rules = detail::diag::expert_rules_of(tl, d.idle, o, &rules);
+  d.steps = detail::diag::step_outliers_of(tl, d.idle, o, &steps);
   d.verdict = detail::diag::verdict_of({&tl, &d.idle, &d.launches, &d.rules, &d.steps}, o);
   return d;
 }

@@ -76,9 +76,17 @@ class stretch_charges {
   std::vector<idle_stretch> longest_; // a heap whose front is the worst kept
 };
 
+// Readers of the idle walk that take nothing (idle_time alone).
+struct no_readers {
+  void take_op(std::size_t, const gpu_op&) noexcept {}
+  void take_stretch(const idle_stretch&) noexcept {}
+};
+
 // Union lengths of all operations and of kernels with memsets; the stretches between, each
-// charged as it is found.
-inline void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
+// charged as it is found. `readers` take every operation and every stretch as the walk meets
+// them (the diagnosis' other passes that read them: one walk of the operations, not several).
+template <class Readers>
+void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b, Readers& readers) {
   timestamp_ns cover = 0, kernel_cover = 0;
   std::uint64_t busy = 0, kernel = 0; // b's, summed here: a stretch written could have changed b's own
   lookup_hints hints(tl.threads.size()); // the stretches come in time order
@@ -99,7 +107,9 @@ inline void overall_stretches(const timeline& tl, const diagnosis_options& o, id
       s.range = range;
       s.next_owner = next_owner;
       charges.add(s, b);
+      readers.take_stretch(s);
     }
+    readers.take_op(i, op);
     const timestamp_ns from = std::max(op.start, cover);
     if (op.end > from) busy += op.end - from;
     cover = std::max(cover, op.end);
@@ -143,17 +153,23 @@ inline void stream_rows(const timeline& tl, const diagnosis_options& o, idle_bre
     b.streams.push_back(stream_row(tl, tl.by_stream.begin(g), tl.by_stream.end(g), o));
 }
 
-// The idle-time breakdown of `tl` (see the file comment).
-inline idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o) {
+// The idle-time breakdown of `tl` (see the file comment); `readers` as overall_stretches'.
+template <class Readers>
+idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Readers& readers) {
   idle_breakdown b;
   b.window_begin = tl.begin;
   b.window_end = tl.end;
   b.window_ns = tl.end - tl.begin;
-  overall_stretches(tl, o, b);
+  overall_stretches(tl, o, b, readers);
   b.copy_only_ns = b.busy_ns - b.kernel_ns;
   b.idle_ns = b.window_ns > b.busy_ns ? b.window_ns - b.busy_ns : 0;
   stream_rows(tl, o, b);
   return b;
+}
+
+inline idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o) {
+  no_readers none;
+  return idle_time_of(tl, o, none);
 }
 
 } // namespace diag

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -82,26 +83,59 @@ inline void sync_rule(const timeline& tl, const idle_breakdown& idle, const diag
   finish_rule(r, o.rule_rows);
 }
 
-inline void gap_rule(const idle_breakdown& idle, const diagnosis_options& o, rule_result& r) {
-  for (const auto& s : idle.stretches) {
-    if (s.duration < o.gpu_gap_min_ns) continue;
+// The gap rule's rows, a stretch at a time (handed over by the idle walk, or read back).
+class gap_rows {
+ public:
+  explicit gap_rows(const diagnosis_options& o) : min_ns_(o.gpu_gap_min_ns) {}
+  void take(const idle_stretch& s) {
+    if (s.duration < min_ns_) return;
     rule_row row;
     row.start = s.start;
     row.duration = s.duration;
     row.range = s.range;
     row.thread = s.thread;
-    r.rows.push_back(row);
+    rows_.push_back(row);
+  }
+  std::vector<rule_row>&& rows() && { return std::move(rows_); }
+
+ private:
+  std::uint64_t min_ns_;
+  std::vector<rule_row> rows_;
+};
+
+inline void gap_rule(const idle_breakdown& idle, const diagnosis_options& o, rule_result& r, gap_rows* taken = nullptr) {
+  if (taken == nullptr) {
+    gap_rows rows(o);
+    for (const auto& s : idle.stretches) rows.take(s);
+    r.rows = std::move(rows).rows();
+  } else {
+    r.rows = std::move(*taken).rows();
   }
   finish_rule(r, o.rule_rows);
 }
 
-inline std::vector<rule_result> expert_rules_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o) {
+// What the rules take from the idle walk of the timeline when the diagnosis hands it to them
+// (the chunks' sums from the operations, the long gaps from the stretches as they are found):
+// neither the 64 MB of operations nor the stretches read again.
+struct rule_readers {
+  chunk_sums chunks;
+  gap_rows gaps;
+  rule_readers(const timeline& tl, const diagnosis_options& o) : chunks(tl, o.utilization_chunks), gaps(o) {}
+  void take_op(std::size_t, const gpu_op& op) { chunks.take(op); }
+  void take_stretch(const idle_stretch& s) { gaps.take(s); }
+};
+
+// `walked`: what the idle walk took for the rules (rule_readers), or null to read it here.
+inline std::vector<rule_result> expert_rules_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o,
+                                                rule_readers* walked = nullptr) {
   std::vector<rule_result> out(rule_count);
   for (int i = 0; i < rule_count; ++i) out[static_cast<std::size_t>(i)].rule = static_cast<rule_id>(i);
   memop_rules(tl, o, out);
   sync_rule(tl, idle, o, out[static_cast<int>(rule_id::sync_call)]);
-  gap_rule(idle, o, out[static_cast<int>(rule_id::gpu_gap)]);
-  utilization_rule(tl, idle, o, out[static_cast<int>(rule_id::low_utilization)]);
+  gap_rule(idle, o, out[static_cast<int>(rule_id::gpu_gap)], walked ? &walked->gaps : nullptr);
+  chunk_grid chunks;
+  if (walked) chunks = std::move(walked->chunks).grid();
+  utilization_rule(tl, idle, o, out[static_cast<int>(rule_id::low_utilization)], walked ? &chunks : nullptr);
   return out;
 }
 

@@ -130,29 +130,49 @@ class step_columns {
   std::array<std::uint32_t, 8> others_{none, none, none, none, none, none, none, none};
 };
 
-inline void tally_components(const timeline& tl, const idle_breakdown& idle, step_set& s) {
-  const trace& t = *tl.t;
-  const auto step = step_of_ranges(t, s, *tl.a);
-  const auto step_at = [&](std::uint32_t range) { return range < step.size() ? step[range] : diagnosis_none; };
-  step_columns columns(s, t);
-  for (std::size_t i = 0; i < tl.ops.size(); ++i) {
-    const gpu_op& op = tl.ops[i];
-    const auto k = step_at(tl.owner_of(op));
-    if (k == diagnosis_none) continue;
-    if (op.kind() == op_kind::kernel) columns.add(component_kind::kernel, tl.names[i], k, op.end - op.start);
-    else columns.add(op.kind() == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
+// Each component's time in each step, an operation and an idle stretch at a time (handed over
+// by the diagnosis' idle walk of the timeline, or read here), then the syncs. The steps and each
+// range's step are found first, before the walk; without steps nothing is tallied.
+class step_tally {
+ public:
+  step_tally(const timeline& tl, const diagnosis_options& o) : tl_(&tl), set_(find_steps(tl, o)), columns_(set_, *tl.t) {
+    if (!set_.ranges.empty()) step_ = step_of_ranges(*tl.t, set_, *tl.a);
   }
-  for (const auto& st : idle.stretches) { // st.range: the range open on st.thread at st.start
+  step_tally(const step_tally&) = delete; // columns_ points into set_
+  step_tally& operator=(const step_tally&) = delete;
+
+  void take_op(std::size_t i, const gpu_op& op) {
+    if (step_.empty()) return;
+    const auto k = step_at(tl_->owner_of(op));
+    if (k == diagnosis_none) return;
+    if (op.kind() == op_kind::kernel) columns_.add(component_kind::kernel, tl_->names[i], k, op.end - op.start);
+    else columns_.add(op.kind() == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
+  }
+  void take_stretch(const idle_stretch& st) { // st.range: the range open on st.thread at st.start
+    if (step_.empty()) return;
     const auto k = step_at(st.range);
-    if (k != diagnosis_none) columns.add(component_kind::idle, 0, k, st.duration);
+    if (k != diagnosis_none) columns_.add(component_kind::idle, 0, k, st.duration);
   }
-  for (const auto& sy : t.syncs) {
-    if (sy.end < sy.start || sy.end == 0) continue;
-    const auto k = step_at(tl.range_at(sy.thread, sy.start));
-    if (k != diagnosis_none) columns.add(component_kind::sync, 0, k, sy.end - sy.start);
+  // The syncs added, each component's cells put in step order: the steps' set, tallied.
+  step_set&& finish() && {
+    if (!step_.empty())
+      for (const auto& sy : tl_->t->syncs) {
+        if (sy.end < sy.start || sy.end == 0) continue;
+        const auto k = step_at(tl_->range_at(sy.thread, sy.start));
+        if (k != diagnosis_none) columns_.add(component_kind::sync, 0, k, sy.end - sy.start);
+      }
+    columns_.finish();
+    return std::move(set_);
   }
-  columns.finish();
-}
+  const step_set& steps() const noexcept { return set_; }
+
+ private:
+  std::uint32_t step_at(std::uint32_t range) const noexcept { return range < step_.size() ? step_[range] : diagnosis_none; }
+  const timeline* tl_;
+  step_set set_;
+  step_columns columns_;
+  scratch_vector<std::uint32_t> step_; // per range: its step, or none (empty without steps)
+};
 
 // Each component's median time per step over every step (steps without it count as 0), by
 // component number: its cells' values sorted, the zeros in front of them.
@@ -189,9 +209,19 @@ inline std::vector<step_growth> growth_of(const step_set& s, const std::vector<d
   return out;
 }
 
-inline step_analysis step_outliers_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o) {
+// `walked`: the tally the idle walk fed (step_tally), or null to walk the operations and
+// stretches here.
+inline step_analysis step_outliers_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o,
+                                      step_tally* walked = nullptr) {
   step_analysis out;
-  step_set s = find_steps(tl, o);
+  if (walked == nullptr) {
+    step_tally own(tl, o);
+    if (own.steps().ranges.empty()) return out;
+    for (std::size_t i = 0; i < tl.ops.size(); ++i) own.take_op(i, tl.ops[i]);
+    for (const auto& st : idle.stretches) own.take_stretch(st);
+    return step_outliers_of(tl, idle, o, &own);
+  }
+  step_set s = std::move(*walked).finish();
   out.steps = s.ranges.size();
   if (s.ranges.empty()) return out;
   std::vector<std::uint64_t> durations;
@@ -202,7 +232,6 @@ inline step_analysis step_outliers_of(const timeline& tl, const idle_breakdown& 
   out.p90_ns = quantile(sorted, 0.9);
   out.max_ns = sorted.back();
   out.fence_ns = std::max(upper_fence(sorted), out.median_ns * (1.0 + o.step_outlier_min_excess));
-  tally_components(tl, idle, s);
   for (std::uint32_t k = 0; k < durations.size(); ++k) {
     if (static_cast<double>(durations[k]) <= out.fence_ns) continue;
     ++out.outlier_count;

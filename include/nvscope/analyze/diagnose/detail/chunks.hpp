@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -29,36 +30,49 @@ struct chunk_grid {
   timestamp_ns chunk_end(std::size_t i) const noexcept { return std::min(end, begin + (i + 1) * size); }
 };
 
-inline chunk_grid fill_chunks(const timeline& tl, std::uint32_t chunks) {
-  chunk_grid g;
-  g.begin = tl.begin;
-  g.end = tl.end;
-  const std::uint64_t n = std::max<std::uint32_t>(1, std::min<std::uint32_t>(chunks, 1000));
-  const std::uint64_t window = tl.end - tl.begin;
-  g.size = std::max<std::uint64_t>(1, (window + n - 1) / n);
-  g.used.assign(static_cast<std::size_t>((window + g.size - 1) / g.size), 0);
-  if (g.used.empty()) return g;
-  // The operations come by start: the chunk of a start only moves forward, no division needed;
-  // most lie inside it (a compare and an add, its bounds kept while it lasts).
-  std::size_t from = 0;
-  timestamp_ns lo = g.chunk_begin(0), hi = g.chunk_end(0);
-  for (const auto& op : tl.ops) {
-    if (op.end <= op.start) continue;
-    if (op.start >= lo && op.end <= hi) {
-      g.used[from] += op.end - op.start;
-      continue;
+// The chunks' sums, an operation at a time (the diagnosis' walk of the timeline hands each
+// over once). The operations come by start: the chunk of a start only moves forward, no
+// division needed; most lie inside it (a compare and an add, its bounds kept while it lasts).
+class chunk_sums {
+ public:
+  chunk_sums(const timeline& tl, std::uint32_t chunks) {
+    g_.begin = tl.begin;
+    g_.end = tl.end;
+    const std::uint64_t n = std::max<std::uint32_t>(1, std::min<std::uint32_t>(chunks, 1000));
+    const std::uint64_t window = tl.end - tl.begin;
+    g_.size = std::max<std::uint64_t>(1, (window + n - 1) / n);
+    g_.used.assign(static_cast<std::size_t>((window + g_.size - 1) / g_.size), 0);
+    lo_ = g_.chunk_begin(0);
+    hi_ = g_.chunk_end(0);
+  }
+  void take(const gpu_op& op) {
+    if (op.end <= op.start || g_.used.empty()) return;
+    if (op.start >= lo_ && op.end <= hi_) {
+      g_.used[from_] += op.end - op.start;
+      return;
     }
-    if (op.start < lo) from = static_cast<std::size_t>((op.start - g.begin) / g.size); // out of order
-    while (from + 1 < g.used.size() && g.chunk_begin(from + 1) <= op.start) ++from;
-    lo = g.chunk_begin(from);
-    hi = g.chunk_end(from);
-    for (auto i = from; i < g.used.size() && g.chunk_begin(i) < op.end; ++i) {
-      const auto a = std::max(op.start, g.chunk_begin(i));
-      const auto b = std::min(op.end, g.chunk_end(i));
-      if (b > a) g.used[i] += b - a;
+    if (op.start < lo_) from_ = static_cast<std::size_t>((op.start - g_.begin) / g_.size); // out of order
+    while (from_ + 1 < g_.used.size() && g_.chunk_begin(from_ + 1) <= op.start) ++from_;
+    lo_ = g_.chunk_begin(from_);
+    hi_ = g_.chunk_end(from_);
+    for (auto i = from_; i < g_.used.size() && g_.chunk_begin(i) < op.end; ++i) {
+      const auto a = std::max(op.start, g_.chunk_begin(i));
+      const auto b = std::min(op.end, g_.chunk_end(i));
+      if (b > a) g_.used[i] += b - a;
     }
   }
-  return g;
+  chunk_grid&& grid() && { return std::move(g_); }
+
+ private:
+  chunk_grid g_;
+  std::size_t from_ = 0;
+  timestamp_ns lo_ = 0, hi_ = 0; // chunk from_'s bounds
+};
+
+inline chunk_grid fill_chunks(const timeline& tl, std::uint32_t chunks) {
+  chunk_sums sums(tl, chunks);
+  for (const auto& op : tl.ops) sums.take(op);
+  return std::move(sums).grid();
 }
 
 // The range holding most idle time inside [a, b).
@@ -77,9 +91,11 @@ inline std::uint32_t most_idle_range(const timeline& tl, const idle_breakdown& i
   return top.empty() ? diagnosis_none : top.front().range;
 }
 
-inline void utilization_rule(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o, rule_result& r) {
+// `filled`: the chunks' sums where the timeline's walk took them already (else summed here).
+inline void utilization_rule(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o, rule_result& r,
+                             chunk_grid* filled = nullptr) {
   if (tl.ops.empty() || tl.end <= tl.begin) return finish_rule(r, o.rule_rows, false);
-  const chunk_grid g = fill_chunks(tl, o.utilization_chunks);
+  const chunk_grid g = filled ? std::move(*filled) : fill_chunks(tl, o.utilization_chunks);
   const std::size_t n = g.used.size();
   auto low = [&](std::size_t i) {
     const auto len = static_cast<double>(g.chunk_end(i) - g.chunk_begin(i));
