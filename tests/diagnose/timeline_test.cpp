@@ -692,3 +692,43 @@ TEST_CASE("diagnose's one walk of the timeline (idle, chunks, gaps, step compone
   CHECK(with_outliers > 0); // outlier steps, and what grew in them, were compared
   CHECK(with_gaps > 0);
 }
+
+TEST_CASE("the records a timeline takes, in (start, end) order: in place where all are taken in order, else listed and sorted, on random records") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
+  int listed = 0, in_place = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<kernel_record> records(g() % 300);
+    timestamp_ns at = 1;
+    for (auto& r : records) { // in order, but for what each round's shape breaks
+      at += g() % 50;
+      r.start = at;
+      r.end = at + g() % 40;
+    }
+    const int shape = round % 4; // 0: all in order; 1: some incomplete; 2: some out of order; 3: a window
+    if (!records.empty() && shape == 1)
+      for (int k = 0; k < 3; ++k) records[g() % records.size()].end = g() % 2 ? 0 : 1; // no end, or one before the start
+    if (!records.empty() && shape == 2)
+      for (int k = 0; k < 3; ++k) std::swap(records[g() % records.size()], records[g() % records.size()]);
+    trace t;
+    t.kernels = records;
+    const auto a = attribute(t);
+    timeline tl;
+    tl.t = &t;
+    tl.a = &a;
+    if (shape == 3) tl.window = {at / 3, 2 * at / 3 + 1};
+    const op_order order = ops_in_order(tl, t.kernels);
+    std::vector<std::uint32_t> want;
+    for (std::uint32_t i = 0; i < records.size(); ++i)
+      if (records[i].end != 0 && records[i].end >= records[i].start && tl.inside(records[i].start)) want.push_back(i);
+    std::stable_sort(want.begin(), want.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return std::make_pair(records[x].start, records[x].end) < std::make_pair(records[y].start, records[y].end);
+    });
+    std::vector<std::uint32_t> got;
+    for (std::size_t i = 0; i < order.size(); ++i) got.push_back(order[i]);
+    CHECK(got == want);
+    CHECK(order.all == (want.size() == records.size() && std::is_sorted(want.begin(), want.end())));
+    (order.all ? in_place : listed) += 1;
+  }
+  CHECK(in_place > 0);
+  CHECK(listed > 0);
+}
