@@ -100,7 +100,7 @@ TEST_CASE("the correlation table keeps the runtime call over the driver call it 
   }
 }
 
-TEST_CASE("operations come out by (start, end), grouped by stream as a stable sort groups them, placed by name in key order") {
+TEST_CASE("operations come out by (start, end), grouped by stream as a stable sort groups them, their kernel names numbered as they first come") {
   const auto seed = fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 g(seed);
@@ -110,7 +110,7 @@ TEST_CASE("operations come out by (start, end), grouped by stream as a stable so
     kernel_record k;
     k.start = g() % 100000; // out of order, with ties
     k.end = k.start + g() % 500;
-    k.name = static_cast<string_id>(1 + g() % 7);
+    k.name = static_cast<string_id>(g() % 10 ? 1 + g() % 7 : 5000 + g() % 3); // a few past the string table: numbered by hash
     k.stream = static_cast<std::uint32_t>(g() % 2 ? g() % 4 : 3000000000u + g() % 3);
     kernel_config c;
     c.device = static_cast<std::uint16_t>(g() % 2);
@@ -141,30 +141,27 @@ TEST_CASE("operations come out by (start, end), grouped by stream as a stable so
       for (auto i = groups.begin(s); i != groups.end(s); ++i) CHECK(key_of(tl.ops[*i]) == groups.keys[s]);
   };
   check_groups(tl.by_stream, [&](const gpu_op& op) { return (std::uint64_t{tl.device_of(op)} << 32) | tl.stream_of(op); });
-  const auto name_of = [&](const gpu_op& op) {
-    return op.kind() == op_kind::kernel ? std::uint64_t{t.kernels[op.index()].name} : op_groups::skip;
-  };
-  // place_ops reads operation i's key by its index: the kernel name the timeline kept for it
-  // (tl.names), checked here against the kernel records' names (name_of): each operation's
-  // place is its key's rank among the distinct keys, none where it is skipped.
+  // Each kernel operation's name number names its kernel's name; numbers come in the order the
+  // names first come, each with its count of operations; copies and memsets have none.
   REQUIRE(tl.names.size() == tl.ops.size());
-  const auto name_at = [&](std::size_t i) { return tl.ops[i].kind() == op_kind::kernel ? std::uint64_t{tl.names[i]} : op_groups::skip; };
-  auto check_places = [&](const op_places& p) {
-    std::vector<std::uint64_t> keys;
-    for (const auto& op : tl.ops)
-      if (name_of(op) != op_groups::skip) keys.push_back(name_of(op));
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    CHECK(p.keys == keys);
-    REQUIRE(p.place.size() == tl.ops.size());
-    for (std::size_t i = 0; i < tl.ops.size(); ++i) {
-      const auto key = name_of(tl.ops[i]);
-      if (key == op_groups::skip) CHECK(p.place[i] == op_places::none);
-      else CHECK(p.place[i] == std::lower_bound(keys.begin(), keys.end(), key) - keys.begin());
+  REQUIRE(tl.name_ops.size() == tl.kernel_names.size());
+  std::vector<std::uint32_t> seen(tl.kernel_names.size(), 0);
+  std::uint32_t next_new = 0;
+  for (std::size_t i = 0; i < tl.ops.size(); ++i) {
+    const auto n = tl.names[i];
+    if (tl.ops[i].kind() != op_kind::kernel) {
+      CHECK(n == timeline::no_name);
+      continue;
     }
-  };
-  check_places(place_ops(tl, name_at, t.strings.size())); // names in a dense table
-  check_places(place_ops(tl, name_at, 0));                 // the same names hashed
+    REQUIRE(n < tl.kernel_names.size());
+    CHECK(tl.kernel_names[n] == t.kernels[tl.ops[i].index()].name);
+    if (seen[n]++ == 0) CHECK(n == next_new++);
+  }
+  CHECK(next_new == tl.kernel_names.size());
+  CHECK(std::vector<std::uint32_t>(seen.begin(), seen.end()) == tl.name_ops);
+  std::vector<string_id> names(tl.kernel_names);
+  std::sort(names.begin(), names.end());
+  CHECK(std::unique(names.begin(), names.end()) == names.end()); // each name once
 }
 
 TEST_CASE("each operation gives back its record, kind, launch thread and call (API record or launch) on random traces") {

@@ -156,12 +156,12 @@ inline std::uint64_t delay_ns(const timeline& tl, std::size_t i) noexcept {
 }
 
 // One pass over the kernels: every row's counts and every name's columns.
-inline void gather_launches(const timeline& tl, const op_places& names, const launch_queues& q, const diagnosis_options& o,
+// `place`: each kernel name number's row (its name's rank among the names).
+inline void gather_launches(const timeline& tl, const std::vector<std::uint32_t>& place, const launch_queues& q, const diagnosis_options& o,
                             std::vector<launch_stats_row>& rows, launch_columns& c) {
-  const auto ng = names.keys.size();
+  const auto ng = place.size();
   c.offset.assign(ng + 1, 0);
-  for (const auto p : names.place)
-    if (p != op_places::none) ++c.offset[p + 1];
+  for (std::size_t n = 0; n < ng; ++n) c.offset[place[n] + 1] = tl.name_ops[n]; // counted by the timeline
   for (std::size_t p = 0; p < ng; ++p) c.offset[p + 1] += c.offset[p];
   for (auto* v : {&c.delays, &c.durations}) v->resize(c.offset[ng]);
   if (tl.any_call) c.calls.resize(c.offset[ng]); // else no operation has a call's duration: no pages for it
@@ -178,8 +178,9 @@ inline void gather_launches(const timeline& tl, const op_places& names, const la
   c.launched.assign(ng, 0);
   const auto& depth = q.depth;
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
-    const auto p = names.place[i];
-    if (p == op_places::none) continue;
+    const auto n = tl.names[i];
+    if (n == timeline::no_name) continue;
+    const auto p = place[n];
     const gpu_op& op = tl.ops[i];
     auto& row = rows[p];
     const std::uint64_t dur = op.end - op.start;
@@ -230,23 +231,18 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   launch_overview out;
   const auto queue = queue_depths(tl);
   out.call_durations_from_api = tl.any_call;
-  // Kernels by name: the copies and memsets told apart by tl.transfers (their places, ascending:
-  // place_ops asks for each operation once, in order), not by reading every operation.
-  std::size_t next_transfer = 0;
-  const op_places names = place_ops(
-      tl,
-      [&](std::size_t i) -> std::uint64_t {
-        if (next_transfer < tl.transfers.size() && tl.transfers[next_transfer] == i) return ++next_transfer, op_groups::skip;
-        return tl.names[i];
-      },
-      tl.t->strings.size());
-  out.kernels.resize(names.keys.size());
+  // Kernels by name, a row per name in name order: the timeline numbered the names as they came
+  // and counted each one's operations, so a row is the rank of a number's name (no pass that
+  // reads every operation for its name).
+  std::vector<std::uint64_t> names(tl.kernel_names.begin(), tl.kernel_names.end());
+  const auto place = key_places(names); // names now in order
+  out.kernels.resize(names.size());
   launch_columns columns;
-  gather_launches(tl, names, queue, o, out.kernels, columns);
+  gather_launches(tl, place, queue, o, out.kernels, columns);
   for (std::size_t p = 0; p < out.kernels.size(); ++p) {
     auto& row = out.kernels[p];
     finish_row(p, columns, row);
-    row.name = static_cast<string_id>(names.keys[p]);
+    row.name = static_cast<string_id>(names[p]);
     out.launches += row.launches;
     out.short_kernels += row.short_kernels;
   }

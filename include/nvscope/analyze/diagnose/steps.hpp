@@ -145,7 +145,7 @@ class step_tally {
     if (step_.empty()) return;
     const auto k = step_at(tl_->owner_of(op));
     if (k == diagnosis_none) return;
-    if (op.kind() == op_kind::kernel) columns_.add(component_kind::kernel, tl_->names[i], k, op.end - op.start);
+    if (op.kind() == op_kind::kernel) columns_.add(component_kind::kernel, tl_->kernel_names[tl_->names[i]], k, op.end - op.start);
     else columns_.add(op.kind() == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
   }
   void take_stretch(const idle_stretch& st) { // st.range: the range open on st.thread at st.start

@@ -119,7 +119,10 @@ struct timeline {
   const attribution* a = nullptr;
   scratch_vector<gpu_op> ops; // by start (huge pages where offered: millions of them)
   scratch_vector<timestamp_ns> call_ends; // per op where any_call: its API call's end (read where has_call); else empty
-  scratch_vector<string_id> names; // per op: its kernel's name (0 for copies and memsets), read here, not from the kernel records again
+  static constexpr std::uint32_t no_name = 0xffffffffu;
+  scratch_vector<std::uint32_t> names;     // per op: its kernel name's number (names numbered as they first come), no_name for copies and memsets
+  std::vector<string_id> kernel_names;     // by number: the kernel name
+  std::vector<std::uint32_t> name_ops;     // by number: the operations of that name
   std::vector<std::uint32_t> transfers; // the copies' and memsets' places in `ops`, in its order
   op_groups by_stream;     // ops by (device, stream)
   thread_table threads;    // thread index -> slot of the three per-thread tables below
@@ -333,13 +336,28 @@ inline void add_operations(timeline& tl) {
   const auto kernels = ops_in_order(tl, t.kernels), copies = ops_in_order(tl, t.copies), memsets = ops_in_order(tl, t.memsets);
   tl.ops.reserve(kernels.size() + copies.size() + memsets.size());
   tl.names.reserve(tl.ops.capacity());
+  key_numbers name_numbers(t.strings.size()); // kernel names numbered as they come (an array read below the table's size)
+  string_id last_name = 0;
+  std::uint32_t last_number = timeline::no_name;
+  auto number_of = [&](string_id name) {
+    if (last_number == timeline::no_name || name != last_name) { // runs of one name cost a compare
+      last_name = name;
+      last_number = name_numbers.of(name);
+      if (last_number == tl.kernel_names.size()) {
+        tl.kernel_names.push_back(name);
+        tl.name_ops.push_back(0);
+      }
+    }
+    ++tl.name_ops[last_number];
+    return last_number;
+  };
   constexpr std::pair<timestamp_ns, timestamp_ns> done{~timestamp_ns{0}, ~timestamp_ns{0}};
   auto head = [&](const auto& records, const op_order& order, std::size_t i) {
     return i < order.size() ? std::make_pair(records[order[i]].start, records[order[i]].end) : done;
   };
   std::size_t k = 0, c = 0, m = 0;
   stream_numbering streams(tl.ops.capacity());
-  auto take = [&](op_kind kind, const auto& r, std::uint32_t i, const record_indexes& launch_of, string_id name) {
+  auto take = [&](op_kind kind, const auto& r, std::uint32_t i, const record_indexes& launch_of, std::uint32_t name) {
     if (kind != op_kind::kernel) tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
     add_op(tl, kind, r, i, launch_of);
     tl.names.push_back(name);
@@ -348,13 +366,13 @@ inline void add_operations(timeline& tl) {
   auto kk = head(t.kernels, kernels, 0), cc = head(t.copies, copies, 0), mm = head(t.memsets, memsets, 0);
   for (std::size_t left = kernels.size() + copies.size() + memsets.size(); left > 0; --left) {
     if (k < kernels.size() && !(cc < kk) && !(mm < kk)) {
-      take(op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch, t.kernels[kernels[k]].name);
+      take(op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch, number_of(t.kernels[kernels[k]].name));
       kk = head(t.kernels, kernels, ++k);
     } else if (c < copies.size() && !(mm < cc)) {
-      take(op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch, 0);
+      take(op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch, timeline::no_name);
       cc = head(t.copies, copies, ++c);
     } else {
-      take(op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch, 0);
+      take(op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch, timeline::no_name);
       mm = head(t.memsets, memsets, ++m);
     }
     tl.end = std::max(tl.end, tl.ops.back().end);
@@ -392,34 +410,6 @@ inline void index_ranges_and_syncs(timeline& tl) {
   for (const auto& s : t.syncs)
     if (s.end >= s.start && s.end != 0) tl.syncs_by_thread[tl.threads.slot(s.thread)].emplace_back(s.start, s.end);
   for (auto& v : tl.syncs_by_thread) std::sort(v.begin(), v.end());
-}
-
-// Each operation's group as its place in key order (groups numbered by first appearance, then
-// placed by key), or `op_places::none` where key_of skips the operation. key_of(i): the key of
-// operation i (of tl.ops; tl.names holds a kernel's name), asked once an operation, in order.
-struct op_places {
-  static constexpr std::uint32_t none = 0xffffffffu;
-  std::vector<std::uint64_t> keys;     // by place, ascending
-  scratch_vector<std::uint32_t> place; // by operation
-};
-
-template <class KeyOf>
-op_places place_ops(const timeline& tl, KeyOf key_of, std::uint64_t dense = 0) {
-  op_places out;
-  key_numbers numbers(static_cast<std::size_t>(dense));
-  out.place.assign(tl.ops.size(), op_places::none); // group numbers first, places below
-  auto& group = out.place;
-  for (std::size_t i = 0, last = 0; i < tl.ops.size(); ++i) {
-    const std::uint64_t key = key_of(i);
-    if (key == op_groups::skip) continue;
-    group[i] = numbers.size() > group[last] && numbers.key(group[last]) == key ? group[last] : numbers.of(key);
-    last = i;
-  }
-  out.keys = std::move(numbers.keys());
-  const auto place = key_places(out.keys);
-  for (auto& g : group)
-    if (g != op_places::none) g = place[g];
-  return out;
 }
 
 inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}) {
