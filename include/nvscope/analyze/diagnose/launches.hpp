@@ -35,15 +35,15 @@ inline namespace v1 {
 namespace detail {
 namespace diag {
 
-// Queue depth at each operation's launch, by op index; `unlaunched` where the launch time is
-// unknown. Per stream, the launched operations in launch order: read where they lie when the
-// stream launched them in start order (as a collector's streams mostly are), else (the first
+// Queue depth at each operation's launch, by op index; unset where the launch time is unknown
+// (call_start 0: read only where it is known, so no column per operation filled first). Per
+// stream, the launched operations in launch order: read where they lie when the stream
+// launched them in start order (as a collector's streams mostly are), else (the first
 // launch out of order undone) read into a compact list and sorted. `counts`: the launched
 // operations by depth (a depth is at most one more than the stream's last, so the table grows
 // a row at a time, never past the operations).
-inline constexpr std::uint32_t unlaunched = ~std::uint32_t{0};
 struct launch_queues {
-  scratch_vector<std::uint32_t> depth;
+  scratch_column<std::uint32_t> depth;
   std::vector<std::uint64_t> counts; // counts[d]: launched operations at depth d
 };
 inline launch_queues queue_depths(const timeline& tl) {
@@ -52,7 +52,7 @@ inline launch_queues queue_depths(const timeline& tl) {
     std::uint32_t place; // in tl.ops
   };
   launch_queues q;
-  q.depth.assign(tl.ops.size(), unlaunched);
+  q.depth.resize(tl.ops.size()); // unset: each launched operation's written below
   scratch_vector<launched_op> launched;
   scratch_vector<timestamp_ns> ends; // running max of ends in launch order, within one stream
   const auto by_launch = [](const launched_op& x, const launched_op& y) { return x.call_start < y.call_start; };
@@ -82,7 +82,7 @@ inline launch_queues queue_depths(const timeline& tl) {
     }
     if (i == last) continue;
     for (auto j = tl.by_stream.begin(s); j != i; ++j) // out of launch order: the stream again, sorted
-      if (q.depth[*j] != unlaunched) --q.counts[q.depth[*j]];
+      if (tl.ops[*j].call_start != 0) --q.counts[q.depth[*j]]; // placed above
     launched.clear();
     launched.reserve(longest); // at the first stream out of order: one array for all of them
     for (auto j = tl.by_stream.begin(s); j != last; ++j) {
