@@ -336,17 +336,30 @@ inline void add_operations(timeline& tl) {
   const auto kernels = ops_in_order(tl, t.kernels), copies = ops_in_order(tl, t.copies), memsets = ops_in_order(tl, t.memsets);
   tl.ops.reserve(kernels.size() + copies.size() + memsets.size());
   tl.names.reserve(tl.ops.capacity());
-  key_numbers name_numbers(t.strings.size()); // kernel names numbered as they come (an array read below the table's size)
+  // Kernel names numbered as they come: a name of the string table by an array read here (not a
+  // call a name change), any other id through a hash table; a run of one name costs a compare.
+  std::vector<std::uint32_t> number_of_id(t.strings.size(), timeline::no_name);
+  key_numbers other_ids;
+  std::vector<std::uint32_t> number_of_other; // by other_ids' number
   string_id last_name = 0;
   std::uint32_t last_number = timeline::no_name;
   auto number_of = [&](string_id name) {
-    if (last_number == timeline::no_name || name != last_name) { // runs of one name cost a compare
+    if (last_number == timeline::no_name || name != last_name) {
       last_name = name;
-      last_number = name_numbers.of(name);
-      if (last_number == tl.kernel_names.size()) {
+      std::uint32_t* known = nullptr;
+      if (name < number_of_id.size()) {
+        known = &number_of_id[name];
+      } else {
+        const auto k = other_ids.of(name);
+        if (k == number_of_other.size()) number_of_other.push_back(timeline::no_name);
+        known = &number_of_other[k];
+      }
+      if (*known == timeline::no_name) {
+        *known = static_cast<std::uint32_t>(tl.kernel_names.size());
         tl.kernel_names.push_back(name);
         tl.name_ops.push_back(0);
       }
+      last_number = *known;
     }
     ++tl.name_ops[last_number];
     return last_number;
