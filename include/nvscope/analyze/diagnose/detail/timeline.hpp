@@ -325,6 +325,43 @@ class stream_numbering {
   std::uint32_t last_ = no_index;
 };
 
+// Kernel names numbered as the operations are made (tl.kernel_names), each name's operations
+// counted (tl.name_ops): a name of the string table by an array read (not a call at each name
+// change), any other id through a hash table; a run of one name costs a compare.
+class name_numbering {
+ public:
+  name_numbering(const trace& t, timeline& tl) : tl_(&tl), number_of_id_(t.strings.size(), timeline::no_name) {}
+  std::uint32_t of(string_id name) {
+    if (last_number_ == timeline::no_name || name != last_name_) {
+      last_name_ = name;
+      std::uint32_t* known = nullptr;
+      if (name < number_of_id_.size()) {
+        known = &number_of_id_[name];
+      } else {
+        const auto k = other_ids_.of(name);
+        if (k == number_of_other_.size()) number_of_other_.push_back(timeline::no_name);
+        known = &number_of_other_[k];
+      }
+      if (*known == timeline::no_name) {
+        *known = static_cast<std::uint32_t>(tl_->kernel_names.size());
+        tl_->kernel_names.push_back(name);
+        tl_->name_ops.push_back(0);
+      }
+      last_number_ = *known;
+    }
+    ++tl_->name_ops[last_number_];
+    return last_number_;
+  }
+
+ private:
+  timeline* tl_;
+  std::vector<std::uint32_t> number_of_id_; // by string id: its number
+  key_numbers other_ids_;                   // ids past the string table
+  std::vector<std::uint32_t> number_of_other_; // by other_ids_' number: its number
+  string_id last_name_ = 0;
+  std::uint32_t last_number_ = timeline::no_name;
+};
+
 // Every operation, by (start, end), ties in kind order (kernels, copies, memsets): the three
 // kinds' ordered runs merged as the operations are made, each written once; the last end; and
 // the operations by stream.
@@ -336,34 +373,7 @@ inline void add_operations(timeline& tl) {
   const auto kernels = ops_in_order(tl, t.kernels), copies = ops_in_order(tl, t.copies), memsets = ops_in_order(tl, t.memsets);
   tl.ops.reserve(kernels.size() + copies.size() + memsets.size());
   tl.names.reserve(tl.ops.capacity());
-  // Kernel names numbered as they come: a name of the string table by an array read here (not a
-  // call a name change), any other id through a hash table; a run of one name costs a compare.
-  std::vector<std::uint32_t> number_of_id(t.strings.size(), timeline::no_name);
-  key_numbers other_ids;
-  std::vector<std::uint32_t> number_of_other; // by other_ids' number
-  string_id last_name = 0;
-  std::uint32_t last_number = timeline::no_name;
-  auto number_of = [&](string_id name) {
-    if (last_number == timeline::no_name || name != last_name) {
-      last_name = name;
-      std::uint32_t* known = nullptr;
-      if (name < number_of_id.size()) {
-        known = &number_of_id[name];
-      } else {
-        const auto k = other_ids.of(name);
-        if (k == number_of_other.size()) number_of_other.push_back(timeline::no_name);
-        known = &number_of_other[k];
-      }
-      if (*known == timeline::no_name) {
-        *known = static_cast<std::uint32_t>(tl.kernel_names.size());
-        tl.kernel_names.push_back(name);
-        tl.name_ops.push_back(0);
-      }
-      last_number = *known;
-    }
-    ++tl.name_ops[last_number];
-    return last_number;
-  };
+  name_numbering names(t, tl);
   constexpr std::pair<timestamp_ns, timestamp_ns> done{~timestamp_ns{0}, ~timestamp_ns{0}};
   auto head = [&](const auto& records, const op_order& order, std::size_t i) {
     return i < order.size() ? std::make_pair(records[order[i]].start, records[order[i]].end) : done;
@@ -379,7 +389,7 @@ inline void add_operations(timeline& tl) {
   auto kk = head(t.kernels, kernels, 0), cc = head(t.copies, copies, 0), mm = head(t.memsets, memsets, 0);
   for (std::size_t left = kernels.size() + copies.size() + memsets.size(); left > 0; --left) {
     if (k < kernels.size() && !(cc < kk) && !(mm < kk)) {
-      take(op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch, number_of(t.kernels[kernels[k]].name));
+      take(op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch, names.of(t.kernels[kernels[k]].name));
       kk = head(t.kernels, kernels, ++k);
     } else if (c < copies.size() && !(mm < cc)) {
       take(op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch, timeline::no_name);
