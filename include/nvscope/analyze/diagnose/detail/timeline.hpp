@@ -74,7 +74,6 @@ class call_table {
 // looked up in a table, others hashed, and only where the key changes from one operation to
 // the next.
 struct op_groups {
-  static constexpr std::uint64_t skip = ~std::uint64_t{0}; // a key_of that returns it leaves the op out
   std::vector<std::uint64_t> keys;  // by group
   scratch_vector<std::uint32_t> first; // group g: order[first[g], first[g + 1])
   scratch_column<std::uint32_t> order; // every place written once
