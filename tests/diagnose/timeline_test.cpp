@@ -600,7 +600,9 @@ TEST_CASE("the sync rule's GPU busy share is the operations' union inside each w
       ++rows_checked;
     }
     if (tl.ops.empty()) continue;
-    const chunk_grid grid = fill_chunks(tl, o.utilization_chunks);
+    chunk_sums sums(tl, o.utilization_chunks);
+    for (const auto& op : tl.ops) sums.take(op);
+    const chunk_grid grid = std::move(sums).grid();
     for (std::size_t c = 0; c < grid.used.size(); ++c) {
       std::uint64_t want = 0;
       for (const auto& [s, e] : ops) {

@@ -103,14 +103,9 @@ class gap_rows {
   std::vector<rule_row> rows_;
 };
 
-inline void gap_rule(const idle_breakdown& idle, const diagnosis_options& o, rule_result& r, gap_rows* taken = nullptr) {
-  if (taken == nullptr) {
-    gap_rows rows(o);
-    for (const auto& s : idle.stretches) rows.take(s);
-    r.rows = std::move(rows).rows();
-  } else {
-    r.rows = std::move(*taken).rows();
-  }
+// The gap rule's rows: the long stretches `taken` kept.
+inline void gap_rule(gap_rows&& taken, const diagnosis_options& o, rule_result& r) {
+  r.rows = std::move(taken).rows();
   finish_rule(r, o.rule_rows);
 }
 
@@ -125,17 +120,22 @@ struct rule_readers {
   void take_stretch(const idle_stretch& s) { gaps.take(s); }
 };
 
-// `walked`: what the idle walk took for the rules (rule_readers), or null to read it here.
+// `walked`: what the idle walk took for the rules (rule_readers), or null to read the
+// operations and stretches here.
 inline std::vector<rule_result> expert_rules_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o,
                                                 rule_readers* walked = nullptr) {
+  if (walked == nullptr) {
+    rule_readers own(tl, o);
+    for (std::size_t i = 0; i < tl.ops.size(); ++i) own.take_op(i, tl.ops[i]);
+    for (const auto& s : idle.stretches) own.take_stretch(s);
+    return expert_rules_of(tl, idle, o, &own);
+  }
   std::vector<rule_result> out(rule_count);
   for (int i = 0; i < rule_count; ++i) out[static_cast<std::size_t>(i)].rule = static_cast<rule_id>(i);
   memop_rules(tl, o, out);
   sync_rule(tl, idle, o, out[static_cast<int>(rule_id::sync_call)]);
-  gap_rule(idle, o, out[static_cast<int>(rule_id::gpu_gap)], walked ? &walked->gaps : nullptr);
-  chunk_grid chunks;
-  if (walked) chunks = std::move(walked->chunks).grid();
-  utilization_rule(tl, idle, o, out[static_cast<int>(rule_id::low_utilization)], walked ? &chunks : nullptr);
+  gap_rule(std::move(walked->gaps), o, out[static_cast<int>(rule_id::gpu_gap)]);
+  utilization_rule(tl, idle, o, out[static_cast<int>(rule_id::low_utilization)], std::move(walked->chunks).grid());
   return out;
 }
 

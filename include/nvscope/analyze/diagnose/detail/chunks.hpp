@@ -69,12 +69,6 @@ class chunk_sums {
   timestamp_ns lo_ = 0, hi_ = 0; // chunk from_'s bounds
 };
 
-inline chunk_grid fill_chunks(const timeline& tl, std::uint32_t chunks) {
-  chunk_sums sums(tl, chunks);
-  for (const auto& op : tl.ops) sums.take(op);
-  return std::move(sums).grid();
-}
-
 // The range holding most idle time inside [a, b).
 inline std::uint32_t most_idle_range(const timeline& tl, const idle_breakdown& idle, timestamp_ns a, timestamp_ns b) {
   const auto& s = idle.stretches;
@@ -91,11 +85,10 @@ inline std::uint32_t most_idle_range(const timeline& tl, const idle_breakdown& i
   return top.empty() ? diagnosis_none : top.front().range;
 }
 
-// `filled`: the chunks' sums where the timeline's walk took them already (else summed here).
+// `g`: the chunks' sums of tl's operations (chunk_sums, fed by the timeline's walk).
 inline void utilization_rule(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o, rule_result& r,
-                             chunk_grid* filled = nullptr) {
+                             const chunk_grid& g) {
   if (tl.ops.empty() || tl.end <= tl.begin) return finish_rule(r, o.rule_rows, false);
-  const chunk_grid g = filled ? std::move(*filled) : fill_chunks(tl, o.utilization_chunks);
   const std::size_t n = g.used.size();
   auto low = [&](std::size_t i) {
     const auto len = static_cast<double>(g.chunk_end(i) - g.chunk_begin(i));
