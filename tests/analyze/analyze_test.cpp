@@ -310,6 +310,39 @@ TEST_CASE("attribute(t) is index_trace(t)'s links: random nested traces, the syn
   }
 }
 
+TEST_CASE("the start/end ranges open at each launch, against their definition, launches in any order") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
+  std::size_t pairs = 0, shared = 0, changed = 0, left_out = 0;
+  for (int round = 0; round < 20; ++round) {
+    auto t = kern_sum_trace(g, round % 2 == 1);
+    std::shuffle(t.launches.begin(), t.launches.end(), g); // the threads' launches interleaved in the records
+    for (auto& r : t.ranges) // some start/end ranges ended on another thread: nsys gives them no launches
+      if (!r.is_push_pop && g() % 6 == 0) r.end_thread = r.thread + 1, ++left_out;
+    const auto x = nvscope::index_trace(t);
+    REQUIRE(x.start_end_offset.size() == t.launches.size() + 1);
+    REQUIRE(x.start_end_offset.back() == x.start_end_ranges.size());
+    std::vector<std::uint32_t> before;
+    for (std::size_t l = 0; l < t.launches.size(); ++l) {
+      const auto& launch = t.launches[l];
+      std::vector<std::uint32_t> expected, got(x.start_end_ranges.begin() + x.start_end_offset[l], x.start_end_ranges.begin() + x.start_end_offset[l + 1]);
+      for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+        const auto& range = t.ranges[r];
+        if (range.is_push_pop || range.is_mark || range.thread != launch.thread || range.closing_thread() != range.thread) continue;
+        if (range.start <= launch.time && launch.time <= x.links.range_end[r]) expected.push_back(r);
+      }
+      std::sort(got.begin(), got.end());
+      CHECK(got == expected);
+      pairs += got.size();
+      if (!got.empty()) (got == before ? shared : changed) += 1;
+      before = got;
+    }
+  }
+  CHECK(left_out > 0);
+  CHECK(pairs > 0);
+  CHECK(shared > 0); // launches that share their neighbour's list, and others whose list changed
+  CHECK(changed > 0);
+}
+
 TEST_CASE("nvtx_kern_sum against a plain walk of each kernel's ranges, on random nested traces") {
   const auto seed = nvscope_test::fresh_seed();
   INFO("seed " << seed); // a failure names the input

@@ -94,22 +94,34 @@ inline void sweep_push_pop(const trace& t, const std::uint32_t* r_first, const s
   }
 }
 
-// One thread's start/end sweep: emit(launch, range) for every start/end range open at each
-// launch, in the order they are kept open. Ranges enter once and leave once; the work is linear
-// plus the pairs emitted.
-template <class Emit>
+// One thread's start/end sweep: take(launch, open, changed) at each launch with the start/end
+// ranges open there (`open`, in the order they are kept open) and whether that list changed
+// since the thread's previous launch. Ranges enter once and leave once; the work is linear
+// plus the ranges open at each launch.
+template <class Take>
 void sweep_start_end(const trace& t, const std::uint32_t* r_first, const std::uint32_t* r_last, const std::uint32_t* q_first,
-                     const std::uint32_t* q_last, const std::vector<timestamp_ns>& end, Emit&& emit, std::vector<std::uint32_t>& open) {
+                     const std::uint32_t* q_last, const std::vector<timestamp_ns>& end, Take&& take, std::vector<std::uint32_t>& open) {
   const auto nl = t.launches.size();
   open.clear();
+  bool changed = true;
   for (auto q = q_first; q != q_last; ++q) {
     if (*q >= nl) continue;
     const auto time = t.launches[*q].time;
-    for (; r_first != r_last && t.ranges[*r_first].start <= time; ++r_first) open.push_back(*r_first);
-    for (std::size_t i = 0; i < open.size();) {
-      if (end[open[i]] < time) { open[i] = open.back(); open.pop_back(); continue; }
-      emit(*q, open[i++]);
+    for (; r_first != r_last && t.ranges[*r_first].start <= time; ++r_first) {
+      open.push_back(*r_first);
+      changed = true;
     }
+    for (std::size_t i = 0; i < open.size();) {
+      if (end[open[i]] >= time) {
+        ++i;
+        continue;
+      }
+      open[i] = open.back();
+      open.pop_back();
+      changed = true;
+    }
+    take(*q, open, changed);
+    changed = false;
   }
 }
 
