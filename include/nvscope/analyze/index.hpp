@@ -114,14 +114,12 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, boo
   auto &pp = tl.push_pop, &se = tl.start_end, &q = tl.queries;
   for (std::size_t s = 0; s < slots.size(); ++s)
     sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
-  if (!open_start_end || se.order.empty()) {
-    if (open_start_end) x.start_end_offset.assign(t.launches.size() + 1, 0);
-    return;
-  }
+  if (!open_start_end) return;
+  x.start_end_offset.assign(t.launches.size() + 1, 0);
+  if (se.order.empty()) return;
   // The start/end ranges open at each launch, swept once: a launch's count, and where in
   // `lists` its ranges lie, a list written only where a thread's open ranges changed (a
   // thread's launches mostly share one); then placed by launch (start_end_offset's order).
-  x.start_end_offset.assign(t.launches.size() + 1, 0);
   scratch_column<std::uint32_t> list_of(t.launches.size()); // unset: written for each launch with any open
   scratch_vector<std::uint32_t> lists;
   std::uint32_t current = 0;
@@ -137,9 +135,11 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, boo
   for (std::size_t s = 0; s < slots.size(); ++s) sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, take, scratch);
   for (std::size_t l = 0; l < t.launches.size(); ++l) x.start_end_offset[l + 1] += x.start_end_offset[l];
   x.start_end_ranges.resize(x.start_end_offset.back());
-  for (std::size_t l = 0; l < t.launches.size(); ++l) {
-    const auto* list = lists.data() + (x.start_end_offset[l + 1] != x.start_end_offset[l] ? list_of[l] : 0); // a loop, not a
-    for (auto i = x.start_end_offset[l]; i < x.start_end_offset[l + 1]; ++i) x.start_end_ranges[i] = *list++; // call a launch
+  for (std::size_t l = 0; l < t.launches.size(); ++l) { // a loop, not a call to copy a launch's list (mostly one range)
+    const auto from = x.start_end_offset[l], to = x.start_end_offset[l + 1];
+    if (from == to) continue;
+    const auto* list = lists.data() + list_of[l];
+    for (auto i = from; i < to; ++i) x.start_end_ranges[i] = *list++;
   }
 }
 
