@@ -16,15 +16,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The cpu preset's optimisation (RelWithDebInfo: -O2 -g), without its warnings' -Werror.
 g++ -O2 -g -std=c++17 -Iinclude -Itests/analyze bench/analyze/instructions_bench.cpp -o "$work/bench"
-counts() { # shape kernels -> "records pass=count ..." lines
-  "$work/bench" "$1" "$2" > "$work/records"
-  valgrind --tool=callgrind --callgrind-out-file="$work/cg.$1" "$work/bench" "$1" "$2" > /dev/null 2> "$work/vg.$1"
+counts() { # shape kernels: the trace's records (the bench's output) and callgrind's inclusive counts, into $work
+  valgrind --tool=callgrind --callgrind-out-file="$work/cg.$1" "$work/bench" "$1" "$2" > "$work/records.$1" 2> "$work/vg.$1" ||
+    { cat "$work/vg.$1" >&2; exit 1; }
   callgrind_annotate --inclusive=yes --threshold=100 "$work/cg.$1" > "$work/annotate.$1"
 }
 counts synthetic "$synthetic_kernels"
-cp "$work/records" "$work/records.synthetic"
 counts pytorch "$pytorch_kernels"
-cp "$work/records" "$work/records.pytorch"
 python3 - "$work" "$out" "$synthetic_kernels" "$pytorch_kernels" "$(git rev-parse --short HEAD)" "$(g++ -dumpfullversion)" << 'EOF'
 import datetime, json, re, sys
 work, out, sk, pk, commit, gxx = sys.argv[1:]
