@@ -691,6 +691,65 @@ TEST_CASE("diagnose's one walk of the timeline (idle, chunks, gaps, step compone
   CHECK(with_gaps > 0);
 }
 
+TEST_CASE("each step's time per kernel name, against its definition, with the steps of two threads running at once") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
+  int interleaved = 0, empty_kernels = 0;
+  for (int round = 0; round < 30; ++round) {
+    trace t;
+    t.threads.resize(2);
+    const string_id names[] = {t.strings.intern("k0"), t.strings.intern("k1"), t.strings.intern("k2"), t.strings.intern("k3")};
+    std::map<std::pair<std::uint32_t, string_id>, std::uint64_t> want; // (step range, kernel name) -> time
+    std::uint32_t correlation = 1;
+    timestamp_ns gpu = 500;
+    std::vector<timestamp_ns> at = {1000, 1000 + g() % 3000}; // each thread's clock: their steps overlap
+    std::vector<std::uint32_t> open_step = {0, 0};
+    std::vector<std::uint32_t> owner_step(2, ~0u);
+    for (int n = 0; n < 200; ++n) {
+      const std::uint32_t th = static_cast<std::uint32_t>(g() % 2); // kernels of both threads' steps interleave on the GPU
+      if (owner_step[th] == ~0u || g() % 12 == 0) { // a new step on this thread (the last one closed)
+        if (owner_step[th] != ~0u) t.ranges[owner_step[th]].end = at[th]++;
+        range_record step;
+        step.thread = th, step.start = at[th]++, step.is_push_pop = true;
+        step.name = t.strings.intern("step_" + std::to_string(open_step[th]++ * 2 + th));
+        owner_step[th] = static_cast<std::uint32_t>(t.ranges.size());
+        t.ranges.push_back(step);
+      }
+      kernel_record k;
+      k.start = gpu, k.end = gpu + (g() % 5 == 0 ? 0 : 1 + g() % 900); // some of no length
+      k.name = names[g() % 4], k.correlation = correlation, k.stream = th;
+      gpu = k.end + g() % 50;
+      t.kernels.push_back(k);
+      t.launches.push_back({at[th]++, correlation++, th});
+      want[{owner_step[th], k.name}] += k.end - k.start;
+      empty_kernels += k.end == k.start;
+      interleaved += n > 0 && t.launches[n - 1].thread != th;
+    }
+    for (std::uint32_t th = 0; th < 2; ++th) t.ranges[owner_step[th]].end = at[th]++;
+    const auto a = attribute(t);
+    const diagnosis_options o;
+    const timeline tl = build_timeline(t, a);
+    step_tally tally(tl, o);
+    for (std::size_t i = 0; i < tl.ops.size(); ++i) tally.take_op(i, tl.ops[i]);
+    const step_set s = std::move(tally).finish();
+    std::map<std::pair<std::uint32_t, string_id>, std::uint64_t> got;
+    std::size_t cells = 0;
+    for (std::size_t c = 0; c < s.components.size(); ++c) {
+      REQUIRE(static_cast<component_kind>(s.components[c] >> 32) == component_kind::kernel);
+      for (std::size_t k = 0; k < s.cells[c].size(); ++k) {
+        const auto& cell = s.cells[c][k];
+        if (k > 0) CHECK(s.cells[c][k - 1].step < cell.step); // one cell a step, in step order
+        got[{s.ranges[cell.step], static_cast<string_id>(s.components[c] & 0xffffffffu)}] = cell.ns;
+        CHECK(s.ns_in(c, cell.step) == cell.ns);
+        ++cells;
+      }
+    }
+    CHECK(cells == got.size());
+    CHECK(got == want);
+  }
+  CHECK(interleaved > 1000); // the two threads' kernels alternated often
+  CHECK(empty_kernels > 100);
+}
+
 TEST_CASE("the records a timeline takes, in (start, end) order: in place where all are taken in order, else listed and sorted, on random records") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
   int listed = 0, in_place = 0;

@@ -10,6 +10,7 @@
 ///   std::printf("GPU busy %.1f%%\n", o.gpu_busy_percent);
 /// \endcode
 
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/stats.hpp>
@@ -128,11 +129,11 @@ class kernel_union_sink {
     busy_.add(a);
     if (copy_start_ < a.second) overlap_copies(a); // else the next copy starts at or after a's end: it overlaps none of it
   }
-  void transfers_before(timestamp_ns start) {
+  NVSCOPE_DETAIL_COLD void transfers_before(timestamp_ns start) {
     for (; next_transfer_ < transfers_.size() && transfers_[next_transfer_].first < start; ++next_transfer_) busy_.add(transfers_[next_transfer_]);
     transfer_start_ = start_at(transfers_, next_transfer_);
   }
-  void overlap_copies(const interval& a) {
+  NVSCOPE_DETAIL_COLD void overlap_copies(const interval& a) {
     for (; next_copy_ < copies_.size(); ++next_copy_) {
       const auto& c = copies_[next_copy_];
       const auto l = std::max(a.first, c.first), h = std::min(a.second, c.second);

@@ -11,6 +11,7 @@
 ///   auto busy = nvscope::detail::covered(v, 0, 100);      // 30
 /// \endcode
 
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 
 #include <algorithm>
@@ -107,7 +108,7 @@ inline interval_list union_of(const interval_list& a, const interval_list& b, co
 class union_walk {
  public:
   union_walk(std::uint64_t lo, std::uint64_t hi, scratch_vector<std::uint64_t>& gaps) noexcept : lo_(lo), hi_(hi), gaps_(gaps) {}
-  void add(const interval& x) {
+  NVSCOPE_DETAIL_INLINE void add(const interval& x) {
     if (any_ && x.first <= run_.second) {
       if (x.second > run_.second) run_.second = x.second;
       return;

@@ -14,6 +14,7 @@
 /// \endcode
 
 #include <nvscope/analyze/detail/buckets.hpp>
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/detail/prefetch.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
@@ -203,25 +204,24 @@ struct kern_rows {
   kern_rows(std::size_t groups, std::size_t names, std::size_t most_slots)
       : thread_of_group_(groups, 0), number_of_group_(groups, no_index), names_(names), most_slots_(most_slots) {}
 
-  std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
+  NVSCOPE_DETAIL_INLINE std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
     if (!keys.empty() && last_ == key{group, thread, name}) return last_row_; // runs of one row are the rule
     last_ = key{group, thread, name};
-    const auto gt = group_thread(group, thread);
+    const bool known = group < thread_of_group_.size() && number_of_group_[group] != no_index && thread_of_group_[group] == thread;
+    const auto gt = known ? number_of_group_[group] : group_thread(group, thread);
     if (gt < sliced_ && name < names_) {
       auto& r = slots_[static_cast<std::size_t>(gt) * names_ + name];
       if (r == no_index) r = add(group, thread, name);
       return last_row_ = r;
     }
-    const auto n = wide_.of(static_cast<std::uint64_t>(gt) << 32 | name);
-    if (n == row_of_wide_.size()) row_of_wide_.push_back(add(group, thread, name));
-    return last_row_ = row_of_wide_[n];
+    return last_row_ = wide_row(gt, group, thread, name);
   }
 
  private:
-  // The number of (group, thread): an array read while the group's thread stays the same.
-  std::uint32_t group_thread(std::uint32_t group, std::uint32_t thread) {
+  // The number of (group, thread) where the group's last thread was another (or none yet); while
+  // the group's thread stays the same, row() reads it from number_of_group_ (any thread value may come).
+  NVSCOPE_DETAIL_COLD std::uint32_t group_thread(std::uint32_t group, std::uint32_t thread) {
     const bool known = group < thread_of_group_.size();
-    if (known && number_of_group_[group] != no_index && thread_of_group_[group] == thread) return number_of_group_[group]; // any thread value may come
     const auto gt = group_threads_.of(static_cast<std::uint64_t>(group) << 32 | thread);
     if (gt == sliced_ && slots_.size() + names_ <= most_slots_) { // new, and room for its slice
       slots_.resize(slots_.size() + names_, no_index);
@@ -233,7 +233,12 @@ struct kern_rows {
     }
     return gt;
   }
-  std::uint32_t add(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
+  NVSCOPE_DETAIL_COLD std::uint32_t wide_row(std::uint32_t gt, std::uint32_t group, std::uint32_t thread, std::uint32_t name) { // past the slots
+    const auto n = wide_.of(static_cast<std::uint64_t>(gt) << 32 | name);
+    if (n == row_of_wide_.size()) row_of_wide_.push_back(add(group, thread, name));
+    return row_of_wide_[n];
+  }
+  NVSCOPE_DETAIL_COLD std::uint32_t add(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
     keys.push_back({group, thread, name});
     instances.push_back(0);
     return static_cast<std::uint32_t>(keys.size() - 1);

@@ -17,6 +17,7 @@
 /// \endcode
 
 #include <nvscope/analyze/detail/buckets.hpp>
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/step_names.hpp>
@@ -96,18 +97,13 @@ inline scratch_vector<std::uint32_t> step_of_ranges(const trace& t, const step_s
 class step_columns {
  public:
   step_columns(step_set& s, const trace& t) : s_(&s), kernels_(t.strings.size(), none) {}
-  void add(component_kind kind, string_id name, std::uint32_t step, std::uint64_t ns) {
+  NVSCOPE_DETAIL_INLINE void add(component_kind kind, string_id name, std::uint32_t step, std::uint64_t ns) {
     const bool kernel = kind == component_kind::kernel;
     std::uint32_t* known = kernel ? (name < kernels_.size() ? &kernels_[name] : nullptr) : &others_[static_cast<std::size_t>(kind) % others_.size()];
-    std::uint32_t n = known ? *known : none;
-    if (n == none) {
-      n = numbers_.of((static_cast<std::uint64_t>(kind) << 32) | name);
-      if (n == s_->cells.size()) s_->cells.emplace_back();
-      if (known) *known = n;
-    }
+    const std::uint32_t n = known && *known != none ? *known : number(kind, name, known);
     auto& c = s_->cells[n];
     if (!c.empty() && c.back().step == step) c.back().ns += ns;
-    else c.push_back({step, ns});
+    else open_cell(c, step, ns);
   }
   // Each component's cells by step, one per step.
   void finish() {
@@ -123,6 +119,13 @@ class step_columns {
   }
 
  private:
+  NVSCOPE_DETAIL_COLD std::uint32_t number(component_kind kind, string_id name, std::uint32_t* known) { // a new component
+    const std::uint32_t n = numbers_.of((static_cast<std::uint64_t>(kind) << 32) | name);
+    if (n == s_->cells.size()) s_->cells.emplace_back();
+    if (known) *known = n;
+    return n;
+  }
+  NVSCOPE_DETAIL_COLD static void open_cell(std::vector<step_set::cell>& c, std::uint32_t step, std::uint64_t ns) { c.push_back({step, ns}); }
   static constexpr std::uint32_t none = 0xffffffffu;
   step_set* s_;
   key_numbers numbers_;
@@ -145,8 +148,14 @@ class step_tally {
     if (step_.empty()) return;
     const auto k = step_at(tl_->owner_of(op));
     if (k == diagnosis_none) return;
-    if (op.kind() == op_kind::kernel) columns_.add(component_kind::kernel, tl_->kernel_names[tl_->names[i]], k, op.end - op.start);
-    else columns_.add(op.kind() == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
+    if (op.kind() != op_kind::kernel) {
+      columns_.add(op.kind() == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
+      return;
+    }
+    if (k != pending_step_) pend(k);
+    auto& ns = pending_[tl_->names[i]];
+    if (ns == 0) touched_.push_back(tl_->names[i]); // again after a kernel of no length: added twice, the second time 0
+    ns += op.end - op.start;
   }
   void take_stretch(const idle_stretch& st) { // st.range: the range open on st.thread at st.start
     if (step_.empty()) return;
@@ -155,6 +164,7 @@ class step_tally {
   }
   // The syncs added, each component's cells put in step order: the steps' set, tallied.
   step_set&& finish() && {
+    pend(diagnosis_none);
     if (!step_.empty())
       for (const auto& sy : tl_->t->syncs) {
         if (sy.end < sy.start || sy.end == 0) continue;
@@ -168,10 +178,26 @@ class step_tally {
 
  private:
   std::uint32_t step_at(std::uint32_t range) const noexcept { return range < step_.size() ? step_[range] : diagnosis_none; }
+  // The pending kernel time goes to the columns; kernels of `step` are pending from here.
+  NVSCOPE_DETAIL_COLD void pend(std::uint32_t step) {
+    for (const auto n : touched_) {
+      columns_.add(component_kind::kernel, tl_->kernel_names[n], pending_step_, pending_[n]);
+      pending_[n] = 0;
+    }
+    touched_.clear();
+    if (pending_.empty()) pending_.assign(tl_->kernel_names.size(), 0);
+    pending_step_ = step;
+  }
   const timeline* tl_;
   step_set set_;
   step_columns columns_;
   scratch_vector<std::uint32_t> step_; // per range: its step, or none (empty without steps)
+  // Kernel time of one step by kernel name number, added to the columns when the operations'
+  // step changes (a step's kernels come together, but for concurrent steps): an addition an
+  // operation, not a column's cell found for each.
+  std::uint32_t pending_step_ = diagnosis_none;
+  std::vector<std::uint64_t> pending_;     // by kernel name number
+  std::vector<std::uint32_t> touched_;     // name numbers with pending time
 };
 
 // Each component's median time per step over every step (steps without it count as 0), by

@@ -6,6 +6,7 @@
 // time, each thread's synchronisations, the API name of a correlation id. Internal.
 
 #include <nvscope/analyze/detail/buckets.hpp>
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/index.hpp>
@@ -476,17 +477,7 @@ class range_tally {
  public:
   explicit range_tally(const trace& t) : t_(&t) {}
   void add(std::uint32_t range, std::uint64_t ns) {
-    if (range != last_range_ || slots_.empty()) { // runs of one range are common: its record is read once a run
-      last_range_ = range;
-      const std::uint64_t key = range < t_->ranges.size()
-                                    ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name
-                                    : ~std::uint64_t{0};
-      if (key != last_key_ || slots_.empty()) { // and runs of one name
-        last_key_ = key;
-        last_ = numbers_.of(key);
-        if (last_ == slots_.size()) slots_.emplace_back();
-      }
-    }
+    if (range != last_range_ || slots_.empty()) switch_to(range); // runs of one range are common: its record is read once a run
     auto& slot = slots_[last_];
     slot.ns += ns;
     slot.count += 1;
@@ -516,6 +507,16 @@ class range_tally {
   }
 
  private:
+  NVSCOPE_DETAIL_COLD void switch_to(std::uint32_t range) {
+    last_range_ = range;
+    const std::uint64_t key = range < t_->ranges.size() ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name
+                                                        : ~std::uint64_t{0};
+    if (key != last_key_ || slots_.empty()) { // and runs of one name
+      last_key_ = key;
+      last_ = numbers_.of(key);
+      if (last_ == slots_.size()) slots_.emplace_back();
+    }
+  }
   struct slot_t {
     std::uint64_t ns = 0, count = 0, best_ns = 0;
     std::uint32_t range = diagnosis_none;
