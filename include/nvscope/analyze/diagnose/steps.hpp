@@ -164,7 +164,7 @@ class step_tally {
   }
   // The syncs added, each component's cells put in step order: the steps' set, tallied.
   step_set&& finish() && {
-    pend(diagnosis_none);
+    if (!touched_.empty()) pend(diagnosis_none); // the last step's kernels
     if (!step_.empty())
       for (const auto& sy : tl_->t->syncs) {
         if (sy.end < sy.start || sy.end == 0) continue;
