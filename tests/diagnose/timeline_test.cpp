@@ -428,7 +428,7 @@ TEST_CASE("each thread index has its own ranges and syncs, foreign indexes inclu
   }
 }
 
-TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers and queue depths) are what sorting each name's values gives, on random traces") {
+TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers and queue depths) are what sorting each name's values gives, alone and with the durations' figures read off the samples, on random traces") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
   for (int round = 0; round < 60; ++round) {
     trace t;
@@ -438,6 +438,12 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
     const std::uint32_t names = many_names ? 3000 : 1 + static_cast<std::uint32_t>(g() % 6);
     std::vector<string_id> name_ids;
     for (std::uint32_t n = 0; n < names; ++n) name_ids.push_back(t.strings.intern("k" + std::to_string(n)));
+    if (round % 3 == 2) { // names the samples group apart from their ids: ids past the table, and a name spelt as they read
+      name_ids.push_back(0xfffffff0u);
+      name_ids.push_back(0xfffffff1u);
+      name_ids.push_back(t.strings.intern(t.strings[0xfffffff0u]));
+    }
+    const auto name_count = static_cast<std::uint32_t>(name_ids.size());
     std::uint32_t correlation = 1;
     timestamp_ns gpu[4] = {5000, 5000, 5000, 5000}; // per stream: operations run one after another
     const std::uint32_t count = many_names ? 6000 : 200 + static_cast<std::uint32_t>(g() % 800);
@@ -455,7 +461,8 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
       } else {
         kernel_record k;
         k.start = start, k.end = end, k.stream = stream, k.correlation = correlation;
-        k.name = name_ids[g() % names];
+        k.name = name_ids[g() % name_count];
+        if (g() % 50 == 0) k.end = 0; // incomplete: in no figure
         t.kernels.push_back(k);
       }
       ++correlation;
@@ -463,9 +470,14 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
     diagnosis_options o;
     o.call_outlier_ns = 40000;
     o.delay_outlier_ns = 1000 + g() % 20000;
+    if (round % 4 == 3 && !deep && !many_names) o.window = {5000 + g() % 50000, 5000 + 100000 + g() % 400000}; // what starts inside
     const auto a = attribute(t);
-    const timeline tl = build_timeline(t, a);
+    const timeline tl = build_timeline(t, a, o.window);
     const launch_overview l = launch_statistics_of(tl, o);
+    known_duration_figures known; // as diagnose reads them: off the samples' sorted runs
+    samples_of(t, a, o, &known);
+    const launch_overview lk = launch_statistics_of(tl, o, &known);
+    CHECK(known.size() + (round % 3 == 2 ? 3 : 0) >= l.kernels.size()); // every name but those the samples group apart
     CAPTURE(round);
     // Each stream's launched operations in launch order (a stable sort of start order); the depth
     // at a launch: the earlier launches whose running maximum of ends lies past it.
@@ -529,7 +541,12 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
       CHECK(row.delay_p90_ns == quantile(c.delays, 0.9));
       CHECK(row.delay_max_ns == (c.delays.empty() ? 0 : c.delays.back()));
       CHECK(row.kernel_median_ns == median(c.durations));
-      CHECK(row.duration_outliers == static_cast<std::uint64_t>(std::count_if(c.durations.begin(), c.durations.end(), [&](std::uint64_t d) { return static_cast<double>(d) > fence; })));
+      const auto outliers = static_cast<std::uint64_t>(std::count_if(c.durations.begin(), c.durations.end(), [&](std::uint64_t d) { return static_cast<double>(d) > fence; }));
+      CHECK(row.duration_outliers == outliers);
+      REQUIRE(lk.kernels.size() == l.kernels.size());
+      CHECK(lk.kernels[r].name == row.name);
+      CHECK(lk.kernels[r].kernel_median_ns == median(c.durations));
+      CHECK(lk.kernels[r].duration_outliers == outliers);
       CHECK(row.queue_median == median(c.queue));
       CHECK(row.queue_max == (c.queue.empty() ? 0 : c.queue.back()));
       CHECK(row.short_kernels == c.short_kernels);

@@ -58,10 +58,11 @@ struct walk_readers {
 inline diagnosis diagnose(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
   const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
   diagnosis d;
-  d.samples = collect_samples(t, a, o); // first: its arrays are gone before the timeline's, not added to them
+  detail::diag::known_duration_figures durations; // each kernel name's, read off the samples' sorted runs
+  d.samples = detail::diag::samples_of(t, a, o, &durations); // first: its arrays are gone before the timeline's, not added to them
   const auto tl = detail::diag::build_timeline(t, a, o.window);
-  d.launches = detail::diag::launch_statistics_of(tl, o); // before the idle stretches exist: its
-                                                          // columns reuse pages, not add to them
+  d.launches = detail::diag::launch_statistics_of(tl, o, &durations); // before the idle stretches exist: its
+                                                                      // columns reuse pages, not add to them
   detail::diag::rule_readers rules(tl, o);
   detail::diag::step_tally steps(tl, o);
   detail::diag::walk_readers readers{rules, steps};

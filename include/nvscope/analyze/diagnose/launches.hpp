@@ -11,7 +11,8 @@
 /// call of zero length and the short-kernel test uses `assumed_launch_ns`. Linear: every
 /// name's columns filled in one pass over the operations in start order, medians and
 /// percentiles read in place by histograms (values_at_ranks); a stream's launches are sorted only
-/// where they are out of order.
+/// where they are out of order. Within `diagnose`, a name's kernel median and quartiles are read
+/// off the samples' sorted durations of that name instead (the same values, not selected twice).
 ///
 /// \code
 ///   nvscope::launch_overview l = nvscope::launch_statistics(t, nvscope::attribute(t));
@@ -205,15 +206,18 @@ inline void gather_launches(const timeline& tl, const std::vector<std::uint32_t>
   }
 }
 
-// Name p's medians, percentiles and outliers, each column read in place (figures_of).
-inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row& row) {
+// Name p's medians, percentiles and outliers, each column read in place (figures_of); the
+// durations' median and quartiles taken from `known` where given (the samples' sorted run).
+inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row& row, const sorted_duration_figures* known) {
   const auto at = c.offset[p];
   const std::uint64_t* durations = c.durations.data() + at;
   const auto calls = figures_of(row.with_call ? c.calls.data() + at : nullptr, static_cast<std::size_t>(row.with_call), {0.9}, c.call_span[p]);
   const auto delays = figures_of(c.delays.data() + at, c.launched[p], {0.9}, c.delay_span[p]);
   const auto queue = c.queue_width != 0 ? figures_of_counts(c.queue_counts.data() + p * c.queue_width, c.queue_width)
                                         : figures_of(c.queue.data() + at, c.launched[p], {});
-  const auto kernel = figures_of(durations, static_cast<std::size_t>(row.launches), {0.25, 0.75}, c.duration_span[p]);
+  column_figures kernel;
+  if (known) kernel.median = known->median, kernel.quantiles[0] = known->q1, kernel.quantiles[1] = known->q3;
+  else kernel = figures_of(durations, static_cast<std::size_t>(row.launches), {0.25, 0.75}, c.duration_span[p]);
   row.call_median_ns = calls.median;
   row.call_p90_ns = calls.quantiles[0];
   row.delay_median_ns = delays.median;
@@ -227,7 +231,8 @@ inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row&
   row.queue_max = queue.max;
 }
 
-inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o) {
+// `known`: the durations' figures by name id, where the samples read them (diagnose), else null.
+inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o, const known_duration_figures* known = nullptr) {
   launch_overview out;
   const auto queue = queue_depths(tl);
   out.call_durations_from_api = tl.any_call;
@@ -241,8 +246,13 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   gather_launches(tl, place, queue, o, out.kernels, columns);
   for (std::size_t p = 0; p < out.kernels.size(); ++p) {
     auto& row = out.kernels[p];
-    finish_row(p, columns, row);
     row.name = static_cast<string_id>(names[p]);
+    const sorted_duration_figures* k = nullptr;
+    if (known) {
+      const auto it = std::lower_bound(known->begin(), known->end(), row.name, [](const sorted_duration_figures& f, string_id n) { return f.name < n; });
+      if (it != known->end() && it->name == row.name) k = &*it;
+    }
+    finish_row(p, columns, row, k);
     out.launches += row.launches;
     out.short_kernels += row.short_kernels;
   }

@@ -64,13 +64,12 @@ inline void sort_values(std::uint64_t* first, std::uint64_t* last) {
   if (from != first) std::copy(from, from + n, first);
 }
 
-// Sorts [first, last) and keeps what `keep` allows of it.
-inline sample_set thin(std::string name, std::uint64_t* first, std::uint64_t* last, std::uint32_t keep) {
+// Keeps what `keep` allows of sorted [first, last).
+inline sample_set thin_sorted(std::string name, const std::uint64_t* first, const std::uint64_t* last, std::uint32_t keep) {
   sample_set s;
   s.name = std::move(name);
   const auto n = static_cast<std::size_t>(last - first);
   s.count = n;
-  sort_values(first, last);
   if (keep == 0 || n <= keep) {
     s.ns.assign(first, last);
     return s;
@@ -79,6 +78,12 @@ inline sample_set thin(std::string name, std::uint64_t* first, std::uint64_t* la
   const double step = static_cast<double>(n) / static_cast<double>(keep);
   for (std::uint32_t i = 0; i < keep; ++i) s.ns.push_back(first[static_cast<std::size_t>((i + 0.5) * step)]);
   return s;
+}
+
+// Sorts [first, last) and keeps what `keep` allows of it.
+inline sample_set thin(std::string name, std::uint64_t* first, std::uint64_t* last, std::uint32_t keep) {
+  sort_values(first, last);
+  return thin_sorted(std::move(name), first, last, keep);
 }
 
 inline sample_set thin(std::string name, scratch_vector<std::uint64_t> ns, std::uint32_t keep) {
@@ -135,9 +140,10 @@ using sample_groups = std::map<std::string, scratch_vector<std::uint64_t>>; // v
 // array (a counting sort, in the large-array storage), each name's run sorted where it lies.
 // Ids past the string table all read "<unknown>", so runs are put together by name string.
 // The same read of the records adds each kernel's time to its owner's `work` (the part of the
-// per-range GPU work that finish_gpu_work does not add).
+// per-range GPU work that finish_gpu_work does not add). `figures`, where given, takes each name
+// id's duration figures read off its sorted run, where the id's string is that id's alone.
 inline std::vector<sample_set> kernel_samples(const trace& t, const attribution& a, const diagnosis_options& o,
-                                              scratch_vector<std::uint64_t>& work) {
+                                              scratch_vector<std::uint64_t>& work, known_duration_figures* figures = nullptr) {
   const std::size_t ids = t.strings.size(), unknown = ids; // one slot for every id past the table
   kept_values kept(ids + 1, t.kernels.size()); // slots 0 .. ids; each kernel record read once
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
@@ -157,25 +163,27 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const attribution&
   for (auto& [name, runs] : slots) {
     auto* first = ns.data() + offset[runs.front()];
     if (runs.size() == 1) {
-      out.push_back(thin(name, first, ns.data() + offset[runs.front() + 1], o.max_samples));
+      auto* last = ns.data() + offset[runs.front() + 1];
+      sort_values(first, last);
+      if (figures && runs.front() < ids) figures->push_back(figures_of_sorted(static_cast<string_id>(runs.front()), first, static_cast<std::size_t>(last - first)));
+      out.push_back(thin_sorted(name, first, last, o.max_samples));
       continue;
     }
     scratch_vector<std::uint64_t> all; // a name string held by several ids: rare
     for (const auto s : runs) all.insert(all.end(), ns.data() + offset[s], ns.data() + offset[s + 1]);
     out.push_back(thin(name, std::move(all), o.max_samples));
   }
+  if (figures)
+    std::sort(figures->begin(), figures->end(), [](const sorted_duration_figures& x, const sorted_duration_figures& y) { return x.name < y.name; });
   return out;
 }
 
-} // namespace diag
-} // namespace detail
-
-/// The samples of `t` (see the file comment).
-inline run_samples collect_samples(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
+// collect_samples (below); `figures`, where given, as kernel_samples takes them.
+inline run_samples samples_of(const trace& t, const attribution& a, const diagnosis_options& o, known_duration_figures* figures) {
   detail::diag::sample_groups ranges, steps, ranges_gpu, steps_gpu;
   detail::scratch_vector<std::uint64_t> work(t.ranges.size(), 0);
   run_samples s;
-  s.kernels = detail::diag::kernel_samples(t, a, o, work); // first: it sums the kernels' work
+  s.kernels = detail::diag::kernel_samples(t, a, o, work, figures); // first: it sums the kernels' work
   detail::diag::finish_gpu_work(t, a, work);
   analysis_options ao;
   ao.step_range = o.step_range;
@@ -216,6 +224,14 @@ inline run_samples collect_samples(const trace& t, const attribution& a, const d
   s.ranges_gpu = detail::diag::thin_all(ranges_gpu, o.max_samples);
   s.steps_gpu = detail::diag::thin_all(steps_gpu, o.max_samples);
   return s;
+}
+
+} // namespace diag
+} // namespace detail
+
+/// The samples of `t` (see the file comment).
+inline run_samples collect_samples(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
+  return detail::diag::samples_of(t, a, o, nullptr);
 }
 
 } // namespace v1

@@ -472,6 +472,25 @@ double upper_fence(const Values& sorted) noexcept {
   return q3 + 1.5 * (q3 - q1);
 }
 
+// The figures of one kernel name's durations that the launch statistics need, read off the
+// samples' sorted durations of that name (collect_samples sorts every one): the same values
+// the launch statistics' own selection finds, where the name's string is that name id's alone.
+struct sorted_duration_figures {
+  string_id name = 0;
+  double median = 0.0, q1 = 0.0, q3 = 0.0; // median as nsys takes it; quartiles by nearest rank
+};
+using known_duration_figures = std::vector<sorted_duration_figures>; // by name id, ascending
+
+inline sorted_duration_figures figures_of_sorted(string_id name, const std::uint64_t* sorted, std::size_t n) noexcept {
+  sorted_duration_figures f;
+  f.name = name;
+  if (n == 0) return f;
+  f.median = n % 2 ? static_cast<double>(sorted[n / 2]) : (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2.0;
+  f.q1 = static_cast<double>(sorted[quantile_place(n, 0.25)]);
+  f.q3 = static_cast<double>(sorted[quantile_place(n, 0.75)]);
+  return f;
+}
+
 // Accumulates time per range name (domain, name) and returns the largest first.
 class range_tally {
  public:
