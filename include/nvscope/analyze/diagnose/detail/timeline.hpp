@@ -482,13 +482,14 @@ struct sorted_duration_figures {
 using known_duration_figures = std::vector<sorted_duration_figures>; // by name id, ascending
 
 inline sorted_duration_figures figures_of_sorted(string_id name, const std::uint64_t* sorted, std::size_t n) noexcept {
-  sorted_duration_figures f;
-  f.name = name;
-  if (n == 0) return f;
-  f.median = n % 2 ? static_cast<double>(sorted[n / 2]) : (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2.0;
-  f.q1 = static_cast<double>(sorted[quantile_place(n, 0.25)]);
-  f.q3 = static_cast<double>(sorted[quantile_place(n, 0.75)]);
-  return f;
+  struct run { // what median and quantile read of a sorted container
+    const std::uint64_t* first;
+    std::size_t count;
+    std::size_t size() const noexcept { return count; }
+    bool empty() const noexcept { return count == 0; }
+    std::uint64_t operator[](std::size_t i) const noexcept { return first[i]; }
+  } const values{sorted, n};
+  return {name, median(values), quantile(values, 0.25), quantile(values, 0.75)};
 }
 
 // Accumulates time per range name (domain, name) and returns the largest first.
