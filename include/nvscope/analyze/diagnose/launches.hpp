@@ -11,8 +11,9 @@
 /// call of zero length and the short-kernel test uses `assumed_launch_ns`. Linear: every
 /// name's columns filled in one pass over the operations in start order, medians and
 /// percentiles read in place by histograms (values_at_ranks); a stream's launches are sorted only
-/// where they are out of order. Within `diagnose`, a name's kernel median and quartiles are read
-/// off the samples' sorted durations of that name instead (the same values, not selected twice).
+/// where they are out of order. Within `diagnose`, a name's kernel median and duration outliers
+/// are read off the samples' sorted durations of that name instead (the same values, not
+/// selected twice); where every name's are, no column of durations is kept.
 ///
 /// \code
 ///   nvscope::launch_overview l = nvscope::launch_statistics(t, nvscope::attribute(t));
@@ -142,7 +143,7 @@ inline column_figures figures_of(const std::uint64_t* v, std::size_t n, std::ini
 // that table is no larger than the launched operations (or 64 Ki counts), else a column.
 struct launch_columns {
   scratch_vector<std::uint32_t> offset;
-  scratch_column<std::uint64_t> calls, delays, durations; // of name p's places, the first with_call, launched[p], launches written
+  scratch_column<std::uint64_t> calls, delays, durations; // of name p's places, the first with_call, launched[p], launches written (durations: empty where every name's figures are known)
   std::vector<interval> call_span, delay_span, duration_span; // per name: extremes ({~0, 0} for none)
   scratch_column<std::uint32_t> queue;
   scratch_vector<std::uint32_t> launched; // per name, operations with a launch time
@@ -157,14 +158,16 @@ inline std::uint64_t delay_ns(const timeline& tl, std::size_t i) noexcept {
 }
 
 // One pass over the kernels: every row's counts and every name's columns.
-// `place`: each kernel name number's row (its name's rank among the names).
+// `place`: each kernel name number's row (its name's rank among the names); `durations`:
+// whether the durations' column is wanted (not where every name's figures are known).
 inline void gather_launches(const timeline& tl, const std::vector<std::uint32_t>& place, const launch_queues& q, const diagnosis_options& o,
-                            std::vector<launch_stats_row>& rows, launch_columns& c) {
+                            std::vector<launch_stats_row>& rows, launch_columns& c, bool durations) {
   const auto ng = place.size();
   c.offset.assign(ng + 1, 0);
   for (std::size_t n = 0; n < ng; ++n) c.offset[place[n] + 1] = tl.name_ops[n]; // counted by the timeline
   for (std::size_t p = 0; p < ng; ++p) c.offset[p + 1] += c.offset[p];
-  for (auto* v : {&c.delays, &c.durations}) v->resize(c.offset[ng]);
+  c.delays.resize(c.offset[ng]);
+  if (durations) c.durations.resize(c.offset[ng]); // else every name's figures are known: no pages for them
   if (tl.any_call) c.calls.resize(c.offset[ng]); // else no operation has a call's duration: no pages for it
   for (auto* v : {&c.call_span, &c.delay_span, &c.duration_span}) v->assign(ng, {~std::uint64_t{0}, 0});
   const std::size_t width = q.counts.size(); // deepest + 1
@@ -185,8 +188,11 @@ inline void gather_launches(const timeline& tl, const std::vector<std::uint32_t>
     const gpu_op& op = tl.ops[i];
     auto& row = rows[p];
     const std::uint64_t dur = op.end - op.start;
-    c.durations[c.offset[p] + row.launches++] = dur;
-    widen(c.duration_span[p], {dur, dur});
+    if (durations) {
+      c.durations[c.offset[p] + row.launches] = dur;
+      widen(c.duration_span[p], {dur, dur});
+    }
+    ++row.launches;
     row.kernel_total_ns += dur;
     if (op.call_start == 0) continue;
     const bool has_call = op.has_call();
@@ -207,26 +213,29 @@ inline void gather_launches(const timeline& tl, const std::vector<std::uint32_t>
 }
 
 // Name p's medians, percentiles and outliers, each column read in place (figures_of); the
-// durations' median and quartiles taken from `known` where given (the samples' sorted run).
+// durations' median and outliers taken from `known` where given (the samples' sorted run).
 inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row& row, const sorted_duration_figures* known) {
   const auto at = c.offset[p];
-  const std::uint64_t* durations = c.durations.data() + at;
   const auto calls = figures_of(row.with_call ? c.calls.data() + at : nullptr, static_cast<std::size_t>(row.with_call), {0.9}, c.call_span[p]);
   const auto delays = figures_of(c.delays.data() + at, c.launched[p], {0.9}, c.delay_span[p]);
   const auto queue = c.queue_width != 0 ? figures_of_counts(c.queue_counts.data() + p * c.queue_width, c.queue_width)
                                         : figures_of(c.queue.data() + at, c.launched[p], {});
-  column_figures kernel;
-  if (known) kernel.median = known->median, kernel.quantiles[0] = known->q1, kernel.quantiles[1] = known->q3;
-  else kernel = figures_of(durations, static_cast<std::size_t>(row.launches), {0.25, 0.75}, c.duration_span[p]);
   row.call_median_ns = calls.median;
   row.call_p90_ns = calls.quantiles[0];
   row.delay_median_ns = delays.median;
   row.delay_p90_ns = delays.quantiles[0];
   row.delay_max_ns = delays.max;
-  row.kernel_median_ns = kernel.median;
-  const double q1 = kernel.quantiles[0], q3 = kernel.quantiles[1], fence = q3 + 1.5 * (q3 - q1); // Tukey's, as upper_fence
-  if (static_cast<double>(c.duration_span[p].second) > fence) // else none lies above it
-    for (std::uint64_t i = 0; i < row.launches; ++i) row.duration_outliers += static_cast<double>(durations[i]) > fence;
+  if (known) {
+    row.kernel_median_ns = known->median;
+    row.duration_outliers = known->above_fence;
+  } else {
+    const std::uint64_t* durations = c.durations.data() + at;
+    const auto kernel = figures_of(durations, static_cast<std::size_t>(row.launches), {0.25, 0.75}, c.duration_span[p]);
+    row.kernel_median_ns = kernel.median;
+    const double q1 = kernel.quantiles[0], q3 = kernel.quantiles[1], fence = q3 + 1.5 * (q3 - q1); // Tukey's, as upper_fence
+    if (static_cast<double>(c.duration_span[p].second) > fence) // else none lies above it
+      for (std::uint64_t i = 0; i < row.launches; ++i) row.duration_outliers += static_cast<double>(durations[i]) > fence;
+  }
   row.queue_median = queue.median;
   row.queue_max = queue.max;
 }
@@ -242,17 +251,21 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   std::vector<std::uint64_t> names(tl.kernel_names.begin(), tl.kernel_names.end());
   const auto place = key_places(names); // names now in order
   out.kernels.resize(names.size());
+  std::vector<const sorted_duration_figures*> known_of(names.size(), nullptr); // by row
+  bool all_known = known != nullptr;
+  for (std::size_t p = 0; p < names.size(); ++p) {
+    if (known) {
+      const auto it = std::lower_bound(known->begin(), known->end(), names[p], [](const sorted_duration_figures& f, std::uint64_t n) { return f.name < n; });
+      if (it != known->end() && it->name == names[p]) known_of[p] = &*it;
+    }
+    all_known = all_known && known_of[p] != nullptr;
+  }
   launch_columns columns;
-  gather_launches(tl, place, queue, o, out.kernels, columns);
+  gather_launches(tl, place, queue, o, out.kernels, columns, !all_known);
   for (std::size_t p = 0; p < out.kernels.size(); ++p) {
     auto& row = out.kernels[p];
     row.name = static_cast<string_id>(names[p]);
-    const sorted_duration_figures* k = nullptr;
-    if (known) {
-      const auto it = std::lower_bound(known->begin(), known->end(), row.name, [](const sorted_duration_figures& f, string_id n) { return f.name < n; });
-      if (it != known->end() && it->name == row.name) k = &*it;
-    }
-    finish_row(p, columns, row, k);
+    finish_row(p, columns, row, known_of[p]);
     out.launches += row.launches;
     out.short_kernels += row.short_kernels;
   }

@@ -474,10 +474,12 @@ double upper_fence(const Values& sorted) noexcept {
 
 // The figures of one kernel name's durations that the launch statistics need, read off the
 // samples' sorted durations of that name (collect_samples sorts every one): the same values
-// the launch statistics' own selection finds, where the name's string is that name id's alone.
+// the launch statistics' own selection and count find, where the name's string is that name
+// id's alone.
 struct sorted_duration_figures {
   string_id name = 0;
   double median = 0.0, q1 = 0.0, q3 = 0.0; // median as nsys takes it; quartiles by nearest rank
+  std::uint64_t above_fence = 0;           // durations above upper_fence (Tukey's, of these quartiles)
 };
 using known_duration_figures = std::vector<sorted_duration_figures>; // by name id, ascending
 
@@ -489,7 +491,9 @@ inline sorted_duration_figures figures_of_sorted(string_id name, const std::uint
     bool empty() const noexcept { return count == 0; }
     std::uint64_t operator[](std::size_t i) const noexcept { return first[i]; }
   } const values{sorted, n};
-  return {name, median(values), quantile(values, 0.25), quantile(values, 0.75)};
+  const double fence = upper_fence(values);
+  const auto* first_above = std::partition_point(sorted, sorted + n, [fence](std::uint64_t v) { return !(static_cast<double>(v) > fence); });
+  return {name, median(values), quantile(values, 0.25), quantile(values, 0.75), static_cast<std::uint64_t>(sorted + n - first_above)};
 }
 
 // Accumulates time per range name (domain, name) and returns the largest first.
