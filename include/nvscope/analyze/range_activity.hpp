@@ -208,10 +208,13 @@ inline void add_instance(range_metrics& m, const activity_metrics& a) {
   s.sync_ns += a.sync_ns;
 }
 
+// A row's kernel durations: grown by each instance and written in place (no zero fill first).
+using duration_column = scratch_column<std::uint64_t>;
+
 // One instance's kernels (refs[0 .. n)): durations appended to `kernel_ns` (their extremes
 // widening `extremes`), fed to `sink` while they come in start order. False where one does not
 // (the sink then fed only in part; the durations all appended).
-inline bool read_instance_kernels(const trace& t, const std::uint32_t* refs, std::size_t n, kernel_union_sink& sink, value_list& kernel_ns,
+inline bool read_instance_kernels(const trace& t, const std::uint32_t* refs, std::size_t n, kernel_union_sink& sink, duration_column& kernel_ns,
                                   interval& extremes) {
   const auto done = kernel_ns.size();
   kernel_ns.resize(done + n);
@@ -237,7 +240,7 @@ struct row_extremes {
 
 // Ratios of the summed figures; gap and kernel medians over every instance's values (within
 // the extremes `e` that the instances widened).
-inline void finish_metrics(range_metrics& m, const value_list& gaps, const value_list& kernel_ns, const row_extremes& e) {
+inline void finish_metrics(range_metrics& m, const value_list& gaps, const duration_column& kernel_ns, const row_extremes& e) {
   auto& a = m.activity;
   m.kernels_per_instance = m.instances ? static_cast<double>(m.kernels) / static_cast<double>(m.instances) : 0.0;
   if (a.window_ns) {
@@ -258,7 +261,7 @@ inline void finish_metrics(range_metrics& m, const value_list& gaps, const value
 // from the first one out of order, the whole list is copied, merged and fed again.
 inline activity_metrics instance_activity(const trace& t, const std::uint32_t* first, const std::uint32_t* last, timestamp_ns lo,
                                           timestamp_ns hi, const interval_list& syncs, gpu_intervals& g,
-                                          value_list& gaps, value_list& kernel_ns, row_extremes& e) {
+                                          value_list& gaps, duration_column& kernel_ns, row_extremes& e) {
   const auto* kernels = first;
   first = std::find_if(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift != 0; });
   const auto n = static_cast<std::size_t>(first - kernels);
@@ -306,7 +309,8 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
 // Rows of the per-range metrics: one per range group, one per step family.
 struct range_rows {
   std::vector<range_metrics> rows;
-  std::vector<value_list> gaps, kernel_ns;
+  std::vector<value_list> gaps;
+  std::vector<duration_column> kernel_ns;
   std::vector<row_extremes> extremes;
   std::vector<std::uint32_t> row_of_group, row_of_family;
 

@@ -52,7 +52,7 @@ inline void sort_values(std::uint64_t* first, std::uint64_t* last) {
   const auto [lo, hi] = extremes_of(each_value{first, last});
   constexpr int digit_bits = 11;
   constexpr std::size_t digits = std::size_t{1} << digit_bits;
-  scratch_vector<std::uint64_t> buffer(n);
+  scratch_column<std::uint64_t> buffer(n); // each pass writes every place before the next reads it
   std::uint64_t *from = first, *to = buffer.data();
   for (int shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += digit_bits) {
     std::size_t count[digits + 1] = {};
