@@ -167,7 +167,20 @@ TEST_CASE("ranks_of, median_of and median_and_p90 read what a full sort puts at 
     const double median = n % 2 ? double(sorted[n / 2]) : (double(sorted[n / 2 - 1]) + double(sorted[n / 2])) / 2;
     CHECK(nvscope::detail::median_by(both, n) == median);
     std::vector<std::uint64_t> whole(original);
-    CHECK(nvscope::detail::stats_of(whole).median == median);
+    const auto st = nvscope::detail::stats_of(whole);
+    CHECK(st.median == median);
+    // The standard deviation by its definition, summed in the values' order from the mean of
+    // their (64-bit, wrapping) total, as stats_of takes them: the same operations (equal but
+    // for a compiler's fused multiply-adds).
+    std::uint64_t total = 0;
+    for (const auto x : original) total += x;
+    const double mean = static_cast<double>(total) / static_cast<double>(n);
+    double squares = 0.0;
+    for (const auto x : original) {
+      const double d = static_cast<double>(x) - mean;
+      squares += d * d;
+    }
+    CHECK(st.stddev == doctest::Approx(n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : 0.0).epsilon(1e-12));
     CHECK(whole == original); // read, never moved
     const std::size_t rank90 = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(0.9 * double(n))));
     const auto [median2, p90] = nvscope::detail::median_and_p90(whole.data(), whole.data() + whole.size());

@@ -53,6 +53,32 @@ struct each_value {
   }
 };
 
+// One read of a histogram level: each value v that `each` yields within [lo, lo + range] counted
+// in bucket (v - lo) >> shift of one of four histograms in turn (histogram w at counts + w *
+// stride), so that a run of equal values is no chain of increments of one counter.
+template <class Each, class Count>
+void count_level(const Each& each, Count* counts, std::size_t stride, std::uint64_t lo, std::uint64_t range, int shift) noexcept {
+  std::uint32_t turn = 0; // not a std::uint64_t: a store to a count cannot change it
+  each([counts, stride, &turn, lo, range, shift](std::uint64_t v) {
+    if (v - lo <= range) ++counts[(turn++ % 4) * stride + ((v - lo) >> shift)];
+  });
+}
+
+// The same read of an array, four values a step, each into its own histogram: no turn kept.
+template <class Count>
+void count_level(const each_value& each, Count* counts, std::size_t stride, std::uint64_t lo, std::uint64_t range, int shift) noexcept {
+  const std::uint64_t* p = each.first;
+  for (; each.last - p >= 4; p += 4) {
+    const std::uint64_t a = p[0] - lo, b = p[1] - lo, c = p[2] - lo, d = p[3] - lo;
+    if (a <= range) ++counts[a >> shift];
+    if (b <= range) ++counts[stride + (b >> shift)];
+    if (c <= range) ++counts[2 * stride + (c >> shift)];
+    if (d <= range) ++counts[3 * stride + (d >> shift)];
+  }
+  for (; p != each.last; ++p)
+    if (*p - lo <= range) ++counts[(*p - lo) >> shift];
+}
+
 // The values at ranks k and k + 1 (`next`) or k alone of the values `each` yields within
 // [lo, lo + range], when there are at most `most` of them: selected from a copy on the stack.
 template <std::size_t most, class Each>
@@ -79,7 +105,7 @@ std::pair<std::uint64_t, std::uint64_t> ranks_in_copy(const Each& each, std::uin
 template <class Each>
 std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t n, std::uint64_t k, bool next, std::uint64_t lo,
                                                 std::uint64_t hi, bool copies = true) noexcept {
-  constexpr int bucket_bits = 10, ways = 4; // 4 histograms in turn: a run of equal values is no chain of increments
+  constexpr int bucket_bits = 10, ways = 4; // count_level's 4 histograms: a run of equal values is no chain of increments
   constexpr std::size_t bucket_count = std::size_t{1} << bucket_bits;
   std::uint64_t counts[ways][bucket_count];
   std::uint64_t* const count = counts[0];
@@ -92,10 +118,7 @@ std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t
     const int shift = bits > bucket_bits ? bits - bucket_bits : 0;
     const std::size_t buckets = static_cast<std::size_t>(range >> shift) + 1;
     for (auto& c : counts) std::fill(c, c + buckets, 0);
-    std::uint32_t turn = 0; // as in ranks_in_copy: the loop's own state is no std::uint64_t it stores to
-    each([&counts, &turn, lo, range, shift](std::uint64_t v) {
-      if (v - lo <= range) ++counts[turn++ % ways][(v - lo) >> shift];
-    });
+    count_level(each, counts[0], bucket_count, lo, range, shift);
     for (std::size_t i = 0; i < buckets; ++i) count[i] += counts[1][i] + counts[2][i] + counts[3][i];
     std::size_t b = 0;
     std::uint64_t below = 0;
@@ -214,14 +237,11 @@ class rank_search {
   }
   // One pass over the values for every open part.
   void read() noexcept {
-    std::uint32_t turn = 0; // as in ranks_of: no std::uint64_t the loop stores to
-    if (np_ == 1 && !copy_[0]) { // one range, counted (the usual first level): the loop of ranks_of
-      std::uint32_t* const c = counts_.get();
-      each_([c, &turn, lo = parts_[0].lo, range = parts_[0].range, shift = parts_[0].shift](std::uint64_t v) {
-        if (v - lo <= range) ++c[(turn++ % ways) * bucket_count + ((v - lo) >> shift)];
-      });
+    if (np_ == 1 && !copy_[0]) { // one range, counted (the usual first level): the read of ranks_of
+      count_level(each_, counts_.get(), bucket_count, parts_[0].lo, parts_[0].range, parts_[0].shift);
       return;
     }
+    std::uint32_t turn = 0; // as in count_level: no std::uint64_t the loop stores to
     each_([&](std::uint64_t v) {
       for (std::size_t j = 0; j < np_; ++j) {
         part& p = parts_[j];
@@ -371,6 +391,56 @@ double median_of(const Each& each, std::uint64_t n, std::uint64_t lo, std::uint6
   return n % 2 ? static_cast<double>(a) : (static_cast<double>(a) + static_cast<double>(b)) / 2.0;
 }
 
+// The values `each` yields; its first read also sums their squared deviations from `mean` into
+// `m2`, in the values' order (stats_by's standard deviation, without a pass of its own).
+template <class Each>
+struct deviations_on_first_read {
+  const Each& each;
+  double mean;
+  double& m2;
+  bool& summed;
+  template <class F>
+  void operator()(F&& f) const {
+    if (summed) return each(f);
+    summed = true;
+    each([&](std::uint64_t v) {
+      const double d = static_cast<double>(v) - mean;
+      m2 += d * d;
+      f(v);
+    });
+  }
+};
+
+// count_level of an array on its first read: the deviations summed in order, beside the counts.
+template <class Count>
+void count_level(const deviations_on_first_read<each_value>& e, Count* counts, std::size_t stride, std::uint64_t lo, std::uint64_t range,
+                 int shift) noexcept {
+  if (e.summed) return count_level(e.each, counts, stride, lo, range, shift);
+  e.summed = true;
+  double m2 = e.m2; // held here: a store to a count may not change it
+  const double mean = e.mean;
+  const std::uint64_t *p = e.each.first, *last = e.each.last;
+  for (; last - p >= 4; p += 4) {
+    const std::uint64_t a = p[0] - lo, b = p[1] - lo, c = p[2] - lo, d = p[3] - lo;
+    const double da = static_cast<double>(p[0]) - mean, db = static_cast<double>(p[1]) - mean, dc = static_cast<double>(p[2]) - mean,
+                 dd = static_cast<double>(p[3]) - mean;
+    m2 += da * da;
+    m2 += db * db;
+    m2 += dc * dc;
+    m2 += dd * dd;
+    if (a <= range) ++counts[a >> shift];
+    if (b <= range) ++counts[stride + (b >> shift)];
+    if (c <= range) ++counts[2 * stride + (c >> shift)];
+    if (d <= range) ++counts[3 * stride + (d >> shift)];
+  }
+  for (; p != last; ++p) {
+    const double dv = static_cast<double>(*p) - mean;
+    m2 += dv * dv;
+    if (*p - lo <= range) ++counts[(*p - lo) >> shift];
+  }
+  e.m2 = m2;
+}
+
 // Every figure of the values `each` yields (any order; read, never moved): count, total,
 // extremes, mean, standard deviation and median. The squared deviations are summed during the
 // median's first read of the values (the same sum, in the same order, as a pass of their own).
@@ -393,15 +463,7 @@ duration_stats stats_by(const Each& each) noexcept {
   s.average = mean;
   double m2 = 0.0;
   bool summed = false;
-  auto each_and_deviations = [&](auto&& f) {
-    if (summed) return each(f);
-    summed = true;
-    each([&](std::uint64_t v) {
-      const double d = static_cast<double>(v) - mean;
-      m2 += d * d;
-      f(v);
-    });
-  };
+  const deviations_on_first_read<Each> each_and_deviations{each, mean, m2, summed};
   s.median = median_of(each_and_deviations, n, lo, hi);
   if (n < 2) return s;
   if (!summed) each_and_deviations([](std::uint64_t) {}); // the median needed no read (every value equal)
