@@ -132,9 +132,7 @@ column_figures figures_of(const T* v, std::size_t n, std::initializer_list<doubl
 // figures_of of a column whose extremes are known (widen: no pass for them).
 inline column_figures figures_of(const std::uint64_t* v, std::size_t n, std::initializer_list<double> ps, const interval& extremes) noexcept {
   if (n == 0) return {};
-  return figures_within([v, n](auto&& g) {
-    for (std::size_t i = 0; i < n; ++i) g(v[i]);
-  }, n, ps, extremes.first, extremes.second);
+  return figures_within(each_value{v, v + n}, n, ps, extremes.first, extremes.second);
 }
 
 // The distributions of every name's kernels, each name's values together in each column
