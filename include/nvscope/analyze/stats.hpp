@@ -10,6 +10,8 @@
 ///   nvscope::duration_stats s = nvscope::detail::stats_of(ns);   // s.median == 200.0
 /// \endcode
 
+#include <nvscope/analyze/detail/inlining.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -64,19 +66,27 @@ void count_level(const Each& each, Count* counts, std::size_t stride, std::uint6
   });
 }
 
+// Steps of count_level's read of an array: p[0 .. 3] each into its own histogram (the four read
+// before any count is stored: a store to a count could change a value), and one value alone.
+template <class Count>
+NVSCOPE_DETAIL_INLINE void count_four(const std::uint64_t* p, Count* counts, std::size_t stride, std::uint64_t lo, std::uint64_t range, int shift) noexcept {
+  const std::uint64_t a = p[0] - lo, b = p[1] - lo, c = p[2] - lo, d = p[3] - lo;
+  if (a <= range) ++counts[a >> shift];
+  if (b <= range) ++counts[stride + (b >> shift)];
+  if (c <= range) ++counts[2 * stride + (c >> shift)];
+  if (d <= range) ++counts[3 * stride + (d >> shift)];
+}
+template <class Count>
+NVSCOPE_DETAIL_INLINE void count_one(std::uint64_t v, Count* counts, std::uint64_t lo, std::uint64_t range, int shift) noexcept {
+  if (v - lo <= range) ++counts[(v - lo) >> shift];
+}
+
 // The same read of an array, four values a step, each into its own histogram: no turn kept.
 template <class Count>
 void count_level(const each_value& each, Count* counts, std::size_t stride, std::uint64_t lo, std::uint64_t range, int shift) noexcept {
   const std::uint64_t* p = each.first;
-  for (; each.last - p >= 4; p += 4) {
-    const std::uint64_t a = p[0] - lo, b = p[1] - lo, c = p[2] - lo, d = p[3] - lo;
-    if (a <= range) ++counts[a >> shift];
-    if (b <= range) ++counts[stride + (b >> shift)];
-    if (c <= range) ++counts[2 * stride + (c >> shift)];
-    if (d <= range) ++counts[3 * stride + (d >> shift)];
-  }
-  for (; p != each.last; ++p)
-    if (*p - lo <= range) ++counts[(*p - lo) >> shift];
+  for (; each.last - p >= 4; p += 4) count_four(p, counts, stride, lo, range, shift);
+  for (; p != each.last; ++p) count_one(*p, counts, lo, range, shift);
 }
 
 // The values at ranks k and k + 1 (`next`) or k alone of the values `each` yields within
@@ -421,22 +431,18 @@ void count_level(const deviations_on_first_read<each_value>& e, Count* counts, s
   const double mean = e.mean;
   const std::uint64_t *p = e.each.first, *last = e.each.last;
   for (; last - p >= 4; p += 4) {
-    const std::uint64_t a = p[0] - lo, b = p[1] - lo, c = p[2] - lo, d = p[3] - lo;
-    const double da = static_cast<double>(p[0]) - mean, db = static_cast<double>(p[1]) - mean, dc = static_cast<double>(p[2]) - mean,
-                 dd = static_cast<double>(p[3]) - mean;
-    m2 += da * da;
-    m2 += db * db;
-    m2 += dc * dc;
-    m2 += dd * dd;
-    if (a <= range) ++counts[a >> shift];
-    if (b <= range) ++counts[stride + (b >> shift)];
-    if (c <= range) ++counts[2 * stride + (c >> shift)];
-    if (d <= range) ++counts[3 * stride + (d >> shift)];
+    const double a = static_cast<double>(p[0]) - mean, b = static_cast<double>(p[1]) - mean, c = static_cast<double>(p[2]) - mean,
+                 d = static_cast<double>(p[3]) - mean;
+    m2 += a * a;
+    m2 += b * b;
+    m2 += c * c;
+    m2 += d * d;
+    count_four(p, counts, stride, lo, range, shift);
   }
   for (; p != last; ++p) {
-    const double dv = static_cast<double>(*p) - mean;
-    m2 += dv * dv;
-    if (*p - lo <= range) ++counts[(*p - lo) >> shift];
+    const double d = static_cast<double>(*p) - mean;
+    m2 += d * d;
+    count_one(*p, counts, lo, range, shift);
   }
   e.m2 = m2;
 }
