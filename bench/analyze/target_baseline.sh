@@ -10,7 +10,9 @@ set -euo pipefail
 rounds=${1:-7}
 baseline=b962f3a
 case "$rounds" in '' | *[!0-9]* | 0) echo "target_baseline.sh: rounds must be a positive number, not '$rounds'" >&2; exit 2 ;; esac
-command -v g++ > /dev/null || { echo "target_baseline.sh: g++ not found" >&2; exit 1; }
+for tool in g++ git python3; do
+  command -v "$tool" > /dev/null || { echo "target_baseline.sh: $tool not found (Debian: apt-get install g++ git python3)" >&2; exit 1; }
+done
 git cat-file -e "$baseline^{commit}" 2> /dev/null || { echo "target_baseline.sh: commit $baseline not in this clone's history (a shallow clone?)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -20,9 +22,9 @@ g++ -O2 -g -std=c++17 -DNVSCOPE_BASELINE_OLD_HEADERS -I"$work/include" -I"$work/
 g++ -O2 -g -std=c++17 -Iinclude -Itests/analyze bench/analyze/target_baseline.cpp -o "$work/head"
 head_commit=$(git rev-parse --short HEAD)
 for ((r = 1; r <= rounds; ++r)); do
-  read -r old records < <("$work/old" analyze)
-  read -r passes _ < <("$work/head" passes)
-  read -r whole _ < <("$work/head" analyze)
+  old=$("$work/old" analyze) && passes=$("$work/head" passes) && whole=$("$work/head" analyze) ||
+    { echo "target_baseline.sh: a timing run failed in round $r" >&2; exit 1; }
+  records=${old#* } old=${old% *} passes=${passes% *} whole=${whole% *}
   echo "round $r: $baseline $old ms, $head_commit without the diagnosis $passes ms, $head_commit analyze $whole ms"
   echo "$old $passes $whole" >> "$work/times"
 done
