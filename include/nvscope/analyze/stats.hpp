@@ -55,19 +55,24 @@ struct each_value {
   }
 };
 
+// The histograms a level counts into, in turn (count_level): a run of equal values is then no
+// chain of increments of one counter. Its callers allocate this many; count_four fills them.
+inline constexpr std::size_t histogram_ways = 4;
+
 // One read of a histogram level: each value v that `each` yields within [lo, lo + range] counted
-// in bucket (v - lo) >> shift of one of four histograms in turn (histogram w at counts + w *
-// stride), so that a run of equal values is no chain of increments of one counter.
+// in bucket (v - lo) >> shift of one of the histogram_ways histograms in turn (histogram w at
+// counts + w * stride).
 template <class Each, class Count>
 void count_level(const Each& each, Count* counts, std::size_t stride, std::uint64_t lo, std::uint64_t range, int shift) noexcept {
   std::uint32_t turn = 0; // not a std::uint64_t: a store to a count cannot change it
   each([counts, stride, &turn, lo, range, shift](std::uint64_t v) {
-    if (v - lo <= range) ++counts[(turn++ % 4) * stride + ((v - lo) >> shift)];
+    if (v - lo <= range) ++counts[(turn++ % histogram_ways) * stride + ((v - lo) >> shift)];
   });
 }
 
 // Steps of count_level's read of an array: p[0 .. 3] each into its own histogram (the four read
 // before any count is stored: a store to a count could change a value), and one value alone.
+static_assert(histogram_ways == 4, "count_four fills four histograms, one a value of its step");
 template <class Count>
 NVSCOPE_DETAIL_INLINE void count_four(const std::uint64_t* p, Count* counts, std::size_t stride, std::uint64_t lo, std::uint64_t range, int shift) noexcept {
   const std::uint64_t a = p[0] - lo, b = p[1] - lo, c = p[2] - lo, d = p[3] - lo;
@@ -115,7 +120,8 @@ std::pair<std::uint64_t, std::uint64_t> ranks_in_copy(const Each& each, std::uin
 template <class Each>
 std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t n, std::uint64_t k, bool next, std::uint64_t lo,
                                                 std::uint64_t hi, bool copies = true) noexcept {
-  constexpr int bucket_bits = 10, ways = 4; // count_level's 4 histograms: a run of equal values is no chain of increments
+  constexpr int bucket_bits = 10;
+  constexpr std::size_t ways = histogram_ways; // count_level's
   constexpr std::size_t bucket_count = std::size_t{1} << bucket_bits;
   std::uint64_t counts[ways][bucket_count];
   std::uint64_t* const count = counts[0];
@@ -171,7 +177,7 @@ std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t
 template <class Each>
 class rank_search {
  public:
-  static constexpr std::size_t most = 4, bucket_count = 1024, ways = 4;
+  static constexpr std::size_t most = 4, bucket_count = 1024, ways = histogram_ways; // ways: count_level's
   static constexpr int bucket_bits = 10;
 
   rank_search(const Each& each, std::uint64_t n, const std::uint64_t* ranks, std::size_t m, std::uint64_t* out) noexcept
