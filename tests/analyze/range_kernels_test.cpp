@@ -4,7 +4,8 @@
 // room for a slice, or a name past the table's), or both within one run; checked against
 // std::map on fresh random calls with runs of one key, groups that change thread, groups past
 // the per-group arrays, and any thread value (0xffffffff, a record's index past the thread
-// table, once read as "this group's thread" for a group never seen).
+// table, once read as "this group's thread" for a group never seen). `slice`, the rows of one
+// (group, thread) read in place, is checked against the same map.
 
 #include <nvscope/analyze/range_kernels.hpp>
 
@@ -37,6 +38,14 @@ std::size_t disagreements(const std::vector<call>& calls, std::size_t groups, st
   }
   wrong += rows.keys.size() != reference.size();
   wrong += rows.instances.size() != rows.keys.size();
+  // slice(): a (group, thread)'s rows by name where it has a slice of the table (count_instances
+  // reads them in place), the same rows as row()'s; no row made or renumbered by asking.
+  for (const auto& c : calls) {
+    const auto* slice = rows.slice(c.group, c.thread);
+    if (slice && c.name < rows.names()) wrong += slice[c.name] != reference[std::make_tuple(c.group, c.thread, c.name)];
+    wrong += rows.row(c.group, c.thread, c.name) != reference[std::make_tuple(c.group, c.thread, c.name)];
+  }
+  wrong += rows.keys.size() != reference.size();
   return wrong;
 }
 

@@ -15,7 +15,6 @@
 
 #include <nvscope/analyze/detail/buckets.hpp>
 #include <nvscope/analyze/detail/inlining.hpp>
-#include <nvscope/analyze/detail/prefetch.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/names.hpp>
@@ -216,6 +215,14 @@ struct kern_rows {
     }
     return last_row_ = wide_row(gt, group, thread, name);
   }
+  // The rows of (group, thread) by name number, where it has a slice of the table (rows not made
+  // yet read no_index), else null: row() read in place, for many names of one group and thread.
+  const std::uint32_t* slice(std::uint32_t group, std::uint32_t thread) {
+    const bool known = group < thread_of_group_.size() && number_of_group_[group] != no_index && thread_of_group_[group] == thread;
+    const auto gt = known ? number_of_group_[group] : group_thread(group, thread);
+    return gt < sliced_ ? slots_.data() + static_cast<std::size_t>(gt) * names_ : nullptr;
+  }
+  std::size_t names() const noexcept { return names_; }
 
  private:
   // The number of (group, thread) where the group's last thread was another (or none yet); while
@@ -255,11 +262,11 @@ struct kern_rows {
 };
 
 // Per push/pop range: the nearest ancestor of another group, and how many ranges of its own
-// group lead up to it (itself included).
-inline void same_group_runs(const trace& t, const trace_index& x, scratch_vector<std::uint32_t>& up, scratch_vector<std::uint32_t>& len) {
+// group lead up to it (itself included). `order`: deepest_first's.
+inline void same_group_runs(const trace& t, const trace_index& x, const scratch_vector<std::uint32_t>& order, scratch_vector<std::uint32_t>& up,
+                            scratch_vector<std::uint32_t>& len) {
   up.assign(t.ranges.size(), attribution::none);
   len.assign(t.ranges.size(), 1);
-  const auto order = deepest_first(t, x);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const auto r = *it, p = x.links.parent[r];
     if (p == attribution::none) continue;
@@ -269,33 +276,67 @@ inline void same_group_runs(const trace& t, const trace_index& x, scratch_vector
   }
 }
 
-// Push/pop range instances: for each kernel name, every range holding one of its kernels (in
-// itself or below) counted once. Pairs are taken name by name (a counting sort), so that one
-// stamp per range says "counted for this name"; a walk up the parents stops at a counted range,
-// whose ancestors are counted too. Rows exist already (add_push_pop made them).
-inline void count_instances(const trace& t, const trace_index& x, const kernel_pairs& kp, std::size_t names, kern_rows& rows) {
-  buckets by_name(kp.name.size(), names, [&](std::size_t p) { return kp.name[p]; });
-  scratch_vector<std::uint32_t> counted(t.ranges.size(), no_index); // per range: the name it was last counted for
-  scratch_vector<std::uint32_t> row_of_group(x.group_first.size(), no_index); // per group: its last row (checked, not trusted)
-  for (std::size_t n = 0; n < names; ++n)
-    for (auto p = by_name.begin(n); p != by_name.end(n); ++p) {
-      if (static_cast<std::size_t>(by_name.end(n) - p) > prefetch_ahead) prefetch(&t.ranges[kp.range[p[prefetch_ahead]]]); // a name's ranges lie far apart
-      const auto name = static_cast<std::uint32_t>(n), r0 = kp.range[*p], thread = t.ranges[r0].thread;
-      for (auto r = r0; r != attribution::none && counted[r] != name; r = x.links.parent[r]) {
-        counted[r] = name;
-        auto& row = row_of_group[x.group_of[r]];
-        if (row == no_index || rows.keys[row].name != name || rows.keys[row].thread != thread) row = rows.row(x.group_of[r], thread, name);
-        ++rows.instances[row];
-      }
+// Push/pop range instances: a range counts once in the row of (its group, its thread, a kernel
+// name) for each name held in it or below. The names go up the nesting once a (range, name): each
+// range, children first (`order`, deepest_first's), takes the names of its own pairs and those its
+// children passed up, each once (a stamp a name), counts them and passes them to its parent. The
+// ranges are read in their order; a walk up the parents from each pair, name by name, read
+// them far apart (memory-bound on a trace with a range per operator). Rows exist already
+// (add_push_pop made them).
+inline void count_instances(const trace& t, const trace_index& x, const kernel_pairs& kp, std::size_t names,
+                            const scratch_vector<std::uint32_t>& order, kern_rows& rows) {
+  struct held { // a name on a range's list
+    std::uint32_t name, next;
+  };
+  scratch_vector<std::uint32_t> head(t.ranges.size(), no_index); // per range: its list's newest entry
+  scratch_vector<held> lists;
+  lists.reserve(2 * kp.name.size()); // reserved, touched only as far as used
+  std::uint32_t spare = no_index; // entries of ranges counted already, taken again before new ones
+  const auto hold = [&](std::uint32_t r, std::uint32_t name) {
+    auto e = spare;
+    if (e != no_index) {
+      spare = lists[e].next;
+      lists[e] = {name, head[r]};
+    } else {
+      e = static_cast<std::uint32_t>(lists.size());
+      lists.push_back({name, head[r]});
     }
+    head[r] = e;
+  };
+  for (std::uint32_t p = 0; p < kp.name.size(); ++p) hold(kp.range[p], kp.name[p]);
+  std::vector<std::uint32_t> stamp(names, no_index); // per name: the range it was last counted for
+  for (const auto r : order) {
+    if (head[r] == no_index) continue;
+    const auto group = x.group_of[r], thread = t.ranges[r].thread, up = x.links.parent[r];
+    const std::uint32_t* slice = rows.slice(group, thread); // this range's rows by name, read in place
+    auto e = head[r];
+    for (;; e = lists[e].next) { // indexes: hold() may move the entries
+      const auto name = lists[e].name;
+      if (stamp[name] != r) {
+        stamp[name] = r;
+        auto row = slice && name < rows.names() ? slice[name] : no_index;
+        if (row == no_index) { // past the table's slices (or a row not made yet: row() makes it, and the table may move)
+          row = rows.row(group, thread, name);
+          slice = rows.slice(group, thread);
+        }
+        ++rows.instances[row];
+        if (up != attribution::none) hold(up, name);
+      }
+      if (lists[e].next == no_index) break;
+    }
+    lists[e].next = spare; // the list's entries spare again: memory stays linear in what is held
+    spare = head[r];
+    head[r] = no_index;
+  }
 }
 
 // Push/pop part: each pair weighs into the row of every group on its range's stack.
 inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp, std::size_t names, kern_rows& rows) {
   rows.sources[0] = &kp;
   rows.parts.reserve(2 * kp.range.size()); // reserved, touched only as far as used
+  const auto order = deepest_first(t, x);
   scratch_vector<std::uint32_t> up, len;
-  same_group_runs(t, x, up, len);
+  same_group_runs(t, x, order, up, len);
   using run = std::pair<std::uint32_t, std::uint32_t>; // (group, weight)
   std::vector<run> runs;
   for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
@@ -309,7 +350,7 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
     }
     for (const auto& [g, w] : runs) rows.parts.push_back({rows.row(g, thread, name), 0, p, w});
   }
-  count_instances(t, x, kp, names, rows);
+  count_instances(t, x, kp, names, order, rows);
 }
 
 // Start/end part: each (range, name) pair is one range instance with weight 1.
