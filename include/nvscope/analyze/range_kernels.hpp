@@ -206,8 +206,7 @@ struct kern_rows {
   NVSCOPE_DETAIL_INLINE std::uint32_t row(std::uint32_t group, std::uint32_t thread, std::uint32_t name) {
     if (!keys.empty() && last_ == key{group, thread, name}) return last_row_; // runs of one row are the rule
     last_ = key{group, thread, name};
-    const bool known = group < thread_of_group_.size() && number_of_group_[group] != no_index && thread_of_group_[group] == thread;
-    const auto gt = known ? number_of_group_[group] : group_thread(group, thread);
+    const auto gt = number_of(group, thread);
     if (gt < sliced_ && name < names_) {
       auto& r = slots_[static_cast<std::size_t>(gt) * names_ + name];
       if (r == no_index) r = add(group, thread, name);
@@ -218,13 +217,17 @@ struct kern_rows {
   // The rows of (group, thread) by name number, where it has a slice of the table (rows not made
   // yet read no_index), else null: row() read in place, for many names of one group and thread.
   const std::uint32_t* slice(std::uint32_t group, std::uint32_t thread) {
-    const bool known = group < thread_of_group_.size() && number_of_group_[group] != no_index && thread_of_group_[group] == thread;
-    const auto gt = known ? number_of_group_[group] : group_thread(group, thread);
+    const auto gt = number_of(group, thread);
     return gt < sliced_ ? slots_.data() + static_cast<std::size_t>(gt) * names_ : nullptr;
   }
   std::size_t names() const noexcept { return names_; }
 
  private:
+  // The number of (group, thread): read from the group's arrays while its thread stays the same.
+  NVSCOPE_DETAIL_INLINE std::uint32_t number_of(std::uint32_t group, std::uint32_t thread) {
+    const bool known = group < thread_of_group_.size() && number_of_group_[group] != no_index && thread_of_group_[group] == thread;
+    return known ? number_of_group_[group] : group_thread(group, thread);
+  }
   // The number of (group, thread) where the group's last thread was another (or none yet); while
   // the group's thread stays the same, row() reads it from number_of_group_ (any thread value may come).
   NVSCOPE_DETAIL_COLD std::uint32_t group_thread(std::uint32_t group, std::uint32_t thread) {
