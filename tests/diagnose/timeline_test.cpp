@@ -21,6 +21,8 @@
 #include <numeric>
 #include <string>
 #include <random>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -124,12 +126,48 @@ TEST_CASE("operations come out by (start, end), grouped by stream as a stable so
     c.stream = 9;
     t.copies.push_back(c);
   }
+  for (std::uint32_t i = 0; i < 600; ++i) { // each at a kernel's or a copy's (start, end): ties of every kind
+    memset_record m;
+    const auto& k = t.kernels[g() % t.kernels.size()];
+    const auto& c = t.copies[g() % t.copies.size()];
+    std::tie(m.start, m.end) = g() % 2 ? std::make_pair(k.start, k.end) : std::make_pair(c.start, c.end);
+    m.stream = 9;
+    t.memsets.push_back(m);
+  }
+  for (int i = 0; i < 200; ++i) t.copies[g() % t.copies.size()].end = 0; // left out: no end
   const auto a = attribute(t);
   const timeline tl = build_timeline(t, a);
-  REQUIRE(tl.ops.size() == t.kernels.size() + t.copies.size());
-  CHECK(std::is_sorted(tl.ops.begin(), tl.ops.end(), [](const gpu_op& x, const gpu_op& y) {
-    return x.start != y.start ? x.start < y.start : x.end < y.end;
-  }));
+  // Every complete record once, by (start, end), ties in kind order (kernels, copies, memsets),
+  // then in record order: a stable sort of the three kinds' records put one after another.
+  struct taken {
+    timestamp_ns start, end;
+    op_kind kind;
+    std::uint32_t index;
+  };
+  std::vector<taken> want;
+  auto take_all = [&](const auto& records, op_kind kind) {
+    for (std::uint32_t i = 0; i < records.size(); ++i)
+      if (records[i].end != 0 && records[i].end >= records[i].start) want.push_back({records[i].start, records[i].end, kind, i});
+  };
+  take_all(t.kernels, op_kind::kernel);
+  take_all(t.copies, op_kind::copy);
+  take_all(t.memsets, op_kind::memset);
+  std::stable_sort(want.begin(), want.end(), [](const taken& x, const taken& y) { return std::tie(x.start, x.end) < std::tie(y.start, y.end); });
+  REQUIRE(tl.ops.size() == want.size());
+  std::vector<std::uint32_t> transfers;
+  timestamp_ns last_end = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    CAPTURE(i);
+    CHECK(tl.ops[i].kind() == want[i].kind);
+    CHECK(tl.ops[i].index() == want[i].index);
+    CHECK(tl.ops[i].start == want[i].start);
+    CHECK(tl.ops[i].end == want[i].end);
+    if (want[i].kind != op_kind::kernel) transfers.push_back(static_cast<std::uint32_t>(i));
+    last_end = std::max(last_end, want[i].end);
+  }
+  CHECK(tl.transfers == transfers);
+  CHECK(tl.end == last_end);
+  CHECK(tl.begin == want.front().start);
   auto check_groups = [&](const op_groups& groups, auto key_of) {
     std::vector<std::uint32_t> expected(tl.ops.size());
     std::iota(expected.begin(), expected.end(), 0u);

@@ -31,16 +31,17 @@ enum class op_kind : std::uint8_t { kernel, copy, memset };
 // One GPU operation: 32 bytes, since the passes stream millions of them. The record's index,
 // kind and whether an API record gives its launch call share one word; its stream and device
 // are read from the record where a pass asks (timeline::stream_of, device_of), and its call's
-// end lives beside the operations (timeline::call_end).
+// end lives beside the operations (timeline::call_end). No member initialisers: the timeline's
+// column of them is sized once, unset, and each written in full by add_op.
 struct gpu_op {
   static constexpr unsigned kind_shift = 30, call_bit = 29;
   static constexpr std::uint32_t most_records = 1u << call_bit; // of one kind (build_timeline refuses more)
 
-  timestamp_ns start = 0;
-  timestamp_ns end = 0;
-  timestamp_ns call_start = 0; // launch call start (API record, else launch record); 0: unknown
-  std::uint32_t thread = diagnosis_none;
-  std::uint32_t record = 0; // index into kernels, copies or memsets | has_call << call_bit | kind << kind_shift
+  timestamp_ns start;
+  timestamp_ns end;
+  timestamp_ns call_start; // launch call start (API record, else launch record); 0: unknown
+  std::uint32_t thread;    // the launching thread; diagnosis_none: unknown
+  std::uint32_t record;    // index into kernels, copies or memsets | has_call << call_bit | kind << kind_shift
 
   std::uint32_t index() const noexcept { return record & (most_records - 1); } // its correlation and owner: timeline's correlation_of, owner_of
   op_kind kind() const noexcept { return static_cast<op_kind>(record >> kind_shift); }
@@ -117,10 +118,10 @@ inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
 struct timeline {
   const trace* t = nullptr;
   const attribution* a = nullptr;
-  scratch_vector<gpu_op> ops; // by start (huge pages where offered: millions of them)
+  scratch_column<gpu_op> ops; // by start (huge pages where offered: millions of them)
   scratch_vector<timestamp_ns> call_ends; // per op where any_call: its API call's end (read where has_call); else empty
   static constexpr std::uint32_t no_name = 0xffffffffu;
-  scratch_vector<std::uint32_t> names;     // per op: its kernel name's number (names numbered as they first come), no_name for copies and memsets
+  scratch_column<std::uint32_t> names;     // per op: its kernel name's number (names numbered as they first come), no_name for copies and memsets
   std::vector<string_id> kernel_names;     // by number: the kernel name
   std::vector<std::uint32_t> name_ops;     // by number: the operations of that name
   std::vector<std::uint32_t> transfers; // the copies' and memsets' places in `ops`, in its order
@@ -200,9 +201,9 @@ struct timeline {
   }
 };
 
-// Appends the operation of record i of one kind.
+// Writes operation `at` (the column sized already): record i of one kind.
 template <class Record>
-void add_op(timeline& tl, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of) {
+void add_op(timeline& tl, std::size_t at, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of) {
   const trace& t = *tl.t;
   std::uint32_t record = i | static_cast<std::uint32_t>(kind) << gpu_op::kind_shift, thread = diagnosis_none;
   timestamp_ns call_start = 0;
@@ -214,13 +215,13 @@ void add_op(timeline& tl, op_kind kind, const Record& r, std::uint32_t i, const 
   if (const auto* c = tl.calls.find(r.correlation)) {
     call_start = c->start;
     record |= 1u << gpu_op::call_bit;
-    if (!tl.any_call) tl.call_ends.resize(tl.ops.capacity()); // the first call known: a column for every operation
-    tl.call_ends[tl.ops.size()] = c->end;
+    if (!tl.any_call) tl.call_ends.resize(tl.ops.size()); // the first call known: a column for every operation
+    tl.call_ends[at] = c->end;
     tl.any_call = true;
   }
   // Written field by field where it stays: an operation built aside and copied in 16-byte halves
   // read back its 4-byte fields before they had left the store buffer (timeline: x0.8 at 2 M).
-  gpu_op& op = tl.ops.emplace_back();
+  gpu_op& op = tl.ops[at];
   op.start = r.start;
   op.end = r.end;
   op.call_start = call_start;
@@ -292,16 +293,17 @@ inline std::vector<std::uint32_t> key_places(std::vector<std::uint64_t>& keys) {
 // that reads every operation again for its key.
 class stream_numbering {
  public:
-  explicit stream_numbering(std::size_t ops) { group_.reserve(ops); }
+  explicit stream_numbering(std::size_t ops) : group_(ops) {}
+  // Operation `at` (of the `ops` the numbering was made for): record r's stream.
   template <class Record>
-  void add(const trace& t, const Record& r) {
+  void add(const trace& t, std::size_t at, const Record& r) {
     const std::uint64_t key = (static_cast<std::uint64_t>(device_of(t, r)) << 32) | r.stream;
     if (last_ == no_index || key != last_key_) {
       last_key_ = key;
       last_ = numbers_.of(key);
       if (last_ == count_.size()) count_.push_back(0);
     }
-    group_.push_back(last_);
+    group_[at] = last_;
     ++count_[last_];
   }
   op_groups groups() {
@@ -319,7 +321,7 @@ class stream_numbering {
 
  private:
   key_numbers numbers_;
-  scratch_vector<std::uint32_t> group_; // per operation: its stream's number
+  scratch_column<std::uint32_t> group_; // per operation: its stream's number (each written by add)
   std::vector<std::uint32_t> count_;    // per number: its operations
   std::uint64_t last_key_ = 0;
   std::uint32_t last_ = no_index;
@@ -363,44 +365,50 @@ class name_numbering {
 };
 
 // Every operation, by (start, end), ties in kind order (kernels, copies, memsets): the three
-// kinds' ordered runs merged as the operations are made, each written once; the last end; and
-// the operations by stream.
+// kinds' ordered runs merged as the operations are made, each written once where it stays (the
+// columns sized first: their number is known); the last end; and the operations by stream. The
+// kernels up to the next transfer are taken as one run (most operations are kernels): a compare
+// a kernel, not the three-way choice.
 inline void add_operations(timeline& tl) {
   const trace& t = *tl.t;
   const attribution& a = *tl.a;
   for (const auto n : {t.kernels.size(), t.copies.size(), t.memsets.size()})
     if (n > gpu_op::most_records) throw std::length_error("nvscope: diagnose: more than 2^29 GPU records of one kind (gpu_op's index)");
   const auto kernels = ops_in_order(tl, t.kernels), copies = ops_in_order(tl, t.copies), memsets = ops_in_order(tl, t.memsets);
-  tl.ops.reserve(kernels.size() + copies.size() + memsets.size());
-  tl.names.reserve(tl.ops.capacity());
+  const std::size_t total = kernels.size() + copies.size() + memsets.size();
+  tl.ops.resize(total); // unset: every place written below
+  tl.names.resize(total);
   name_numbering names(t, tl);
+  stream_numbering streams(total);
+  std::size_t at = 0;
+  auto take = [&](op_kind kind, const auto& r, std::uint32_t i, const record_indexes& launch_of, std::uint32_t name) {
+    if (kind != op_kind::kernel) tl.transfers.push_back(static_cast<std::uint32_t>(at));
+    add_op(tl, at, kind, r, i, launch_of);
+    tl.names[at] = name;
+    streams.add(t, at, r);
+    tl.end = std::max(tl.end, r.end);
+    ++at;
+  };
   constexpr std::pair<timestamp_ns, timestamp_ns> done{~timestamp_ns{0}, ~timestamp_ns{0}};
   auto head = [&](const auto& records, const op_order& order, std::size_t i) {
     return i < order.size() ? std::make_pair(records[order[i]].start, records[order[i]].end) : done;
   };
   std::size_t k = 0, c = 0, m = 0;
-  stream_numbering streams(tl.ops.capacity());
-  auto take = [&](op_kind kind, const auto& r, std::uint32_t i, const record_indexes& launch_of, std::uint32_t name) {
-    if (kind != op_kind::kernel) tl.transfers.push_back(static_cast<std::uint32_t>(tl.ops.size()));
-    add_op(tl, kind, r, i, launch_of);
-    tl.names.push_back(name);
-    streams.add(t, r);
-  };
   auto kk = head(t.kernels, kernels, 0), cc = head(t.copies, copies, 0), mm = head(t.memsets, memsets, 0);
-  for (std::size_t left = kernels.size() + copies.size() + memsets.size(); left > 0; --left) {
-    if (k < kernels.size() && !(cc < kk) && !(mm < kk)) {
-      take(op_kind::kernel, t.kernels[kernels[k]], kernels[k], a.kernel_launch, names.of(t.kernels[kernels[k]].name));
-      kk = head(t.kernels, kernels, ++k);
-    } else if (c < copies.size() && !(mm < cc)) {
+  while (at < total) {
+    for (const auto next_transfer = std::min(cc, mm); k < kernels.size() && !(next_transfer < kk); kk = head(t.kernels, kernels, ++k)) {
+      const auto i = kernels[k];
+      take(op_kind::kernel, t.kernels[i], i, a.kernel_launch, names.of(t.kernels[i].name));
+    }
+    if (at == total) break;
+    if (c < copies.size() && !(mm < cc)) { // no kernel before it: a copy, else a memset
       take(op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch, timeline::no_name);
       cc = head(t.copies, copies, ++c);
     } else {
       take(op_kind::memset, t.memsets[memsets[m]], memsets[m], a.memset_launch, timeline::no_name);
       mm = head(t.memsets, memsets, ++m);
     }
-    tl.end = std::max(tl.end, tl.ops.back().end);
   }
-  if (tl.any_call) tl.call_ends.resize(tl.ops.size());
   tl.by_stream = streams.groups();
 }
 
