@@ -433,7 +433,7 @@ TEST_CASE("each thread index has its own ranges and syncs, foreign indexes inclu
     std::shuffle(t.syncs.begin(), t.syncs.end(), g);
     const auto a = attribute(t);
     const timeline tl = build_timeline(t, a);
-    lookup_hints hints(tl.threads.size()); // the hinted lookups must find the same
+    lookup_hints hints(tl.threads); // the hinted lookups must find the same
     std::vector<timestamp_ns> times(300);
     for (auto& x : times) x = g() % 10500;
     if (round % 2) std::sort(times.begin(), times.end()); // growing times: walked forward; else searched

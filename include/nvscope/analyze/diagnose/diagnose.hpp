@@ -16,6 +16,7 @@
 ///   std::fputs(nvscope::diagnosis_text(t, d).c_str(), stdout);
 /// \endcode
 
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/idle.hpp>
@@ -39,11 +40,11 @@ namespace diag {
 struct walk_readers {
   rule_readers& rules;
   step_tally& steps;
-  void take_op(std::size_t i, const gpu_op& op) {
+  NVSCOPE_DETAIL_INLINE void take_op(std::size_t i, const gpu_op& op) {
     rules.take_op(i, op);
     steps.take_op(i, op);
   }
-  void take_stretch(const idle_stretch& s) {
+  NVSCOPE_DETAIL_INLINE void take_stretch(const idle_stretch& s) {
     rules.take_stretch(s);
     steps.take_stretch(s);
   }

@@ -14,6 +14,7 @@
 ///   double idle = double(b.idle_ns) / double(b.window_ns);
 /// \endcode
 
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
@@ -46,7 +47,7 @@ class stretch_charges {
   stretch_charges(const trace& t, std::size_t keep) : keep_(keep) {
     for (int c = 0; c < idle_cause_count; ++c) tallies_.emplace_back(t);
   }
-  void add(const idle_stretch& s, idle_breakdown& b) {
+  NVSCOPE_DETAIL_INLINE void add(const idle_stretch& s, idle_breakdown& b) {
     const auto c = static_cast<int>(s.cause);
     b.cause_ns[c] += s.duration;
     b.cause_count[c] += 1;
@@ -89,7 +90,7 @@ template <class Readers>
 void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b, Readers& readers) {
   timestamp_ns cover = 0, kernel_cover = 0;
   std::uint64_t busy = 0, kernel = 0; // b's, summed here: a stretch written could have changed b's own
-  lookup_hints hints(tl.threads.size()); // the stretches come in time order
+  lookup_hints hints(tl.threads); // the stretches come in time order
   stretch_charges charges(*tl.t, o.top_idle);
   b.stretches.reserve(tl.ops.size()); // at most one per operation; only what is written is touched
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {

@@ -18,6 +18,7 @@
 ///   auto& pageable = rules[static_cast<int>(nvscope::rule_id::pageable_async_copy)];
 /// \endcode
 
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/diagnose/detail/chunks.hpp>
 #include <nvscope/analyze/diagnose/detail/rule_rows.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
@@ -116,8 +117,8 @@ struct rule_readers {
   chunk_sums chunks;
   gap_rows gaps;
   rule_readers(const timeline& tl, const diagnosis_options& o) : chunks(tl, o.utilization_chunks), gaps(o) {}
-  void take_op(std::size_t, const gpu_op& op) { chunks.take(op); }
-  void take_stretch(const idle_stretch& s) { gaps.take(s); }
+  NVSCOPE_DETAIL_INLINE void take_op(std::size_t, const gpu_op& op) { chunks.take(op); }
+  NVSCOPE_DETAIL_INLINE void take_stretch(const idle_stretch& s) { gaps.take(s); }
 };
 
 // `walked`: what the idle walk took for the rules (rule_readers), or null to read the

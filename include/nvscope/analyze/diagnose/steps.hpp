@@ -144,7 +144,7 @@ class step_tally {
   step_tally(const step_tally&) = delete; // columns_ points into set_
   step_tally& operator=(const step_tally&) = delete;
 
-  void take_op(std::size_t i, const gpu_op& op) {
+  NVSCOPE_DETAIL_INLINE void take_op(std::size_t i, const gpu_op& op) {
     if (step_.empty()) return;
     const auto k = step_at(tl_->owner_of(op));
     if (k == diagnosis_none) return;

@@ -7,6 +7,7 @@
 // average, each named by the range that held most of its idle time. Internal.
 
 #include <nvscope/analyze/diagnose/detail/rule_rows.hpp>
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
@@ -45,12 +46,19 @@ class chunk_sums {
     lo_ = g_.chunk_begin(0);
     hi_ = g_.chunk_end(0);
   }
-  void take(const gpu_op& op) {
-    if (op.end <= op.start || g_.used.empty()) return;
-    if (op.start >= lo_ && op.end <= hi_) {
+  NVSCOPE_DETAIL_INLINE void take(const gpu_op& op) {
+    if (op.start >= lo_ && op.end <= hi_ && op.end > op.start) { // inside chunk from_ (never so without chunks: lo_ == hi_)
       g_.used[from_] += op.end - op.start;
       return;
     }
+    take_across(op);
+  }
+  chunk_grid&& grid() && { return std::move(g_); }
+
+ private:
+  // An operation past chunk from_'s bounds, or of no length: the chunks it reaches.
+  NVSCOPE_DETAIL_COLD void take_across(const gpu_op& op) {
+    if (op.end <= op.start || g_.used.empty()) return;
     if (op.start < lo_) from_ = static_cast<std::size_t>((op.start - g_.begin) / g_.size); // out of order
     while (from_ + 1 < g_.used.size() && g_.chunk_begin(from_ + 1) <= op.start) ++from_;
     lo_ = g_.chunk_begin(from_);
@@ -61,9 +69,6 @@ class chunk_sums {
       if (b > a) g_.used[i] += b - a;
     }
   }
-  chunk_grid&& grid() && { return std::move(g_); }
-
- private:
   chunk_grid g_;
   std::size_t from_ = 0;
   timestamp_ns lo_ = 0, hi_ = 0; // chunk from_'s bounds

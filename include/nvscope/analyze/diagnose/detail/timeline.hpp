@@ -89,8 +89,16 @@ struct op_groups {
 // lookup times mostly grow (the operations in start order): the next lookup walks forward from
 // there, a few steps at most, and searches where the time went back or jumped ahead.
 struct lookup_hints {
-  explicit lookup_hints(std::size_t slots) : ranges(slots, 0), syncs(slots, 0) {}
+  explicit lookup_hints(const thread_table& threads) : ranges(threads.size(), 0), syncs(threads.size(), 0), last_slot_(threads.slot(0)) {}
   std::vector<std::size_t> ranges, syncs;
+  // The slot of `thread`: a run of lookups of one thread (the rule) searches the table once.
+  std::uint32_t slot(const thread_table& threads, std::uint32_t thread) noexcept {
+    if (thread != last_thread_) last_thread_ = thread, last_slot_ = threads.slot(thread);
+    return last_slot_;
+  }
+
+ private:
+  std::uint32_t last_thread_ = 0, last_slot_; // thread index 0's slot to start with (any index may come)
 };
 
 // std::upper_bound's place of `key` in sorted `v`, found from `hint` and left there.
@@ -140,8 +148,8 @@ struct timeline {
   bool inside(timestamp_ns start) const noexcept { return in_window(window, start); }
 
   // Innermost push/pop range open on `thread` at `time`, or none. `hints`: see lookup_hints.
-  std::uint32_t range_at(std::uint32_t thread, timestamp_ns time, lookup_hints* hints = nullptr) const noexcept {
-    const auto slot = threads.slot(thread);
+  NVSCOPE_DETAIL_INLINE std::uint32_t range_at(std::uint32_t thread, timestamp_ns time, lookup_hints* hints = nullptr) const noexcept {
+    const auto slot = hints ? hints->slot(threads, thread) : threads.slot(thread);
     if (slot >= ranges_by_thread.size()) return diagnosis_none;
     const auto& starts = range_starts_by_thread[slot];
     const auto place = hints && slot < hints->ranges.size()
@@ -155,7 +163,7 @@ struct timeline {
 
   // The end of the last synchronisation `thread` sat in at some moment of [from, to], or 0.
   timestamp_ns last_sync_end(std::uint32_t thread, timestamp_ns from, timestamp_ns to, lookup_hints* hints = nullptr) const noexcept {
-    const auto slot = threads.slot(thread);
+    const auto slot = hints ? hints->slot(threads, thread) : threads.slot(thread);
     if (slot >= syncs_by_thread.size()) return 0;
     const auto& s = syncs_by_thread[slot];
     const auto key = std::make_pair(to, ~timestamp_ns{0});
@@ -508,14 +516,17 @@ inline sorted_duration_figures figures_of_sorted(string_id name, const std::uint
 class range_tally {
  public:
   explicit range_tally(const trace& t) : t_(&t) {}
-  void add(std::uint32_t range, std::uint64_t ns) {
-    if (range != last_range_ || slots_.empty()) switch_to(range); // runs of one range are common: its record is read once a run
-    auto& slot = slots_[last_];
-    slot.ns += ns;
-    slot.count += 1;
-    if (range < t_->ranges.size() && ns >= slot.best_ns) {
-      slot.best_ns = ns;
-      slot.range = range;
+  range_tally(range_tally&&) noexcept = default; // the slots' buffer moves with it: slot_ stays valid
+  range_tally& operator=(range_tally&&) noexcept = default;
+  range_tally(const range_tally&) = delete; // a copy's slot_ would point into the original's slots
+  range_tally& operator=(const range_tally&) = delete;
+  NVSCOPE_DETAIL_INLINE void add(std::uint32_t range, std::uint64_t ns) {
+    if (range != last_range_ || slot_ == nullptr) switch_to(range); // runs of one range are common: its record is read once a run
+    slot_->ns += ns;
+    slot_->count += 1;
+    if (in_trace_ && ns >= slot_->best_ns) {
+      slot_->best_ns = ns;
+      slot_->range = range;
     }
   }
   std::vector<range_time> top(std::size_t n) const {
@@ -541,13 +552,14 @@ class range_tally {
  private:
   NVSCOPE_DETAIL_COLD void switch_to(std::uint32_t range) {
     last_range_ = range;
-    const std::uint64_t key = range < t_->ranges.size() ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name
-                                                        : ~std::uint64_t{0};
+    in_trace_ = range < t_->ranges.size();
+    const std::uint64_t key = in_trace_ ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name : ~std::uint64_t{0};
     if (key != last_key_ || slots_.empty()) { // and runs of one name
       last_key_ = key;
       last_ = numbers_.of(key);
       if (last_ == slots_.size()) slots_.emplace_back();
     }
+    slot_ = &slots_[last_]; // until the next switch (the only place slots_ grows)
   }
   struct slot_t {
     std::uint64_t ns = 0, count = 0, best_ns = 0;
@@ -559,6 +571,8 @@ class range_tally {
   std::uint64_t last_key_ = 0;
   std::uint32_t last_range_ = 0; // the range last added (its key is last_key_)
   std::uint32_t last_ = 0;     // the slot of last_key_
+  slot_t* slot_ = nullptr;     // slots_[last_]; none before the first add
+  bool in_trace_ = false;      // last_range_ is a range of the trace (not diagnosis_none or past them)
 };
 
 } // namespace diag
