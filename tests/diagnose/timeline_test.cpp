@@ -274,14 +274,15 @@ TEST_CASE("the idle charges (per cause, the ranges holding most, the longest) ar
   for (int round = 0; round < 60; ++round) {
     trace t;
     t.threads.resize(3);
-    const string_id names[] = {t.strings.intern("a"), t.strings.intern("b"), t.strings.intern("c"), t.strings.intern("d")};
+    // The empty name (id 0) in the default domain: a tally's key 0, what an empty tally holds.
+    const string_id names[] = {t.strings.intern("a"), t.strings.intern("b"), t.strings.intern("c"), t.strings.intern("d"), t.strings.intern("")};
     const string_id domains[] = {0, t.strings.intern("dom")};
     for (std::uint32_t r = 0; r < 200; ++r) { // random intervals: attribute() nests them by containment
       range_record x;
       x.thread = static_cast<std::uint32_t>(g() % 4); // 3: outside the thread table
       x.start = g() % 100000;
       x.end = x.start + g() % 8000;
-      x.name = names[g() % 4];
+      x.name = names[g() % 5];
       x.domain = domains[g() % 2];
       x.is_push_pop = true;
       t.ranges.push_back(x);

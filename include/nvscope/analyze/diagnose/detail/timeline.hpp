@@ -554,10 +554,14 @@ class range_tally {
     last_range_ = range;
     in_trace_ = range < t_->ranges.size();
     const std::uint64_t key = in_trace_ ? (static_cast<std::uint64_t>(t_->ranges[range].domain) << 32) | t_->ranges[range].name : ~std::uint64_t{0};
-    if (key != last_key_ || slots_.empty()) { // and runs of one name
-      last_key_ = key;
-      last_ = numbers_.of(key);
-      if (last_ == slots_.size()) slots_.emplace_back();
+    if (key != last_key_ || slots_.empty()) { // and runs of one name, and two names in turn (an operator's outer and inner range)
+      std::swap(last_key_, other_key_);
+      std::swap(last_, other_);
+      if (key != last_key_ || slots_.size() < 2) {
+        last_key_ = key;
+        last_ = numbers_.of(key);
+        if (last_ == slots_.size()) slots_.emplace_back();
+      }
     }
     slot_ = &slots_[last_]; // until the next switch (the only place slots_ grows)
   }
@@ -568,9 +572,9 @@ class range_tally {
   const trace* t_;
   key_numbers numbers_;        // (domain, name) -> slot
   std::vector<slot_t> slots_;
-  std::uint64_t last_key_ = 0;
+  std::uint64_t last_key_ = 0, other_key_ = 0; // the key last added, and the one before it (while slots_ holds two)
   std::uint32_t last_range_ = 0; // the range last added (its key is last_key_)
-  std::uint32_t last_ = 0;     // the slot of last_key_
+  std::uint32_t last_ = 0, other_ = 0; // the slots of last_key_ and other_key_
   slot_t* slot_ = nullptr;     // slots_[last_]; none before the first add
   bool in_trace_ = false;      // last_range_ is a range of the trace (not diagnosis_none or past them)
 };
