@@ -8,6 +8,7 @@
 
 #include <nvscope/analyze/activity.hpp>
 #include <nvscope/analyze/intervals.hpp>
+#include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/range_activity.hpp>
 #include "synthetic_trace.hpp"
 
@@ -309,4 +310,49 @@ TEST_CASE("project_ranges equals the per-launch windows summed into ranges, a gr
   CHECK(projected > 100); // ranges that launched work
   CHECK(start_end > 0);   // start/end ranges among them
   CHECK(wrong == 0);
+}
+
+TEST_CASE("deepest_first puts every range once, each before its parent; last to first where parents come first") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  int reversed = 0, listed = 0;
+  for (int round = 0; round < 300; ++round) {
+    const auto nr = static_cast<std::uint32_t>(rng() % 200);
+    nvscope::trace t;
+    t.ranges.resize(nr);
+    nvscope::attribution a;
+    const int shape = round % 3; // 0: parents first; 1: parents anywhere (acyclic); 2: as 0 or 1 with a short parent list
+    std::vector<std::uint32_t> rank(nr); // a parent has a lower rank than its children: no cycle
+    for (std::uint32_t r = 0; r < nr; ++r) rank[r] = r;
+    if (shape == 1) std::shuffle(rank.begin(), rank.end(), rng);
+    std::vector<std::uint32_t> of_rank(nr);
+    for (std::uint32_t r = 0; r < nr; ++r) of_rank[rank[r]] = r;
+    a.parent.assign(nr, nvscope::attribution::none);
+    for (std::uint32_t r = 0; r < nr; ++r) {
+      const auto pick = rng() % 8;
+      if (pick == 0) a.parent[r] = nr + static_cast<std::uint32_t>(rng() % 5); // past the ranges: none
+      else if (pick > 2 && rank[r] > 0) a.parent[r] = of_rank[rng() % rank[r]];
+    }
+    if (shape == 2 && nr > 0) a.parent.resize(rng() % nr); // the rest: none
+    auto parent_of = [&](std::uint32_t r) { return r < a.parent.size() && a.parent[r] < nr ? a.parent[r] : nvscope::attribution::none; };
+    bool parents_first = true;
+    for (std::uint32_t r = 0; r < nr; ++r) parents_first = parents_first && (parent_of(r) == nvscope::attribution::none || parent_of(r) < r);
+    const auto order = nvscope::detail::deepest_first(t, a);
+    REQUIRE(order.size() == nr);
+    std::vector<std::uint32_t> place(nr, nvscope::attribution::none);
+    for (std::uint32_t i = 0; i < nr; ++i) {
+      REQUIRE(order[i] < nr);
+      CHECK(place[order[i]] == nvscope::attribution::none); // once
+      place[order[i]] = i;
+    }
+    for (std::uint32_t r = 0; r < nr; ++r)
+      if (parent_of(r) != nvscope::attribution::none) CHECK(place[r] < place[parent_of(r)]);
+    if (parents_first) {
+      ++reversed;
+      for (std::uint32_t i = 0; i < nr; ++i) CHECK(order[i] == nr - 1 - i);
+    } else {
+      ++listed;
+    }
+  }
+  CHECK(reversed > 50);
+  CHECK(listed > 50);
 }

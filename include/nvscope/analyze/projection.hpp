@@ -47,13 +47,17 @@ inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const attribu
   const auto nr = static_cast<std::uint32_t>(t.ranges.size());
   const auto parent_of = [&](std::uint32_t r) { return r < a.parent.size() && a.parent[r] < nr ? a.parent[r] : attribution::none; };
   scratch_vector<std::uint32_t> order;
-  order.reserve(nr);
+  // The check reads the parents straight (parent_of's rule: one of nr or more, or none given, is none).
+  const std::uint32_t* parent = a.parent.data();
+  const auto given = static_cast<std::uint32_t>(std::min<std::size_t>(a.parent.size(), nr));
   bool parents_first = true;
-  for (std::uint32_t r = 0; r < nr && parents_first; ++r) parents_first = parent_of(r) == attribution::none || parent_of(r) < r;
+  for (std::uint32_t r = 0; r < given; ++r) parents_first &= parent[r] < r || parent[r] >= nr;
   if (parents_first) {
-    for (auto r = nr; r-- > 0;) order.push_back(r);
+    order.resize(nr);
+    for (std::uint32_t i = 0; i < nr; ++i) order[i] = nr - 1 - i;
     return order;
   }
+  order.reserve(nr);
   scratch_vector<std::uint32_t> pending(nr, 0); // per range: its children not yet in the order
   for (std::uint32_t r = 0; r < nr; ++r)
     if (parent_of(r) != attribution::none) ++pending[parent_of(r)];
