@@ -453,16 +453,25 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
   }
   const auto label_rank = string_ranks(labels), name_rank = string_ranks(names);
   const auto tid_of = [&](std::uint32_t thread) { return thread < t.threads.size() ? t.threads[thread].os_id : std::uint64_t{thread}; };
+  // By label first, a counting sort (labels are few beside the rows: each step range of a trace
+  // makes its own, with a few rows), then each label's rows by the rest of the key, read in
+  // place beside the row's number; rows alike in every key (only rows of one label, thread id,
+  // total, style and kernel name string could be) by row number, their first appearance.
   struct keyed {
-    std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, bool, std::uint32_t> key; // "PushPop" < "StartEnd"
+    std::tuple<std::uint64_t, std::uint64_t, bool, std::uint32_t> key; // "PushPop" < "StartEnd"
     std::uint32_t row;
   };
+  const buckets by_label(rows.keys.size(), labels.size(), [&](std::size_t r) { return label_rank[group_of_row[r]]; });
   scratch_column<keyed> order(rows.keys.size()); // every place written below
-  for (std::uint32_t r = 0; r < order.size(); ++r)
-    order[r] = {{label_rank[group_of_row[r]], tid_of(rows.keys[r].thread), descending(stats[r].total),
-                 !t.ranges[x.group_first[rows.keys[r].group]].is_push_pop, name_rank[name_of_row[r]]},
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    const auto r = by_label.order[i];
+    order[i] = {{tid_of(rows.keys[r].thread), descending(stats[r].total), !t.ranges[x.group_first[rows.keys[r].group]].is_push_pop,
+                 name_rank[name_of_row[r]]},
                 r};
-  std::sort(order.begin(), order.end(), [](const keyed& a, const keyed& b) { return a.key < b.key; });
+  }
+  for (std::size_t b = 0; b < by_label.count(); ++b)
+    std::sort(order.begin() + by_label.offset[b], order.begin() + by_label.offset[b + 1],
+              [](const keyed& a, const keyed& b) { return a.key != b.key ? a.key < b.key : a.row < b.row; });
   std::vector<range_kernel_row> out(order.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
     const auto r = order[i].row;
