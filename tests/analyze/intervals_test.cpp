@@ -355,4 +355,27 @@ TEST_CASE("deepest_first puts every range once, each before its parent; last to 
   }
   CHECK(reversed > 50);
   CHECK(listed > 50);
+  // attribute() makes the order once, with the nesting: the same rule, read by deepest_first.
+  for (const bool shuffled : {false, true}) {
+    auto t = synthetic::make_trace(3000);
+    if (shuffled) std::shuffle(t.ranges.begin(), t.ranges.end(), rng); // parents after children too
+    const auto a = nvscope::attribute(t);
+    const auto nr = static_cast<std::uint32_t>(t.ranges.size());
+    REQUIRE(a.children_first.size() == nr);
+    std::vector<std::uint32_t> place(nr, nvscope::attribution::none);
+    for (std::uint32_t i = 0; i < nr; ++i) {
+      REQUIRE(a.children_first[i] < nr);
+      CHECK(place[a.children_first[i]] == nvscope::attribution::none);
+      place[a.children_first[i]] = i;
+    }
+    std::size_t nested = 0;
+    for (std::uint32_t r = 0; r < nr; ++r) {
+      if (a.parent[r] >= nr) continue;
+      CHECK(place[r] < place[a.parent[r]]);
+      ++nested;
+    }
+    CHECK(nested > 100);
+    const auto order = nvscope::detail::deepest_first(t, a);
+    CHECK(std::equal(order.begin(), order.end(), a.children_first.begin(), a.children_first.end()));
+  }
 }

@@ -47,6 +47,7 @@ struct attribution {
   std::vector<std::uint32_t> parent;   ///< per range: enclosing push/pop range on its thread (marks too)
   std::vector<std::uint16_t> depth;    ///< per range: 0 for outermost
   std::vector<timestamp_ns> range_end; ///< per range: its end, or the trace end when unclosed
+  std::vector<std::uint32_t> children_first; ///< every range once, children before their parents (read backwards: parents first)
   timestamp_ns trace_end = 0;
 };
 
@@ -62,6 +63,37 @@ inline timestamp_ns trace_end_of(const trace& t) noexcept {
   for (const auto& s : t.syncs) upd(s.end);
   for (const auto& l : t.launches) upd(l.time);
   return m;
+}
+
+// Every range of `parent` (per range; one of `nr` or more, or none given, is none), children before
+// their parents: the order in which the nesting passes sum upwards and, read backwards, pass down.
+// Where every parent comes before its children in the trace (ranges recorded as they open, as the
+// collector records them), the ranges from last to first are that order: a check of the parents.
+// Otherwise leaves first, then each range once its last child is in: right at any depth
+// (`depth` stops counting at 65,535; an order by depth put the levels past it parents first).
+template <class Order>
+void children_first(const std::vector<std::uint32_t>& parent, std::uint32_t nr, Order& order) {
+  const std::uint32_t* up = parent.data();
+  const auto given = static_cast<std::uint32_t>(std::min<std::size_t>(parent.size(), nr));
+  bool parents_first = true;
+  for (std::uint32_t r = 0; r < given; ++r) parents_first &= up[r] < r || up[r] >= nr; // read straight, every one: no exit, no bounds test
+  order.clear();
+  if (parents_first) {
+    order.resize(nr);
+    for (std::uint32_t i = 0; i < nr; ++i) order[i] = nr - 1 - i;
+    return;
+  }
+  const auto parent_of = [&](std::uint32_t r) { return r < given && up[r] < nr ? up[r] : no_index; };
+  order.reserve(nr);
+  std::vector<std::uint32_t> pending(nr, 0); // per range: its children not yet in the order
+  for (std::uint32_t r = 0; r < nr; ++r)
+    if (parent_of(r) != no_index) ++pending[parent_of(r)];
+  for (std::uint32_t r = 0; r < nr; ++r)
+    if (pending[r] == 0) order.push_back(r);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto up_of = parent_of(order[i]);
+    if (up_of != no_index && --pending[up_of] == 0) order.push_back(up_of);
+  }
 }
 
 // A range's end as analysis uses it: unclosed ranges end at the trace end, a range that ends
@@ -198,6 +230,7 @@ inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_s
   x.links.trace_end = trace_end_of(t);
   x.links.range_end = closed_range_ends(t, x.links.trace_end);
   nest_ranges(t, x, rule, open_start_end);
+  children_first(x.links.parent, static_cast<std::uint32_t>(t.ranges.size()), x.links.children_first); // once, for every pass that follows the nesting
   link_launches(t, x);
   return x;
 }

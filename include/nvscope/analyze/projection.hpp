@@ -36,37 +36,13 @@ struct range_projection {
 
 namespace detail {
 
-// Every range, children before their parents (`a.parent` per range: only push/pop ranges have
-// children; marks and start/end ranges come in as leaves): the order in which the nesting
-// passes sum upwards, and, read backwards, pass down. Where every parent comes before its
-// children in the trace (ranges recorded as they open, as the collector records them), the
-// ranges from last to first are that order: a check of the parents, no read of the records.
-// Otherwise leaves first, then each range once its last child is in: right at any depth
-// (`a.depth` stops counting at 65,535; an order by depth put the levels past it parents first).
+// Every range, children before their parents (detail::children_first): the attribution's own
+// order where it has one for these ranges (index_trace and attribute make it once), else made here.
 inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const attribution& a) {
   const auto nr = static_cast<std::uint32_t>(t.ranges.size());
-  const auto parent_of = [&](std::uint32_t r) { return r < a.parent.size() && a.parent[r] < nr ? a.parent[r] : attribution::none; };
+  if (a.children_first.size() == nr) return scratch_vector<std::uint32_t>(a.children_first.begin(), a.children_first.end());
   scratch_vector<std::uint32_t> order;
-  // The check reads the parents straight (parent_of's rule: one of nr or more, or none given, is none).
-  const std::uint32_t* parent = a.parent.data();
-  const auto given = static_cast<std::uint32_t>(std::min<std::size_t>(a.parent.size(), nr));
-  bool parents_first = true;
-  for (std::uint32_t r = 0; r < given; ++r) parents_first &= parent[r] < r || parent[r] >= nr;
-  if (parents_first) {
-    order.resize(nr);
-    for (std::uint32_t i = 0; i < nr; ++i) order[i] = nr - 1 - i;
-    return order;
-  }
-  order.reserve(nr);
-  scratch_vector<std::uint32_t> pending(nr, 0); // per range: its children not yet in the order
-  for (std::uint32_t r = 0; r < nr; ++r)
-    if (parent_of(r) != attribution::none) ++pending[parent_of(r)];
-  for (std::uint32_t r = 0; r < nr; ++r)
-    if (pending[r] == 0) order.push_back(r);
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const auto up = parent_of(order[i]);
-    if (up != attribution::none && --pending[up] == 0) order.push_back(up);
-  }
+  children_first(a.parent, nr, order);
   return order;
 }
 
