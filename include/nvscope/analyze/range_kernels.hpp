@@ -345,8 +345,13 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
   for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
     const auto r0 = kp.range[p], name = kp.name[p], thread = t.ranges[r0].thread;
     const bool same_range = p > 0 && kp.range[p - 1] == r0; // pairs come by range: its runs are known
-    if (!same_range) runs.clear();
-    for (auto r = r0; !same_range && r != attribution::none; r = up[r]) runs.emplace_back(x.group_of[r], len[r]);
+    if (!same_range) { // the stack's runs: counted, then written in place (one resize a range, not a call a run)
+      std::size_t n = 0;
+      for (auto r = r0; r != attribution::none; r = up[r]) ++n;
+      runs.resize(n);
+      n = 0;
+      for (auto r = r0; r != attribution::none; r = up[r]) runs[n++] = {x.group_of[r], len[r]};
+    }
     if (!same_range && runs.size() > 1) {
       if (runs.size() <= 8) // a range's few groups (the usual stack): sorted in place, no call
         for (std::size_t i = 1; i < runs.size(); ++i)
