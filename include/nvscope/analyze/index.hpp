@@ -85,7 +85,7 @@ void children_first(const std::vector<std::uint32_t>& parent, std::uint32_t nr, 
   }
   const auto parent_of = [&](std::uint32_t r) { return r < given && up[r] < nr ? up[r] : no_index; };
   order.reserve(nr);
-  std::vector<std::uint32_t> pending(nr, 0); // per range: its children not yet in the order
+  scratch_vector<std::uint32_t> pending(nr, 0); // per range: its children not yet in the order
   for (std::uint32_t r = 0; r < nr; ++r)
     if (parent_of(r) != no_index) ++pending[parent_of(r)];
   for (std::uint32_t r = 0; r < nr; ++r)

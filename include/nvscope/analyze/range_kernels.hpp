@@ -476,7 +476,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
   }
   for (std::size_t b = 0; b < by_label.count(); ++b)
     std::sort(order.begin() + by_label.offset[b], order.begin() + by_label.offset[b + 1],
-              [](const keyed& a, const keyed& b) { return a.key != b.key ? a.key < b.key : a.row < b.row; });
+              [](const keyed& x, const keyed& y) { return x.key != y.key ? x.key < y.key : x.row < y.row; });
   std::vector<range_kernel_row> out(order.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
     const auto r = order[i].row;

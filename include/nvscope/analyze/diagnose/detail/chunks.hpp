@@ -6,8 +6,8 @@
 // streams overlap, as nsys's), chunks under the threshold coalesced with their size-weighted
 // average, each named by the range that held most of its idle time. Internal.
 
-#include <nvscope/analyze/diagnose/detail/rule_rows.hpp>
 #include <nvscope/analyze/detail/inlining.hpp>
+#include <nvscope/analyze/diagnose/detail/rule_rows.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
