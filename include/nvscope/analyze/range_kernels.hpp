@@ -351,14 +351,14 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
       runs.resize(n);
       n = 0;
       for (auto r = r0; r != attribution::none; r = up[r]) runs[n++] = {x.group_of[r], len[r]};
-    }
-    if (!same_range && runs.size() > 1) {
-      if (runs.size() <= 8) // a range's few groups (the usual stack): sorted in place, no call
-        for (std::size_t i = 1; i < runs.size(); ++i)
-          for (auto j = i; j > 0 && runs[j] < runs[j - 1]; --j) std::swap(runs[j], runs[j - 1]);
-      else
-        std::sort(runs.begin(), runs.end());
-      join_equal_neighbours(runs, [](const run& x, const run& y) { return x.first == y.first; }, [](run& into, const run& from) { into.second += from.second; });
+      if (n > 1) { // groups met twice on the stack joined: sorted (a range's few, the usual stack, in place: no call)
+        if (n <= 8)
+          for (std::size_t i = 1; i < n; ++i)
+            for (auto j = i; j > 0 && runs[j] < runs[j - 1]; --j) std::swap(runs[j], runs[j - 1]);
+        else
+          std::sort(runs.begin(), runs.end());
+        join_equal_neighbours(runs, [](const run& x, const run& y) { return x.first == y.first; }, [](run& into, const run& from) { into.second += from.second; });
+      }
     }
     for (const auto& [g, w] : runs) rows.parts.push_back({rows.row(g, thread, name), 0, p, w});
   }
