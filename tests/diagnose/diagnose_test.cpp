@@ -343,7 +343,7 @@ TEST_CASE("samples are sorted as std::sort sorts them, whatever the spread of th
       for (auto& x : v) x = spread ? 100 + g() % spread : g();
       auto expected = v;
       std::sort(expected.begin(), expected.end());
-      nvscope::detail::diag::sort_values(v.data(), v.data() + v.size());
+      nvscope::detail::sort_values(v.data(), v.data() + v.size());
       CAPTURE(spread);
       CAPTURE(n);
       CHECK(v == expected);

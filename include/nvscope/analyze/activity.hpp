@@ -11,6 +11,7 @@
 /// \endcode
 
 #include <nvscope/analyze/detail/inlining.hpp>
+#include <nvscope/analyze/detail/kernel_runs.hpp>
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/stats.hpp>
@@ -66,13 +67,14 @@ inline void window_figures(const gpu_intervals& g, timestamp_ns lo, timestamp_ns
 }
 
 // The metrics of one window from its intervals (merged here, in place); appends its gaps to
-// `gaps`. The overall activity's path where the kernels come out of start order.
-inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& gaps) {
+// `gaps`. The overall activity's path where the kernels come out of start order. `runs`, where
+// given (sorted), the kernels' durations: their median read across them.
+inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& gaps, const kernel_runs* runs = nullptr) {
   activity_metrics m;
   m.kernels = g.kernels.size();
   m.copies = g.copies.size();
   m.memsets = g.memsets.size();
-  m.kernel_median_ns = median_by([&](auto&& f) {
+  m.kernel_median_ns = runs ? median_of_runs(*runs) : median_by([&](auto&& f) {
     for (const auto& k : g.kernels) f(k.second - k.first);
   }, g.kernels.size());
   for (auto* v : {&g.kernels, &g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
@@ -156,34 +158,58 @@ class kernel_union_sink {
 // as it is read by a kernel_union_sink, never copied (2 M kernels: a 32 MB list and four
 // walks of it saved), and their durations taken aside for the median's search (which reads
 // them two or three times: 8 bytes each, not the 64 of a record; 42 -> 31 ms at 2 M
-// kernels). False, with `gaps` and `m` to be thrown away, where one comes out of order.
-// `g`: the copies, memsets and syncs.
+// kernels), or, with `runs` (sorted: analyze's), read across those. False, with `gaps` and `m`
+// to be thrown away, where one comes out of order. `g`: the copies, memsets and syncs.
 inline bool activity_of_kernels_in_order(const std::vector<kernel_record>& kernels, gpu_intervals& g, timestamp_ns lo, timestamp_ns hi,
-                                         value_list& gaps, activity_metrics& m) {
+                                         value_list& gaps, activity_metrics& m, const kernel_runs* runs = nullptr) {
   m.copies = g.copies.size();
   m.memsets = g.memsets.size();
   for (auto* v : {&g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
   const auto transfers = union_of(g.copies, g.memsets);
   gaps.reserve(kernels.size() + transfers.size());
   kernel_union_sink sink(transfers, g.copies, lo, hi, gaps);
-  scratch_vector<std::uint64_t> durations; // the median's search reads these, not the records again
-  durations.reserve(kernels.size());
-  std::uint64_t shortest = ~std::uint64_t{0}, longest = 0;
-  for (const auto& k : kernels) {
-    if (!valid_interval(k.start, k.end)) continue;
-    const std::uint64_t d = k.end - k.start;
-    durations.push_back(d);
-    shortest = std::min(shortest, d);
-    longest = std::max(longest, d);
-    if (d != 0 && !sink.add(k.start, k.end)) return false; // empty: counted, no time
+  if (runs) {
+    for (const auto& k : kernels)
+      if (valid_interval(k.start, k.end) && k.end != k.start && !sink.add(k.start, k.end)) return false; // empty: counted, no time
+    m.kernels = runs->count();
+    m.kernel_median_ns = median_of_runs(*runs);
+  } else {
+    scratch_vector<std::uint64_t> durations; // the median's search reads these, not the records again
+    durations.reserve(kernels.size());
+    std::uint64_t shortest = ~std::uint64_t{0}, longest = 0;
+    for (const auto& k : kernels) {
+      if (!valid_interval(k.start, k.end)) continue;
+      const std::uint64_t d = k.end - k.start;
+      durations.push_back(d);
+      shortest = std::min(shortest, d);
+      longest = std::max(longest, d);
+      if (d != 0 && !sink.add(k.start, k.end)) return false; // empty: counted, no time
+    }
+    m.kernels = durations.size();
+    if (!durations.empty()) m.kernel_median_ns = median_of(each_value{durations.data(), durations.data() + durations.size()}, durations.size(), shortest, longest);
   }
   sink.finish(m);
-  m.kernels = durations.size();
-  if (!durations.empty()) m.kernel_median_ns = median_of(each_value{durations.data(), durations.data() + durations.size()}, durations.size(), shortest, longest);
   window_figures(g, lo, hi, gaps, 0, m);
   const auto [shortest_gap, longest_gap] = sink.gap_extremes();
   if (m.gap_count) std::tie(m.gap_median_ns, m.gap_p90_ns) = median_and_p90(gaps.data(), gaps.data() + gaps.size(), shortest_gap, longest_gap);
   return true;
+}
+
+// overall_activity (below); `runs`, where given (sorted: analyze's), the kernels' durations by
+// name, their median read across them.
+inline activity_metrics overall_activity_of(const trace& t, time_window window, const kernel_runs* runs) {
+  value_list gaps;
+  {
+    gpu_intervals g; // the kernels read in place
+    take_intervals(t.copies, g.copies);
+    take_intervals(t.memsets, g.memsets);
+    take_intervals(t.syncs, g.syncs);
+    activity_metrics m;
+    if (activity_of_kernels_in_order(t.kernels, g, window.begin, window.end, gaps, m, runs)) return m;
+    gaps.clear();
+  }
+  auto g = intervals_of(t); // kernels out of start order: copied, sorted, merged
+  return activity_of(g, window.begin, window.end, gaps, runs);
 }
 
 } // namespace detail
@@ -220,20 +246,7 @@ inline time_window analysis_window(const trace& t, const analysis_options& optio
 /// \code
 ///   auto o = nvscope::overall_activity(t, {t.begin, t.finish});
 /// \endcode
-inline activity_metrics overall_activity(const trace& t, time_window window) {
-  detail::value_list gaps;
-  {
-    detail::gpu_intervals g; // the kernels read in place
-    detail::take_intervals(t.copies, g.copies);
-    detail::take_intervals(t.memsets, g.memsets);
-    detail::take_intervals(t.syncs, g.syncs);
-    activity_metrics m;
-    if (detail::activity_of_kernels_in_order(t.kernels, g, window.begin, window.end, gaps, m)) return m;
-    gaps.clear();
-  }
-  auto g = detail::intervals_of(t); // kernels out of start order: copied, sorted, merged
-  return detail::activity_of(g, window.begin, window.end, gaps);
-}
+inline activity_metrics overall_activity(const trace& t, time_window window) { return detail::overall_activity_of(t, window, nullptr); }
 
 } // namespace v1
 } // namespace nvscope

@@ -65,7 +65,6 @@ inline analysis_report analyze(const trace& t, const trace_index& x, const analy
   const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
   const diagnosis_options diagnosis_settings = diagnosis_options_for(t, options); // the window found once, for both
   analysis_report r;
-  r.kernels = kernel_summary(t, x, options.kernel_names);
   auto memops = memop_summary(t);
   r.memops_by_time = std::move(memops.by_time);
   r.memops_by_size = std::move(memops.by_size);
@@ -73,14 +72,25 @@ inline analysis_report analyze(const trace& t, const trace_index& x, const analy
   const range_projection projection = project_ranges(t, x);
   r.projections = gpu_projection_summary(t, x, projection);
   r.range_kernels = range_kernel_summary(t, x, options.kernel_names);
-  r.overall = overall_activity(t, diagnosis_settings.window);
   auto per_range = range_activity(t, x, projection, options);
   r.per_range = std::move(per_range.per_range);
   r.step_details = std::move(per_range.steps);
   const step_summary steps = step_figures(t, x, options);
   r.steps = steps.steps;
   r.kernels_per_step = steps.kernels_per_step;
-  r.diagnosis = diagnose(t, x.links, diagnosis_settings);
+  {
+    // The kernels' durations by name, grouped once and sorted once (detail/kernel_runs.hpp) for
+    // the three passes that read them by name; last, so that they are not held through the others.
+    auto runs = detail::kernel_runs_of(t, x);
+    if (options.kernel_names == name_form::demangled) {
+      r.kernels = detail::kernel_summary_of(t, runs);
+    } else {
+      r.kernels = kernel_summary(t, x, options.kernel_names);
+      detail::sort_runs(runs);
+    }
+    r.overall = detail::overall_activity_of(t, diagnosis_settings.window, &runs);
+    r.diagnosis = detail::diag::diagnose_with(t, x.links, diagnosis_settings, &runs);
+  }
   r.lost = t.lost;
   r.incomplete_found = x.incomplete_found;
   r.unclosed_found = x.unclosed_found;

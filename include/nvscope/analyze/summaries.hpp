@@ -11,6 +11,7 @@
 ///   for (const auto& row : nvscope::kernel_summary(t, x)) std::puts(row.name.c_str());
 /// \endcode
 
+#include <nvscope/analyze/detail/kernel_runs.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/names.hpp>
@@ -24,6 +25,33 @@
 namespace nvscope {
 inline namespace v1 {
 
+namespace detail {
+
+// The rows of the kernel groups (group n: name id n's kernels; the last, ids past the string
+// table) that hold any, `stats_of(n)` each, in cuda_gpu_kern_sum's order.
+template <class StatsOf>
+std::vector<kernel_summary_row> kernel_summary_rows(const trace& t, std::size_t groups, StatsOf&& stats_of) {
+  std::vector<kernel_summary_row> rows;
+  for (std::size_t n = 0; n < groups; ++n)
+    if (auto s = stats_of(n); s.count) rows.push_back({0.0, s, std::string(t.strings[static_cast<string_id>(n)])});
+  set_percent(rows, [](const auto& r) { return r.time.total; }, [](auto& r) -> double& { return r.time_percent; });
+  order_rows(rows, [](const auto& r) { return std::make_tuple(descending(r.time.total), r.time.count, std::string_view(r.name)); });
+  return rows;
+}
+
+// kernel_summary in name_form::demangled from analyze's runs (each name id its own group), each
+// run sorted in place as its figures are taken (stats_then_sort): no selection for the medians,
+// and the runs left sorted for the passes after.
+inline std::vector<kernel_summary_row> kernel_summary_of(const trace& t, kernel_runs& runs) {
+  auto& g = runs.by_name;
+  runs.sorted = true;
+  return kernel_summary_rows(t, g.offset.size() - 1, [&](std::size_t n) {
+    return g.offset[n + 1] > g.offset[n] ? stats_then_sort(g.values.data() + g.offset[n], g.values.data() + g.offset[n + 1]) : duration_stats{};
+  });
+}
+
+} // namespace detail
+
 /// `cuda_gpu_kern_sum`: valid kernels grouped by name in `form`, largest total first.
 /// \code
 ///   auto rows = nvscope::kernel_summary(t, nvscope::index_trace(t), nvscope::name_form::base);
@@ -31,19 +59,14 @@ inline namespace v1 {
 inline std::vector<kernel_summary_row> kernel_summary(const trace& t, const trace_index& x, name_form form = name_form::demangled) {
   const auto ids = detail::kernel_name_ids(t, form);
   const auto names = ids.size(); // and one group more: ids outside the string table
-  auto stats = detail::grouped_stats(
+  const auto stats = detail::grouped_stats(
       names + 1, t.kernels.size(),
       [&](std::size_t i) -> std::size_t {
         if (!x.kernel_ok[i]) return names + 1;
         return t.kernels[i].name < names ? ids[t.kernels[i].name] : names;
       },
       [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; }, detail::item_reads::once);
-  std::vector<kernel_summary_row> rows;
-  for (std::size_t n = 0; n <= names; ++n)
-    if (stats[n].count) rows.push_back({0.0, stats[n], std::string(t.strings[static_cast<string_id>(n)])});
-  detail::set_percent(rows, [](const auto& r) { return r.time.total; }, [](auto& r) -> double& { return r.time_percent; });
-  detail::order_rows(rows, [](const auto& r) { return std::make_tuple(detail::descending(r.time.total), r.time.count, std::string_view(r.name)); });
-  return rows;
+  return detail::kernel_summary_rows(t, stats.size(), [&](std::size_t n) { return stats[n]; });
 }
 
 /// Both memory-operation summaries: by time and by size.

@@ -17,6 +17,7 @@
 /// \endcode
 
 #include <nvscope/analyze/detail/inlining.hpp>
+#include <nvscope/analyze/detail/kernel_runs.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/idle.hpp>
@@ -50,6 +51,26 @@ struct walk_readers {
   }
 };
 
+// diagnose (below); `runs`, where given, the kernels' durations by name that analyze grouped and
+// sorted once (detail/kernel_runs.hpp), for the kernel samples.
+inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagnosis_options& o, kernel_runs* runs) {
+  const scratch_scope reuse; // the passes' large arrays reuse each other's pages
+  diagnosis d;
+  known_duration_figures durations; // each kernel name's, read off the samples' sorted runs
+  d.samples = samples_of(t, a, o, &durations, runs); // first: its arrays are gone before the timeline's, not added to them
+  const auto tl = build_timeline(t, a, o.window);
+  d.launches = launch_statistics_of(tl, o, &durations); // before the idle stretches exist: its
+                                                        // columns reuse pages, not add to them
+  rule_readers rules(tl, o);
+  step_tally steps(tl, o);
+  walk_readers readers{rules, steps};
+  d.idle = idle_time_of(tl, o, readers);
+  d.rules = expert_rules_of(tl, d.idle, o, &rules);
+  d.steps = step_outliers_of(tl, d.idle, o, &steps);
+  d.verdict = verdict_of({&tl, &d.idle, &d.launches, &d.rules, &d.steps}, o);
+  return d;
+}
+
 } // namespace diag
 } // namespace detail
 
@@ -57,21 +78,7 @@ struct walk_readers {
 /// one walk for the idle stretches, the utilization chunks and the steps' components, and the
 /// stretches are handed to the gap rule and the steps as they are found.
 inline diagnosis diagnose(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
-  const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
-  diagnosis d;
-  detail::diag::known_duration_figures durations; // each kernel name's, read off the samples' sorted runs
-  d.samples = detail::diag::samples_of(t, a, o, &durations); // first: its arrays are gone before the timeline's, not added to them
-  const auto tl = detail::diag::build_timeline(t, a, o.window);
-  d.launches = detail::diag::launch_statistics_of(tl, o, &durations); // before the idle stretches exist: its
-                                                                      // columns reuse pages, not add to them
-  detail::diag::rule_readers rules(tl, o);
-  detail::diag::step_tally steps(tl, o);
-  detail::diag::walk_readers readers{rules, steps};
-  d.idle = detail::diag::idle_time_of(tl, o, readers);
-  d.rules = detail::diag::expert_rules_of(tl, d.idle, o, &rules);
-  d.steps = detail::diag::step_outliers_of(tl, d.idle, o, &steps);
-  d.verdict = detail::diag::verdict_of({&tl, &d.idle, &d.launches, &d.rules, &d.steps}, o);
-  return d;
+  return detail::diag::diagnose_with(t, a, o, nullptr);
 }
 
 } // namespace v1

@@ -19,6 +19,7 @@
 ///   // s.kernels[i].name, s.kernels[i].ns (sorted), s.kernels[i].count
 /// \endcode
 
+#include <nvscope/analyze/detail/kernel_runs.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/projection.hpp>
@@ -39,30 +40,6 @@ namespace nvscope {
 inline namespace v1 {
 namespace detail {
 namespace diag {
-
-// Sorts [first, last): a radix sort of the values less the smallest, 11 bits a pass, as many
-// passes as the range needs (durations spanning up to 2 us: one; up to 8.6 s: three); a
-// comparison sort below 1,024 values. At 2 M durations, about a third of std::sort's time.
-inline void sort_values(std::uint64_t* first, std::uint64_t* last) {
-  const auto n = static_cast<std::size_t>(last - first);
-  if (n < 1024) {
-    std::sort(first, last);
-    return;
-  }
-  const auto [lo, hi] = extremes_of(each_value{first, last});
-  constexpr int digit_bits = 11;
-  constexpr std::size_t digits = std::size_t{1} << digit_bits;
-  scratch_column<std::uint64_t> buffer(n); // each pass writes every place before the next reads it
-  std::uint64_t *from = first, *to = buffer.data();
-  for (int shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += digit_bits) {
-    std::size_t count[digits + 1] = {};
-    for (auto* p = from; p != from + n; ++p) ++count[(((*p - lo) >> shift) & (digits - 1)) + 1];
-    for (std::size_t d = 0; d < digits; ++d) count[d + 1] += count[d];
-    for (auto* p = from; p != from + n; ++p) to[count[((*p - lo) >> shift) & (digits - 1)]++] = *p;
-    std::swap(from, to);
-  }
-  if (from != first) std::copy(from, from + n, first);
-}
 
 // Keeps what `keep` allows of sorted [first, last).
 inline sample_set thin_sorted(std::string name, const std::uint64_t* first, const std::uint64_t* last, std::uint32_t keep) {
@@ -142,17 +119,27 @@ using sample_groups = std::map<std::string, scratch_vector<std::uint64_t>>; // v
 // The same read of the records adds each kernel's time to its owner's `work` (the part of the
 // per-range GPU work that finish_gpu_work does not add). `figures`, where given, takes each name
 // id's duration figures read off its sorted run, where the id's string is that id's alone.
+// `runs`, where given (analyze's), sorted and holding every kernel the window holds: taken as
+// they are, the records read for `work` alone.
 inline std::vector<sample_set> kernel_samples(const trace& t, const attribution& a, const diagnosis_options& o,
-                                              scratch_vector<std::uint64_t>& work, known_duration_figures* figures = nullptr) {
+                                              scratch_vector<std::uint64_t>& work, known_duration_figures* figures = nullptr,
+                                              kernel_runs* runs = nullptr) {
   const std::size_t ids = t.strings.size(), unknown = ids; // one slot for every id past the table
-  kept_values kept(ids + 1, t.kernels.size()); // slots 0 .. ids; each kernel record read once
-  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
-    const auto& k = t.kernels[i];
-    note_gpu_work(t, a.kernel_owner, i, k.start, k.end, work);
-    if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) continue; // left out
-    kept.keep(static_cast<std::uint32_t>(k.name < ids ? k.name : unknown), k.end - k.start);
+  const bool sorted = runs != nullptr && runs->sorted && runs->ids == ids && runs->inside(o.window);
+  grouped_values own;
+  if (sorted) {
+    for (std::size_t i = 0; i < t.kernels.size(); ++i) note_gpu_work(t, a.kernel_owner, i, t.kernels[i].start, t.kernels[i].end, work);
+  } else {
+    kept_values kept(ids + 1, t.kernels.size()); // slots 0 .. ids; each kernel record read once
+    for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+      const auto& k = t.kernels[i];
+      note_gpu_work(t, a.kernel_owner, i, k.start, k.end, work);
+      if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) continue; // left out
+      kept.keep(static_cast<std::uint32_t>(k.name < ids ? k.name : unknown), k.end - k.start);
+    }
+    own = kept.place();
   }
-  auto grouped = kept.place();
+  auto& grouped = sorted ? runs->by_name : own;
   const auto& offset = grouped.offset;
   auto& ns = grouped.values;
   std::map<std::string, std::vector<std::size_t>> slots; // name -> its runs
@@ -160,17 +147,17 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const attribution&
     if (offset[s + 1] > offset[s]) slots[std::string(s < ids ? t.strings[static_cast<string_id>(s)] : t.strings[no_index])].push_back(s);
   std::vector<sample_set> out;
   out.reserve(slots.size());
-  for (auto& [name, runs] : slots) {
-    auto* first = ns.data() + offset[runs.front()];
-    if (runs.size() == 1) {
-      auto* last = ns.data() + offset[runs.front() + 1];
-      sort_values(first, last);
-      if (figures && runs.front() < ids) figures->push_back(figures_of_sorted(static_cast<string_id>(runs.front()), first, static_cast<std::size_t>(last - first)));
+  for (auto& [name, held] : slots) {
+    auto* first = ns.data() + offset[held.front()];
+    if (held.size() == 1) {
+      auto* last = ns.data() + offset[held.front() + 1];
+      if (!sorted) sort_values(first, last);
+      if (figures && held.front() < ids) figures->push_back(figures_of_sorted(static_cast<string_id>(held.front()), first, static_cast<std::size_t>(last - first)));
       out.push_back(thin_sorted(name, first, last, o.max_samples));
       continue;
     }
     scratch_vector<std::uint64_t> all; // a name string held by several ids: rare
-    for (const auto s : runs) all.insert(all.end(), ns.data() + offset[s], ns.data() + offset[s + 1]);
+    for (const auto s : held) all.insert(all.end(), ns.data() + offset[s], ns.data() + offset[s + 1]);
     out.push_back(thin(name, std::move(all), o.max_samples));
   }
   if (figures)
@@ -178,12 +165,13 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const attribution&
   return out;
 }
 
-// collect_samples (below); `figures`, where given, as kernel_samples takes them.
-inline run_samples samples_of(const trace& t, const attribution& a, const diagnosis_options& o, known_duration_figures* figures) {
+// collect_samples (below); `figures` and `runs`, where given, as kernel_samples takes them.
+inline run_samples samples_of(const trace& t, const attribution& a, const diagnosis_options& o, known_duration_figures* figures,
+                              kernel_runs* runs = nullptr) {
   detail::diag::sample_groups ranges, steps, ranges_gpu, steps_gpu;
   detail::scratch_vector<std::uint64_t> work(t.ranges.size(), 0);
   run_samples s;
-  s.kernels = detail::diag::kernel_samples(t, a, o, work, figures); // first: it sums the kernels' work
+  s.kernels = detail::diag::kernel_samples(t, a, o, work, figures, runs); // first: it sums the kernels' work
   detail::diag::finish_gpu_work(t, a, work);
   analysis_options ao;
   ao.step_range = o.step_range;
@@ -212,7 +200,7 @@ inline run_samples samples_of(const trace& t, const attribution& a, const diagno
   };
   for (std::size_t i = 0; i < t.ranges.size() && i < a.range_end.size(); ++i) {
     const auto& r = t.ranges[i];
-    if (r.is_mark || a.range_end[i] < r.start || !detail::diag::in_window(o.window, r.start)) continue;
+    if (r.is_mark || a.range_end[i] < r.start || !detail::in_window(o.window, r.start)) continue;
     auto& g = groups_of(r);
     g.host->push_back(a.range_end[i] - r.start);
     if (!r.is_push_pop || work[i] == 0) continue;

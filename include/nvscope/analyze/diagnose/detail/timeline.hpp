@@ -6,6 +6,7 @@
 // time, each thread's synchronisations, the API name of a correlation id. Internal.
 
 #include <nvscope/analyze/detail/buckets.hpp>
+#include <nvscope/analyze/detail/kernel_runs.hpp>
 #include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
@@ -118,11 +119,6 @@ std::size_t place_after(const Values& v, const Key& key, std::size_t& hint) noex
 }
 
 // The view. Pointers stay valid while the trace and attribution live.
-// The diagnosis window (`end == 0`: the whole trace) holds what starts inside it.
-inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
-  return w.end == 0 || (start >= w.begin && start < w.end);
-}
-
 struct timeline {
   const trace* t = nullptr;
   const attribution* a = nullptr;

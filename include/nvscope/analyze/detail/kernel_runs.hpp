@@ -1,0 +1,172 @@
+// nvscope-target: nvscope
+#pragma once
+
+// analyze/detail/kernel_runs.hpp: every valid kernel's duration grouped by name id, once, for
+// the passes of `analyze` that read them by name (internal to the analyze layer).
+//
+// The kernel summary (its statistics), the overall activity (its kernel median) and the
+// diagnosis' kernel samples (sorted durations by name) each grouped the kernels' durations by
+// name, then selected in them or sorted them. Inside `analyze` they are grouped by one read of
+// the kernel records (kernel_runs_of); the kernel summary takes each name's figures that depend
+// on the values' order, then sorts its run in place (stats_then_sort), so that the medians are
+// read off the sorted runs, the overall median is found across them (median_of_runs), and the
+// samples take them as they lie where the diagnosis window holds every kernel.
+
+#include <nvscope/analyze/grouping.hpp>
+#include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/stats.hpp>
+#include <nvscope/trace.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+// The diagnosis window (`end == 0`: the whole trace) holds what starts inside it.
+inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
+  return w.end == 0 || (start >= w.begin && start < w.end);
+}
+
+// Sorts [first, last), whose values lie within [lo, hi]: a radix sort of the values less the
+// smallest, 11 bits a pass, as many passes as the range needs (durations spanning up to 2 us:
+// one; up to 8.6 s: three); a comparison sort below 1,024 values. At 2 M durations, about a
+// third of std::sort's time.
+inline void sort_values(std::uint64_t* first, std::uint64_t* last, std::uint64_t lo, std::uint64_t hi) {
+  const auto n = static_cast<std::size_t>(last - first);
+  if (n < 1024) {
+    std::sort(first, last);
+    return;
+  }
+  constexpr int digit_bits = 11;
+  constexpr std::size_t digits = std::size_t{1} << digit_bits;
+  scratch_column<std::uint64_t> buffer(n); // each pass writes every place before the next reads it
+  std::uint64_t *from = first, *to = buffer.data();
+  for (int shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += digit_bits) {
+    std::size_t count[digits + 1] = {};
+    for (auto* p = from; p != from + n; ++p) ++count[(((*p - lo) >> shift) & (digits - 1)) + 1];
+    for (std::size_t d = 0; d < digits; ++d) count[d + 1] += count[d];
+    for (auto* p = from; p != from + n; ++p) to[count[((*p - lo) >> shift) & (digits - 1)]++] = *p;
+    std::swap(from, to);
+  }
+  if (from != first) std::copy(from, from + n, first);
+}
+
+inline void sort_values(std::uint64_t* first, std::uint64_t* last) {
+  if (last - first < 1024) return std::sort(first, last);
+  const auto [lo, hi] = extremes_of(each_value{first, last});
+  sort_values(first, last, lo, hi);
+}
+
+// stats_by's figures of [first, last), then the values sorted in place and the median read off
+// them: the same figures (the squared deviations summed in the values' order before the sort,
+// as stats_by sums them during the median's first read), with a sort in place of the median's
+// selection, for a caller that wants the values sorted anyway.
+inline duration_stats stats_then_sort(std::uint64_t* first, std::uint64_t* last) {
+  duration_stats s;
+  const auto n = static_cast<std::uint64_t>(last - first);
+  if (n == 0) return s;
+  std::uint64_t sum = 0, lo = ~std::uint64_t{0}, hi = 0;
+  for (const auto* p = first; p != last; ++p) {
+    sum += *p;
+    lo = *p < lo ? *p : lo;
+    hi = *p > hi ? *p : hi;
+  }
+  s.count = n;
+  s.total = sum;
+  s.min = lo;
+  s.max = hi;
+  const double mean = static_cast<double>(sum) / static_cast<double>(n);
+  s.average = mean;
+  double m2 = 0.0;
+  if (n >= 2)
+    for (const auto* p = first; p != last; ++p) {
+      const double d = static_cast<double>(*p) - mean;
+      m2 += d * d;
+    }
+  sort_values(first, last, lo, hi);
+  const auto a = static_cast<double>(first[(n - 1) / 2]);
+  s.median = n % 2 ? a : (a + static_cast<double>(first[n / 2])) / 2.0;
+  if (n >= 2) s.stddev = std::sqrt(m2 / static_cast<double>(n - 1));
+  return s;
+}
+
+// Every valid kernel's duration (trace_index::kernel_ok) by name id: name id n's in slot n, every
+// id past the string table in slot `ids`, record order within a slot until `sorted`.
+struct kernel_runs {
+  grouped_values by_name;
+  std::size_t ids = 0;
+  bool sorted = false;
+  // Of the kernels the runs hold: the earliest and latest starts, the latest end.
+  timestamp_ns first_start = ~timestamp_ns{0}, last_start = 0, last_end = 0;
+
+  std::uint64_t count() const noexcept { return by_name.values.size(); }
+  // Whether `w` holds every kernel the runs hold (in_window's rule).
+  bool inside(const time_window& w) const noexcept { return count() == 0 || (in_window(w, first_start) && in_window(w, last_start)); }
+};
+
+// The runs of `t`'s valid kernels, by one read of their records.
+inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
+  kernel_runs runs;
+  runs.ids = t.strings.size();
+  const auto unknown = static_cast<std::uint32_t>(runs.ids);
+  kept_values kept(runs.ids + 1, t.kernels.size());
+  timestamp_ns first = ~timestamp_ns{0}, last = 0, last_end = 0; // held here: a store to `kept` may not change them
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    if (!x.kernel_ok[i]) continue;
+    const auto& k = t.kernels[i];
+    first = std::min(first, k.start);
+    last = std::max(last, k.start);
+    last_end = std::max(last_end, k.end);
+    kept.keep(k.name < runs.ids ? k.name : unknown, k.end - k.start);
+  }
+  runs.first_start = first;
+  runs.last_start = last;
+  runs.last_end = last_end;
+  runs.by_name = kept.place();
+  return runs;
+}
+
+// Each run sorted in place (where the kernel summary did not sort them).
+inline void sort_runs(kernel_runs& runs) {
+  auto& g = runs.by_name;
+  for (std::size_t s = 0; s + 1 < g.offset.size(); ++s) sort_values(g.values.data() + g.offset[s], g.values.data() + g.offset[s + 1]);
+  runs.sorted = true;
+}
+
+// The value at 0-based rank k of every sorted run together (k < runs.count()): the smallest value
+// at or below which more than k values lie, searched over the values' range, each candidate
+// counted by a binary search a run (the runs are few beside their values).
+inline std::uint64_t value_at_rank(const std::vector<std::pair<const std::uint64_t*, const std::uint64_t*>>& runs, std::uint64_t k) noexcept {
+  std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
+  for (const auto& [first, last] : runs) lo = std::min(lo, *first), hi = std::max(hi, last[-1]);
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    std::uint64_t at_or_below = 0;
+    for (const auto& [first, last] : runs) at_or_below += static_cast<std::uint64_t>(std::upper_bound(first, last, mid) - first);
+    if (at_or_below > k) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+// The median of every value of the sorted runs together, as median_of takes it (the mean of the
+// two middle values for an even count); 0 for none.
+inline double median_of_runs(const kernel_runs& runs) {
+  const auto n = runs.count();
+  if (n == 0) return 0.0;
+  std::vector<std::pair<const std::uint64_t*, const std::uint64_t*>> nonempty;
+  const auto& g = runs.by_name;
+  for (std::size_t s = 0; s + 1 < g.offset.size(); ++s)
+    if (g.offset[s + 1] > g.offset[s]) nonempty.emplace_back(g.values.data() + g.offset[s], g.values.data() + g.offset[s + 1]);
+  const auto a = static_cast<double>(value_at_rank(nonempty, (n - 1) / 2));
+  return n % 2 ? a : (a + static_cast<double>(value_at_rank(nonempty, n / 2))) / 2.0;
+}
+
+} // namespace detail
+} // namespace v1
+} // namespace nvscope
