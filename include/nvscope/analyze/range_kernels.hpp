@@ -15,6 +15,7 @@
 
 #include <nvscope/analyze/detail/buckets.hpp>
 #include <nvscope/analyze/detail/inlining.hpp>
+#include <nvscope/analyze/detail/prefetch.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/names.hpp>
@@ -386,8 +387,8 @@ struct row_part {
 // The statistics of one row from its contributions: unweighted (the usual case), from a
 // contiguous copy of its durations (gathered once through the pairs; the statistics then read
 // it several times in order, not through the pairs each time); weighted, from a sorted copy.
-inline duration_stats row_stats(const kern_rows& rows, const row_part* first, const row_part* last, scratch_vector<std::uint64_t>& values,
-                                scratch_vector<weighted_value>& scratch) {
+inline duration_stats row_stats(const kern_rows& rows, const row_part* first, const row_part* last, const row_part* stop,
+                                scratch_vector<std::uint64_t>& values, scratch_vector<weighted_value>& scratch) {
   auto slice = [&](const row_part& c) {
     const auto& kp = *rows.sources[c.pair >> row_part::source_shift];
     const auto pair = c.pair & ~(1u << row_part::source_shift);
@@ -399,6 +400,7 @@ inline duration_stats row_stats(const kern_rows& rows, const row_part* first, co
   if (!weighted) {
     values.clear();
     for (auto c = first; c != last; ++c) {
+      if (stop - c > static_cast<std::ptrdiff_t>(prefetch_ahead)) prefetch(slice(c[prefetch_ahead]).first);
       const auto [d, e] = slice(*c);
       values.insert(values.end(), d, e);
     }
@@ -427,7 +429,7 @@ inline scratch_column<duration_stats> kern_row_stats(kern_rows& rows) {
   scratch_vector<std::uint64_t> values;
   scratch_column<duration_stats> stats(rows.keys.size()); // every row written below
   for (std::size_t r = 0; r < stats.size(); ++r)
-    stats[r] = row_stats(rows, parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], values, scratch);
+    stats[r] = row_stats(rows, parts.data() + by_row.offset[r], parts.data() + by_row.offset[r + 1], parts.data() + parts.size(), values, scratch);
   return stats;
 }
 
