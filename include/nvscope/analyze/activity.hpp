@@ -212,15 +212,9 @@ inline activity_metrics overall_activity_of(const trace& t, time_window window, 
   return activity_of(g, window.begin, window.end, gaps, runs);
 }
 
-} // namespace detail
-
-/// The window the overall metrics cover: `options.window` when set; else the capture window
-/// when the trace has one (first begin to last end; an unclosed one ends at `trace::finish`);
-/// else first to last GPU activity (kernels, copies, memsets).
-/// \code
-///   nvscope::time_window w = nvscope::analysis_window(t, options);
-/// \endcode
-inline time_window analysis_window(const trace& t, const analysis_options& options) {
+// analysis_window (below); `runs`, where given (analyze's), the valid kernels' earliest start and
+// latest end read off them, not the kernel records.
+inline time_window analysis_window_of(const trace& t, const analysis_options& options, const kernel_runs* runs) {
   if (options.window.end != 0) return options.window;
   if (!t.capture_windows.empty()) {
     time_window w{t.capture_windows.front().begin, 0};
@@ -233,13 +227,24 @@ inline time_window analysis_window(const trace& t, const analysis_options& optio
   timestamp_ns lo = std::numeric_limits<timestamp_ns>::max(), hi = 0;
   auto extend = [&](const auto& records) {
     for (const auto& r : records)
-      if (detail::valid_interval(r.start, r.end)) { lo = std::min(lo, r.start); hi = std::max(hi, r.end); }
+      if (valid_interval(r.start, r.end)) lo = std::min(lo, r.start), hi = std::max(hi, r.end);
   };
-  extend(t.kernels);
+  if (runs == nullptr) extend(t.kernels);
+  else if (runs->count() != 0) lo = runs->first_start, hi = runs->last_end;
   extend(t.copies);
   extend(t.memsets);
   return hi == 0 ? time_window{} : time_window{lo, hi};
 }
+
+} // namespace detail
+
+/// The window the overall metrics cover: `options.window` when set; else the capture window
+/// when the trace has one (first begin to last end; an unclosed one ends at `trace::finish`);
+/// else first to last GPU activity (kernels, copies, memsets).
+/// \code
+///   nvscope::time_window w = nvscope::analysis_window(t, options);
+/// \endcode
+inline time_window analysis_window(const trace& t, const analysis_options& options) { return detail::analysis_window_of(t, options, nullptr); }
 
 /// GPU activity over `window` (every record counts; busy, kernel, copy and sync time are
 /// clipped to the window).

@@ -41,6 +41,19 @@ inline diagnosis_options diagnosis_options_for(const trace& t, const analysis_op
   return d;
 }
 
+namespace detail {
+
+// diagnosis_options_for, the window found with analyze's runs (analysis_window_of).
+inline diagnosis_options diagnosis_options_of(const trace& t, const analysis_options& options, const kernel_runs& runs) {
+  diagnosis_options d;
+  d.step_range = options.step_range;
+  d.step_pattern = options.step_pattern;
+  d.window = analysis_window_of(t, options, &runs);
+  return d;
+}
+
+} // namespace detail
+
 /// Computes every summary and metric of `t`. Records with no end (or an end before their
 /// start) are skipped and counted; ranges never closed are closed at the end of the trace
 /// (as nsys does) and counted; every loss is listed in `losses`.
@@ -63,7 +76,6 @@ inline analysis_report analyze(const trace& t, const trace_index& x, const analy
       x.start_end_offset.size() != t.launches.size() + 1)
     throw std::invalid_argument("nvscope: analyze: the index is not of this trace (pass index_trace(t) of the same trace)");
   const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
-  const diagnosis_options diagnosis_settings = diagnosis_options_for(t, options); // the window found once, for both
   analysis_report r;
   auto memops = memop_summary(t);
   r.memops_by_time = std::move(memops.by_time);
@@ -82,6 +94,7 @@ inline analysis_report analyze(const trace& t, const trace_index& x, const analy
     // The kernels' durations by name, grouped once and sorted once (detail/kernel_runs.hpp) for
     // the three passes that read them by name; last, so that they are not held through the others.
     auto runs = detail::kernel_runs_of(t, x);
+    const diagnosis_options diagnosis_settings = detail::diagnosis_options_of(t, options, runs); // the window found once, for both
     if (options.kernel_names == name_form::demangled) {
       r.kernels = detail::kernel_summary_of(t, runs);
     } else {

@@ -103,6 +103,9 @@ struct kernel_runs {
   bool sorted = false;
   // Of the kernels the runs hold: the earliest and latest starts, the latest end.
   timestamp_ns first_start = ~timestamp_ns{0}, last_start = 0, last_end = 0;
+  // Per range: the summed durations of the valid kernels it owns (attribution::kernel_owner), the
+  // kernels' part of the diagnosis samples' GPU work; emptied by the samples that take it.
+  scratch_vector<std::uint64_t> owned_ns;
 
   std::uint64_t count() const noexcept { return by_name.values.size(); }
   // Whether `w` holds every kernel the runs hold (in_window's rule).
@@ -115,6 +118,9 @@ inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
   runs.ids = t.strings.size();
   const auto unknown = static_cast<std::uint32_t>(runs.ids);
   kept_values kept(runs.ids + 1, t.kernels.size());
+  const auto nr = t.ranges.size();
+  runs.owned_ns.assign(nr, 0);
+  const auto& owner = x.links.kernel_owner;
   timestamp_ns first = ~timestamp_ns{0}, last = 0, last_end = 0; // held here: a store to `kept` may not change them
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     if (!x.kernel_ok[i]) continue;
@@ -123,6 +129,7 @@ inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
     last = std::max(last, k.start);
     last_end = std::max(last_end, k.end);
     kept.keep(k.name < runs.ids ? k.name : unknown, k.end - k.start);
+    if (owner[i] < nr) runs.owned_ns[owner[i]] += k.end - k.start;
   }
   runs.first_start = first;
   runs.last_start = last;

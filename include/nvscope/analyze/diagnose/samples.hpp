@@ -119,25 +119,31 @@ using sample_groups = std::map<std::string, scratch_vector<std::uint64_t>>; // v
 // The same read of the records adds each kernel's time to its owner's `work` (the part of the
 // per-range GPU work that finish_gpu_work does not add). `figures`, where given, takes each name
 // id's duration figures read off its sorted run, where the id's string is that id's alone.
-// `runs`, where given (analyze's), sorted and holding every kernel the window holds: taken as
-// they are, the records read for `work` alone.
+// `runs`, where given (analyze's: sorted, their owned_ns summed with `a`'s owners): the kernels'
+// part of `work` taken from them, and the runs taken as they are where they hold every kernel
+// the window holds; the records are then not read at all.
 inline std::vector<sample_set> kernel_samples(const trace& t, const attribution& a, const diagnosis_options& o,
                                               scratch_vector<std::uint64_t>& work, known_duration_figures* figures = nullptr,
                                               kernel_runs* runs = nullptr) {
   const std::size_t ids = t.strings.size(), unknown = ids; // one slot for every id past the table
   const bool sorted = runs != nullptr && runs->sorted && runs->ids == ids && runs->inside(o.window);
+  const bool owned = runs != nullptr && runs->owned_ns.size() == t.ranges.size();
+  if (owned) {
+    work = std::move(runs->owned_ns);
+    runs->owned_ns = {};
+  }
   grouped_values own;
-  if (sorted) {
-    for (std::size_t i = 0; i < t.kernels.size(); ++i) note_gpu_work(t, a.kernel_owner, i, t.kernels[i].start, t.kernels[i].end, work);
-  } else {
+  if (!sorted) {
     kept_values kept(ids + 1, t.kernels.size()); // slots 0 .. ids; each kernel record read once
     for (std::size_t i = 0; i < t.kernels.size(); ++i) {
       const auto& k = t.kernels[i];
-      note_gpu_work(t, a.kernel_owner, i, k.start, k.end, work);
+      if (!owned) note_gpu_work(t, a.kernel_owner, i, k.start, k.end, work);
       if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) continue; // left out
       kept.keep(static_cast<std::uint32_t>(k.name < ids ? k.name : unknown), k.end - k.start);
     }
     own = kept.place();
+  } else if (!owned) {
+    for (std::size_t i = 0; i < t.kernels.size(); ++i) note_gpu_work(t, a.kernel_owner, i, t.kernels[i].start, t.kernels[i].end, work);
   }
   auto& grouped = sorted ? runs->by_name : own;
   const auto& offset = grouped.offset;
@@ -169,7 +175,7 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const attribution&
 inline run_samples samples_of(const trace& t, const attribution& a, const diagnosis_options& o, known_duration_figures* figures,
                               kernel_runs* runs = nullptr) {
   detail::diag::sample_groups ranges, steps, ranges_gpu, steps_gpu;
-  detail::scratch_vector<std::uint64_t> work(t.ranges.size(), 0);
+  detail::scratch_vector<std::uint64_t> work(runs && runs->owned_ns.size() == t.ranges.size() ? 0 : t.ranges.size(), 0); // else the runs' (kernel_samples)
   run_samples s;
   s.kernels = detail::diag::kernel_samples(t, a, o, work, figures, runs); // first: it sums the kernels' work
   detail::diag::finish_gpu_work(t, a, work);
