@@ -52,12 +52,14 @@ struct walk_readers {
 };
 
 // diagnose (below); `runs`, where given, the kernels' durations by name that analyze grouped and
-// sorted once (detail/kernel_runs.hpp), for the kernel samples.
+// sorted once (detail/kernel_runs.hpp), for the kernel samples; let go once the samples are
+// taken, so that their pages serve the timeline.
 inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagnosis_options& o, kernel_runs* runs) {
   const scratch_scope reuse; // the passes' large arrays reuse each other's pages
   diagnosis d;
   known_duration_figures durations; // each kernel name's, read off the samples' sorted runs
   d.samples = samples_of(t, a, o, &durations, runs); // first: its arrays are gone before the timeline's, not added to them
+  if (runs) *runs = {};
   const auto tl = build_timeline(t, a, o.window);
   d.launches = launch_statistics_of(tl, o, &durations); // before the idle stretches exist: its
                                                         // columns reuse pages, not add to them
