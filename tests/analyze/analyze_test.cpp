@@ -326,9 +326,11 @@ TEST_CASE("attribute(t) is index_trace(t)'s links: random nested traces, the syn
 TEST_CASE("the start/end ranges open at each launch, against their definition, launches in any order") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
   std::size_t pairs = 0, shared = 0, changed = 0, left_out = 0;
-  for (int round = 0; round < 20; ++round) {
+  for (int round = 0; round < 40; ++round) {
     auto t = kern_sum_trace(g, round % 2 == 1);
-    std::shuffle(t.launches.begin(), t.launches.end(), g); // the threads' launches interleaved in the records
+    if (round % 4 < 2) std::shuffle(t.launches.begin(), t.launches.end(), g); // out of time order: each thread swept alone
+    else std::stable_sort(t.launches.begin(), t.launches.end(), [](const auto& a, const auto& b) { return a.time < b.time; }); // all at once
+    CHECK(nvscope::detail::launches_in_thread_order(t, nvscope::detail::thread_table(t)) == (round % 4 >= 2));
     for (auto& r : t.ranges) // some start/end ranges ended on another thread: nsys gives them no launches
       if (!r.is_push_pop && g() % 6 == 0) r.end_thread = r.thread + 1, ++left_out;
     const auto x = nvscope::index_trace(t);
@@ -354,6 +356,85 @@ TEST_CASE("the start/end ranges open at each launch, against their definition, l
   CHECK(pairs > 0);
   CHECK(shared > 0); // launches that share their neighbour's list, and others whose list changed
   CHECK(changed > 0);
+}
+
+// Launches, marks and ranges of several threads, with times that repeat: the index's sweeps all
+// at once (each thread's launches in time order in the records) and per thread (the same records
+// reversed) must give the same nesting, owners and open start/end ranges.
+TEST_CASE("the sweeps of every thread at once give the nesting and owners of the sweeps per thread") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
+  std::size_t marks = 0, owned = 0, open_pairs = 0;
+  for (int round = 0; round < 30; ++round) {
+    nvscope::trace t;
+    t.threads = {{11, 0}, {12, 0}, {13, 0}};
+    std::uint32_t corr = 1;
+    std::uint64_t now = 100;
+    std::vector<std::vector<std::size_t>> stacks(4), opens(4);
+    for (int e = 0; e < 1500; ++e) {
+      now += g() % 3; // times repeat
+      const std::uint32_t thread = g() % 4 == 3 ? 9 : static_cast<std::uint32_t>(g() % 3); // 9: a thread index past the table
+      auto& stack = stacks[thread % 4];
+      auto& open = opens[thread % 4];
+      const auto what = g() % 12;
+      nvscope::range_record r;
+      r.name = t.strings.intern(what % 2 ? "a" : "b");
+      r.start = now;
+      r.thread = thread;
+      if (what < 3 && stack.size() < 8) {
+        stack.push_back(t.ranges.size());
+        t.ranges.push_back(r);
+      } else if (what < 5 && !stack.empty()) {
+        t.ranges[stack.back()].end = now;
+        stack.pop_back();
+      } else if (what == 5) {
+        r.is_mark = true;
+        r.end = now;
+        t.ranges.push_back(r);
+        ++marks;
+      } else if (what == 6) {
+        if (!open.empty() && g() % 2) {
+          t.ranges[open.back()].end = now;
+          open.pop_back();
+        } else {
+          r.is_push_pop = false;
+          open.push_back(t.ranges.size());
+          t.ranges.push_back(r);
+        }
+      } else {
+        t.launches.push_back({now, corr, thread});
+        nvscope::kernel_record k;
+        k.name = t.strings.intern("k");
+        k.start = 1000000 + corr * 10;
+        k.end = k.start + 5;
+        k.correlation = corr++;
+        t.kernels.push_back(k);
+      }
+    }
+    auto reversed = t;
+    std::reverse(reversed.launches.begin(), reversed.launches.end());
+    const nvscope::detail::thread_table slots(t);
+    REQUIRE(nvscope::detail::launches_in_thread_order(t, slots));
+    REQUIRE_FALSE(nvscope::detail::launches_in_thread_order(reversed, slots));
+    const auto x = nvscope::index_trace(t), y = nvscope::index_trace(reversed);
+    CHECK(x.links.parent == y.links.parent);
+    CHECK(x.links.depth == y.links.depth);
+    CHECK(x.links.kernel_owner == y.links.kernel_owner);
+    const auto n = t.launches.size();
+    std::size_t wrong = 0;
+    for (std::size_t l = 0; l < n; ++l) {
+      const auto m = n - 1 - l; // launch l of t is launch m of `reversed`
+      wrong += x.launch_owner[l] != y.launch_owner[m];
+      std::vector<std::uint32_t> a(x.start_end_ranges.begin() + x.start_end_offset[l], x.start_end_ranges.begin() + x.start_end_offset[l + 1]),
+          b(y.start_end_ranges.begin() + y.start_end_offset[m], y.start_end_ranges.begin() + y.start_end_offset[m + 1]);
+      wrong += a != b;
+      owned += x.launch_owner[l] != nvscope::attribution::none;
+      open_pairs += a.size();
+    }
+    CHECK(wrong == 0);
+  }
+  CHECK(marks > 0); // the traces hold marks, owned launches and open start/end ranges
+  CHECK(owned > 0);
+  CHECK(open_pairs > 0);
 }
 
 TEST_CASE("nvtx_kern_sum against a plain walk of each kernel's ranges, on random nested traces") {

@@ -138,24 +138,21 @@ namespace detail {
 inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, bool open_start_end = true) {
   auto& a = x.links;
   const thread_table slots(t);
-  auto tl = timelines_of(t, slots, a.range_end, rule == start_end_rule::nsys);
+  const bool interleaved = launches_in_thread_order(t, slots); // then no per-thread list of launches
+  auto tl = timelines_of(t, slots, a.range_end, rule == start_end_rule::nsys, !interleaved);
   a.parent.assign(t.ranges.size(), attribution::none);
   a.depth.assign(t.ranges.size(), 0);
   x.launch_owner.assign(t.launches.size(), attribution::none);
   std::vector<std::uint32_t> scratch;
   auto &pp = tl.push_pop, &se = tl.start_end, &q = tl.queries;
-  for (std::size_t s = 0; s < slots.size(); ++s)
-    sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
-  if (!open_start_end) return;
-  x.start_end_offset.assign(t.launches.size() + 1, 0);
-  if (se.order.empty()) return;
+  const bool start_end = open_start_end && !se.order.empty();
+  if (open_start_end) x.start_end_offset.assign(t.launches.size() + 1, 0);
   // The start/end ranges open at each launch, swept once: a launch's count, and where in
   // `lists` its ranges lie, a list written only where a thread's open ranges changed (a
   // thread's launches mostly share one); then placed by launch (start_end_offset's order).
-  scratch_column<std::uint32_t> list_of(t.launches.size()); // unset: written for each launch with any open
+  scratch_column<std::uint32_t> list_of(start_end ? t.launches.size() : 0); // unset: written for each launch with any open
   scratch_vector<std::uint32_t> lists;
-  std::uint32_t current = 0;
-  auto take = [&](std::uint32_t l, const std::vector<std::uint32_t>& open, bool changed) {
+  auto take = [&](std::uint32_t l, const std::vector<std::uint32_t>& open, bool changed, std::uint32_t& current) {
     if (open.empty()) return;
     if (changed) {
       current = static_cast<std::uint32_t>(lists.size());
@@ -164,7 +161,15 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, boo
     x.start_end_offset[l + 1] = static_cast<std::uint32_t>(open.size());
     list_of[l] = current;
   };
-  for (std::size_t s = 0; s < slots.size(); ++s) sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, take, scratch);
+  if (interleaved) {
+    sweep_interleaved(t, slots, tl, a.range_end, a.parent, a.depth, x.launch_owner, start_end ? &take : nullptr);
+  } else {
+    for (std::size_t s = 0; s < slots.size(); ++s)
+      sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
+    if (start_end)
+      for (std::size_t s = 0; s < slots.size(); ++s) sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, take, scratch);
+  }
+  if (!start_end) return;
   for (std::size_t l = 0; l < t.launches.size(); ++l) x.start_end_offset[l + 1] += x.start_end_offset[l];
   x.start_end_ranges.resize(x.start_end_offset.back());
   for (std::size_t l = 0; l < t.launches.size(); ++l) { // a loop, not a call to copy a launch's list (mostly one range)
