@@ -133,24 +133,18 @@ struct trace_index {
 
 namespace detail {
 
-// Nesting, owners of launches and (`open_start_end`) the start/end ranges open at each launch,
-// per thread.
-inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, bool open_start_end = true) {
+// Each thread's sweeps in turn, over its queries (timelines_of with the launches): any trace.
+inline void sweep_each_thread(const trace& t, const thread_table& slots, thread_timelines& tl, trace_index& x, bool start_end) {
   auto& a = x.links;
-  const thread_table slots(t);
-  const bool interleaved = launches_in_thread_order(t, slots); // then no per-thread list of launches
-  auto tl = timelines_of(t, slots, a.range_end, rule == start_end_rule::nsys, !interleaved);
-  a.parent.assign(t.ranges.size(), attribution::none);
-  a.depth.assign(t.ranges.size(), 0);
-  x.launch_owner.assign(t.launches.size(), attribution::none);
   std::vector<std::uint32_t> scratch;
   auto &pp = tl.push_pop, &se = tl.start_end, &q = tl.queries;
-  const bool start_end = open_start_end && !se.order.empty();
-  if (open_start_end) x.start_end_offset.assign(t.launches.size() + 1, 0);
-  // The start/end ranges open at each launch, swept once: a launch's count, and where in
-  // `lists` its ranges lie, a list written only where a thread's open ranges changed (a
-  // thread's launches mostly share one); then placed by launch (start_end_offset's order).
-  scratch_column<std::uint32_t> list_of(start_end ? t.launches.size() : 0); // unset: written for each launch with any open
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
+  if (!start_end) return;
+  // The start/end ranges open at each launch: a launch's count, and where in `lists` its ranges
+  // lie, a list written only where a thread's open ranges changed (a thread's launches mostly
+  // share one); then placed by launch (start_end_offset's order).
+  scratch_column<std::uint32_t> list_of(t.launches.size()); // unset: written for each launch with any open
   scratch_vector<std::uint32_t> lists;
   auto take = [&](std::uint32_t l, const std::vector<std::uint32_t>& open, bool changed, std::uint32_t& current) {
     if (open.empty()) return;
@@ -161,15 +155,7 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, boo
     x.start_end_offset[l + 1] = static_cast<std::uint32_t>(open.size());
     list_of[l] = current;
   };
-  if (interleaved) {
-    sweep_interleaved(t, slots, tl, a.range_end, a.parent, a.depth, x.launch_owner, start_end ? &take : nullptr);
-  } else {
-    for (std::size_t s = 0; s < slots.size(); ++s)
-      sweep_push_pop(t, pp.begin(s), pp.end(s), q.begin(s), q.end(s), a.range_end, a.parent, a.depth, x.launch_owner, scratch);
-    if (start_end)
-      for (std::size_t s = 0; s < slots.size(); ++s) sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, take, scratch);
-  }
-  if (!start_end) return;
+  for (std::size_t s = 0; s < slots.size(); ++s) sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, take, scratch);
   for (std::size_t l = 0; l < t.launches.size(); ++l) x.start_end_offset[l + 1] += x.start_end_offset[l];
   x.start_end_ranges.resize(x.start_end_offset.back());
   for (std::size_t l = 0; l < t.launches.size(); ++l) { // a loop, not a call to copy a launch's list (mostly one range)
@@ -178,6 +164,37 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, boo
     const auto* list = lists.data() + list_of[l];
     for (auto i = from; i < to; ++i) x.start_end_ranges[i] = *list++;
   }
+}
+
+// Every thread's sweeps at once (sweep_interleaved): the launches come in record order, so each
+// one's open start/end ranges are appended where they stay.
+inline void sweep_all_threads(const trace& t, const thread_table& slots, thread_timelines& tl, trace_index& x, bool start_end) {
+  auto& a = x.links;
+  auto append = [&](std::uint32_t l, const std::vector<std::uint32_t>& open, bool, std::uint32_t&) {
+    x.start_end_offset[l + 1] = static_cast<std::uint32_t>(open.size());
+    for (const auto r : open) x.start_end_ranges.push_back(r);
+  };
+  if (start_end) x.start_end_ranges.reserve(t.launches.size()); // reserved, touched only as far as used
+  sweep_interleaved(t, slots, tl, a.range_end, a.parent, a.depth, x.launch_owner, start_end ? &append : nullptr);
+  if (start_end)
+    for (std::size_t l = 0; l < t.launches.size(); ++l) x.start_end_offset[l + 1] += x.start_end_offset[l];
+}
+
+// Nesting, owners of launches and (`open_start_end`) the start/end ranges open at each launch,
+// per thread: every thread at once where each thread's launches come in time order in the
+// records, else one thread after another.
+inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, bool open_start_end = true) {
+  auto& a = x.links;
+  const thread_table slots(t);
+  const bool at_once = launches_in_thread_order(t, slots); // then no per-thread list of launches
+  auto tl = timelines_of(t, slots, a.range_end, rule == start_end_rule::nsys, !at_once);
+  a.parent.assign(t.ranges.size(), attribution::none);
+  a.depth.assign(t.ranges.size(), 0);
+  x.launch_owner.assign(t.launches.size(), attribution::none);
+  if (open_start_end) x.start_end_offset.assign(t.launches.size() + 1, 0);
+  const bool start_end = open_start_end && !tl.start_end.order.empty();
+  if (at_once) sweep_all_threads(t, slots, tl, x, start_end);
+  else sweep_each_thread(t, slots, tl, x, start_end);
 }
 
 // Each GPU record's launch (by correlation id) and owner; counts records with no valid end
