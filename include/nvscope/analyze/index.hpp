@@ -204,16 +204,22 @@ inline void link_launches(const trace& t, trace_index& x) {
   auto link = [&](const auto& records, record_indexes& launch, record_indexes& owner, char* ok) {
     launch.resize(records.size());
     owner.resize(records.size());
+    // Held here: a store through `ok` (a char) may change anything the loop would read back.
+    std::uint32_t *const launch_of = launch.data(), *const owner_of = owner.data();
+    const std::uint32_t* const launch_owner = x.launch_owner.data();
+    std::uint64_t incomplete = 0, unattributed = 0;
     for (std::size_t i = 0; i < records.size(); ++i) {
       const auto& r = records[i];
       const auto l = lookup.find(r.correlation);
       const bool valid = valid_interval(r.start, r.end);
-      launch[i] = l;
-      owner[i] = l == no_index ? attribution::none : x.launch_owner[l];
+      launch_of[i] = l;
+      owner_of[i] = l == no_index ? attribution::none : launch_owner[l];
       if (ok) ok[i] = valid;
-      x.incomplete_found += !valid;
-      x.unattributed += valid && l == no_index;
+      incomplete += !valid;
+      unattributed += valid && l == no_index;
     }
+    x.incomplete_found += incomplete;
+    x.unattributed += unattributed;
   };
   x.kernel_ok.resize(t.kernels.size());
   link(t.kernels, x.links.kernel_launch, x.links.kernel_owner, x.kernel_ok.data());

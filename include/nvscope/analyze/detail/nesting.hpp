@@ -197,36 +197,40 @@ void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelin
                        Take* take) {
   const auto ns = slots.size(), nl = t.launches.size();
   std::vector<std::vector<std::uint32_t>> stacks(ns), opens(ns);
-  std::vector<push_pop_sweep> pp;
-  std::vector<start_end_sweep> se;
-  std::vector<const std::uint32_t*> mark(ns);
-  std::vector<std::uint32_t> list(ns, 0);
-  for (std::size_t s = 0; s < ns; ++s) {
-    pp.emplace_back(tl.push_pop.begin(s), tl.push_pop.end(s), stacks[s]);
-    se.emplace_back(tl.start_end.begin(s), tl.start_end.end(s), opens[s]);
-    mark[s] = tl.queries.begin(s);
-  }
-  const auto take_mark = [&](std::size_t s, std::uint32_t m) {
-    pp[s].to(t, t.ranges[m].start, end, parent, depth);
-    parent[m] = pp[s].top();
-    depth[m] = pp[s].level();
+  struct thread_state { // one thread's, together: a launch reads them all
+    push_pop_sweep pp;
+    start_end_sweep se;
+    const std::uint32_t *mark, *marks_end;
+    std::uint32_t list = 0;
+  };
+  std::vector<thread_state> w;
+  w.reserve(ns);
+  for (std::size_t s = 0; s < ns; ++s)
+    w.push_back({push_pop_sweep(tl.push_pop.begin(s), tl.push_pop.end(s), stacks[s]), start_end_sweep(tl.start_end.begin(s), tl.start_end.end(s), opens[s]),
+                 tl.queries.begin(s), tl.queries.end(s)});
+  const auto take_mark = [&](thread_state& x) {
+    const auto m = *x.mark++ - static_cast<std::uint32_t>(nl);
+    x.pp.to(t, t.ranges[m].start, end, parent, depth);
+    parent[m] = x.pp.top();
+    depth[m] = x.pp.level();
   };
   std::uint32_t thread = 0, s = static_cast<std::uint32_t>(slots.slot(0));
   for (std::uint32_t l = 0; l < nl; ++l) {
     const auto& launch = t.launches[l];
     if (launch.thread != thread) thread = launch.thread, s = static_cast<std::uint32_t>(slots.slot(thread));
     if (s >= ns) continue;
-    for (; mark[s] != tl.queries.end(s) && t.ranges[*mark[s] - nl].start <= launch.time; ++mark[s]) take_mark(s, *mark[s] - nl);
-    pp[s].to(t, launch.time, end, parent, depth);
-    launch_owner[l] = pp[s].top();
+    auto& x = w[s];
+    while (x.mark != x.marks_end && t.ranges[*x.mark - nl].start <= launch.time) take_mark(x);
+    x.pp.to(t, launch.time, end, parent, depth);
+    launch_owner[l] = x.pp.top();
     if (take == nullptr) continue;
-    se[s].to(t, launch.time, end);
-    (*take)(l, se[s].open(), se[s].changed, list[s]);
-    se[s].changed = false;
+    x.se.to(t, launch.time, end);
+    (*take)(l, x.se.open(), x.se.changed, x.list);
+    x.se.changed = false;
   }
-  for (std::size_t k = 0; k < ns; ++k) {
-    for (; mark[k] != tl.queries.end(k); ++mark[k]) take_mark(k, *mark[k] - nl);
-    pp[k].finish(end, parent, depth);
+  for (auto& x : w) {
+    while (x.mark != x.marks_end) take_mark(x);
+    x.pp.finish(end, parent, depth);
   }
 }
 
