@@ -59,24 +59,30 @@ inline range_projection project_ranges(const trace& t, const trace_index& x) {
   p.first.assign(t.ranges.size(), std::numeric_limits<timestamp_ns>::max());
   p.last.assign(t.ranges.size(), 0);
   p.ops.assign(t.ranges.size(), 0);
-  auto add = [&](std::uint32_t r, timestamp_ns f, timestamp_ns l, std::uint32_t ops) {
-    p.first[r] = std::min(p.first[r], f);
-    p.last[r] = std::max(p.last[r], l);
-    p.ops[r] += ops;
+  // Held here: a store to `counted` (bytes) may change anything the loop would read back.
+  timestamp_ns *const first = p.first.data(), *const last = p.last.data();
+  std::uint32_t* const ops = p.ops.data();
+  const std::uint32_t *const owner = x.launch_owner.data(), *const se_offset = x.start_end_offset.data(), *const se_ranges = x.start_end_ranges.data();
+  auto add = [&](std::uint32_t r, timestamp_ns f, timestamp_ns l, std::uint32_t n) {
+    first[r] = std::min(first[r], f);
+    last[r] = std::max(last[r], l);
+    ops[r] += n;
   };
   // Each valid GPU record widens the windows of the ranges holding its launch (the launch's
   // innermost push/pop range and its open start/end ranges); a launch counts once, at its first
   // valid record. No per-launch window first: two 8-byte columns a launch written and read back.
   detail::scratch_vector<std::uint8_t> counted(t.launches.size(), 0);
+  std::uint8_t* const seen = counted.data();
   auto note = [&](const auto& records, const record_indexes& launch) {
+    const std::uint32_t* const launch_of = launch.data();
     for (std::size_t i = 0; i < records.size(); ++i) {
-      const auto l = launch[i];
+      const auto l = launch_of[i];
       const auto& r = records[i];
       if (l == attribution::none || !detail::valid_interval(r.start, r.end)) continue;
-      const std::uint32_t first_time = counted[l] == 0;
-      counted[l] = 1;
-      if (x.launch_owner[l] != attribution::none) add(x.launch_owner[l], r.start, r.end, first_time);
-      for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) add(x.start_end_ranges[s], r.start, r.end, first_time);
+      const std::uint32_t first_time = seen[l] == 0;
+      seen[l] = 1;
+      if (owner[l] != attribution::none) add(owner[l], r.start, r.end, first_time);
+      for (auto s = se_offset[l]; s < se_offset[l + 1]; ++s) add(se_ranges[s], r.start, r.end, first_time);
     }
   };
   note(t.kernels, x.links.kernel_launch);
