@@ -178,17 +178,26 @@ inline void gather_launches(const timeline& tl, const std::vector<std::uint32_t>
     c.queue.resize(c.offset[ng]);
   }
   c.launched.assign(ng, 0);
-  const auto& depth = q.depth;
-  for (std::size_t i = 0; i < tl.ops.size(); ++i) {
-    const auto n = tl.names[i];
+  // The columns' and tables' places held here: a store to a column (8 bytes) may change any
+  // 8-byte field the loop would read back, its vectors' sizes among them.
+  const std::uint32_t *const depth = q.depth.data(), *const name_of = tl.names.data(), *const place_of = place.data(), *const offset = c.offset.data();
+  std::uint32_t* const launched_of = c.launched.data();
+  std::uint64_t *const duration_col = c.durations.data(), *const call_col = c.calls.data(), *const delay_col = c.delays.data();
+  std::uint32_t *const queue_counts = c.queue_counts.data(), *const queue_col = c.queue.data();
+  interval *const duration_span = c.duration_span.data(), *const call_span = c.call_span.data(), *const delay_span = c.delay_span.data();
+  const std::size_t queue_width = c.queue_width, ops = tl.ops.size();
+  const gpu_op* const op_at = tl.ops.data();
+  launch_stats_row* const row_of = rows.data();
+  for (std::size_t i = 0; i < ops; ++i) {
+    const auto n = name_of[i];
     if (n == timeline::no_name) continue;
-    const auto p = place[n];
-    const gpu_op& op = tl.ops[i];
-    auto& row = rows[p];
+    const auto p = place_of[n];
+    const gpu_op& op = op_at[i];
+    auto& row = row_of[p];
     const std::uint64_t dur = op.end - op.start;
     if (durations) {
-      c.durations[c.offset[p] + row.launches] = dur;
-      widen(c.duration_span[p], {dur, dur});
+      duration_col[offset[p] + row.launches] = dur;
+      widen(duration_span[p], {dur, dur});
     }
     ++row.launches;
     row.kernel_total_ns += dur;
@@ -196,14 +205,14 @@ inline void gather_launches(const timeline& tl, const std::vector<std::uint32_t>
     const bool has_call = op.has_call();
     const auto call = has_call ? call_ns(tl, i) : 0, delay = delay_ns(tl, i);
     if (has_call) {
-      c.calls[c.offset[p] + row.with_call++] = call;
-      widen(c.call_span[p], {call, call});
+      call_col[offset[p] + row.with_call++] = call;
+      widen(call_span[p], {call, call});
     }
-    const auto at = c.offset[p] + c.launched[p]++;
-    c.delays[at] = delay;
-    widen(c.delay_span[p], {delay, delay});
-    if (c.queue_width != 0) ++c.queue_counts[p * c.queue_width + depth[i]];
-    else c.queue[at] = depth[i];
+    const auto at = offset[p] + launched_of[p]++;
+    delay_col[at] = delay;
+    widen(delay_span[p], {delay, delay});
+    if (queue_width != 0) ++queue_counts[p * queue_width + depth[i]];
+    else queue_col[at] = depth[i];
     row.short_kernels += dur < (has_call ? call : o.assumed_launch_ns);
     row.call_outliers += has_call && call > o.call_outlier_ns;
     row.delay_outliers += delay > o.delay_outlier_ns;
