@@ -453,11 +453,10 @@ void count_level(const deviations_on_first_read<each_value>& e, Count* counts, s
   e.m2 = m2;
 }
 
-// Every figure of the values `each` yields (any order; read, never moved): count, total,
-// extremes, mean, standard deviation and median. The squared deviations are summed during the
-// median's first read of the values (the same sum, in the same order, as a pass of their own).
+// The figures of the values `each` yields that one read of them gives: count, total, extremes and
+// mean (the median and standard deviation left 0).
 template <class Each>
-duration_stats stats_by(const Each& each) noexcept {
+duration_stats moments_by(const Each& each) noexcept {
   duration_stats s;
   std::uint64_t n = 0, lo = ~std::uint64_t{0}, hi = 0, sum = 0;
   each([&](std::uint64_t v) {
@@ -471,8 +470,19 @@ duration_stats stats_by(const Each& each) noexcept {
   s.total = sum;
   s.min = lo;
   s.max = hi;
-  const double mean = static_cast<double>(sum) / static_cast<double>(n);
-  s.average = mean;
+  s.average = static_cast<double>(sum) / static_cast<double>(n);
+  return s;
+}
+
+// Every figure of the values `each` yields (any order; read, never moved): count, total,
+// extremes, mean, standard deviation and median. The squared deviations are summed during the
+// median's first read of the values (the same sum, in the same order, as a pass of their own).
+template <class Each>
+duration_stats stats_by(const Each& each) noexcept {
+  duration_stats s = moments_by(each);
+  if (s.count == 0) return s;
+  const std::uint64_t n = s.count, lo = s.min, hi = s.max;
+  const double mean = s.average;
   double m2 = 0.0;
   bool summed = false;
   const deviations_on_first_read<Each> each_and_deviations{each, mean, m2, summed};

@@ -67,28 +67,17 @@ inline void sort_values(std::uint64_t* first, std::uint64_t* last) {
 // as stats_by sums them during the median's first read), with a sort in place of the median's
 // selection, for a caller that wants the values sorted anyway.
 inline duration_stats stats_then_sort(std::uint64_t* first, std::uint64_t* last) {
-  duration_stats s;
-  const auto n = static_cast<std::uint64_t>(last - first);
+  duration_stats s = moments_by(each_value{first, last});
+  const std::uint64_t n = s.count;
   if (n == 0) return s;
-  std::uint64_t sum = 0, lo = ~std::uint64_t{0}, hi = 0;
-  for (const auto* p = first; p != last; ++p) {
-    sum += *p;
-    lo = *p < lo ? *p : lo;
-    hi = *p > hi ? *p : hi;
-  }
-  s.count = n;
-  s.total = sum;
-  s.min = lo;
-  s.max = hi;
-  const double mean = static_cast<double>(sum) / static_cast<double>(n);
-  s.average = mean;
+  const double mean = s.average;
   double m2 = 0.0;
   if (n >= 2)
     for (const auto* p = first; p != last; ++p) {
       const double d = static_cast<double>(*p) - mean;
       m2 += d * d;
     }
-  sort_values(first, last, lo, hi);
+  sort_values(first, last, s.min, s.max);
   const auto a = static_cast<double>(first[(n - 1) / 2]);
   s.median = n % 2 ? a : (a + static_cast<double>(first[n / 2])) / 2.0;
   if (n >= 2) s.stddev = std::sqrt(m2 / static_cast<double>(n - 1));
