@@ -29,30 +29,27 @@
 namespace nvscope {
 inline namespace v1 {
 
+namespace detail {
+
+// diagnosis_options_for (below); `runs`, where given (analyze's), the window's kernel extremes
+// read off them (analysis_window_of).
+inline diagnosis_options diagnosis_options_of(const trace& t, const analysis_options& options, const kernel_runs* runs) {
+  diagnosis_options d;
+  d.step_range = options.step_range;
+  d.step_pattern = options.step_pattern;
+  d.window = analysis_window_of(t, options, runs);
+  return d;
+}
+
+} // namespace detail
+
 /// The diagnosis sees what the summaries see: the same step names and the same window.
 /// \code
 ///   auto d = nvscope::diagnose(t, nvscope::attribute(t), nvscope::diagnosis_options_for(t, {}));
 /// \endcode
 inline diagnosis_options diagnosis_options_for(const trace& t, const analysis_options& options) {
-  diagnosis_options d;
-  d.step_range = options.step_range;
-  d.step_pattern = options.step_pattern;
-  d.window = analysis_window(t, options);
-  return d;
+  return detail::diagnosis_options_of(t, options, nullptr);
 }
-
-namespace detail {
-
-// diagnosis_options_for, the window found with analyze's runs (analysis_window_of).
-inline diagnosis_options diagnosis_options_of(const trace& t, const analysis_options& options, const kernel_runs& runs) {
-  diagnosis_options d;
-  d.step_range = options.step_range;
-  d.step_pattern = options.step_pattern;
-  d.window = analysis_window_of(t, options, &runs);
-  return d;
-}
-
-} // namespace detail
 
 /// Computes every summary and metric of `t`. Records with no end (or an end before their
 /// start) are skipped and counted; ranges never closed are closed at the end of the trace
@@ -94,7 +91,7 @@ inline analysis_report analyze(const trace& t, const trace_index& x, const analy
     // The kernels' durations by name, grouped once and sorted once (detail/kernel_runs.hpp) for
     // the three passes that read them by name; last, so that they are not held through the others.
     auto runs = detail::kernel_runs_of(t, x);
-    const diagnosis_options diagnosis_settings = detail::diagnosis_options_of(t, options, runs); // the window found once, for both
+    const diagnosis_options diagnosis_settings = detail::diagnosis_options_of(t, options, &runs); // the window found once, for both
     if (options.kernel_names == name_form::demangled) {
       r.kernels = detail::kernel_summary_of(t, runs);
     } else {
