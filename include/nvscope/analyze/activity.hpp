@@ -98,59 +98,82 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
 class kernel_union_sink {
  public:
   kernel_union_sink(const interval_list& transfers, const interval_list& copies, timestamp_ns lo, timestamp_ns hi, value_list& gaps)
-      : transfers_(transfers), copies_(copies), lo_(lo), hi_(hi), busy_(lo, hi, gaps),
-        transfer_start_(start_at(transfers, 0)), copy_start_(start_at(copies, 0)) {}
-  // Takes a non-empty kernel interval; false, taking nothing, where it starts before the run
-  // being merged (out of start order: the caller starts over another way).
-  bool add(timestamp_ns start, timestamp_ns end) {
-    if (start < run_.first) return false;
-    if (run_.second != 0 && start <= run_.second) run_.second = end > run_.second ? end : run_.second;
-    else {
-      if (run_.second != 0) take(run_);
-      run_ = {start, end};
+      : transfers_(transfers), copies_(copies), s_{lo, hi, {0, 0}, union_walk(lo, hi, gaps), 0, start_at(transfers, 0), start_at(copies, 0)} {}
+  // Takes intervals 0, 1, ... n - 1 in turn: `next(j, x)` sets x to the j-th and says whether it
+  // counts (it may do more with the j-th: the caller's reading of its record). Those that count
+  // and are not empty must come in start order: returns the first that does not (taking
+  // nothing of it or after it: the caller starts over another way), else n. The loop holds the
+  // state in locals: a store `next` makes (a column of durations) or a gap appended could change
+  // any 8-byte member, and every interval would read them back from memory.
+  template <class Next>
+  NVSCOPE_DETAIL_INLINE std::size_t add_each(std::size_t n, Next&& next) {
+    state s = s_;
+    std::size_t j = 0;
+    for (interval x; j < n; ++j) {
+      if (!next(j, x) || x.second == x.first) continue;
+      if (x.first < s.run.first) break;
+      if (s.run.second != 0 && x.first <= s.run.second) {
+        s.run.second = x.second > s.run.second ? x.second : s.run.second;
+        continue;
+      }
+      if (s.run.second != 0) take(s);
+      s.run = x;
     }
-    return true;
+    s_ = s;
+    return j;
   }
   void finish(activity_metrics& m) { // no interval after this
-    if (run_.second != 0) take(run_);
-    for (; next_transfer_ < transfers_.size(); ++next_transfer_) busy_.add(transfers_[next_transfer_]);
-    m.busy_ns = busy_.finish();
-    m.kernel_ns = kernel_ns_;
+    if (s_.run.second != 0) take(s_);
+    for (; next_transfer_ < transfers_.size(); ++next_transfer_) s_.busy.add(transfers_[next_transfer_]);
+    m.busy_ns = s_.busy.finish();
+    m.kernel_ns = s_.kernel_ns;
     m.overlap_ns = overlap_ns_;
   }
-  interval gap_extremes() const noexcept { return busy_.gap_extremes(); } // of the gaps it appended
+  interval gap_extremes() const noexcept { return s_.busy.gap_extremes(); } // of the gaps it appended
 
  private:
+  struct state { // what each merged interval reads and changes
+    timestamp_ns lo, hi; // the window
+    interval run;        // the merged interval being extended: taken once the next one starts past it
+    union_walk busy;
+    std::uint64_t kernel_ns;
+    timestamp_ns transfer_start, copy_start; // of transfers_[next_transfer_], copies_[next_copy_]
+  };
   static timestamp_ns start_at(const interval_list& v, std::size_t i) noexcept { // none: past every time
     return i < v.size() ? v[i].first : ~timestamp_ns{0};
   }
-  void take(const interval& a) { // one merged interval of the kernels' union
-    const auto from = a.first > lo_ ? a.first : lo_, to = a.second < hi_ ? a.second : hi_;
-    if (to > from) kernel_ns_ += to - from;
-    if (transfer_start_ < a.first) transfers_before(a.first);
-    busy_.add(a);
-    if (copy_start_ < a.second) overlap_copies(a); // else the next copy starts at or after a's end: it overlaps none of it
+  // Takes s.run, one merged interval of the kernels' union, into `s` (s_ or a loop's copy of it).
+  NVSCOPE_DETAIL_INLINE void take(state& s) {
+    const auto& a = s.run;
+    const auto from = a.first > s.lo ? a.first : s.lo, to = a.second < s.hi ? a.second : s.hi;
+    if (to > from) s.kernel_ns += to - from;
+    if (s.transfer_start < a.first) { // the transfers' walk adds to s_: a copy written back first, read again after
+      s_.busy = s.busy;
+      s.transfer_start = transfers_before(a.first);
+      s.busy = s_.busy;
+    }
+    s.busy.add(a);
+    if (s.copy_start < a.second) s.copy_start = overlap_copies(a); // else the next copy starts at or after a's end: it overlaps none of it
   }
-  NVSCOPE_DETAIL_COLD void transfers_before(timestamp_ns start) {
-    for (; next_transfer_ < transfers_.size() && transfers_[next_transfer_].first < start; ++next_transfer_) busy_.add(transfers_[next_transfer_]);
-    transfer_start_ = start_at(transfers_, next_transfer_);
+  // The transfers that start before `start`, taken into s_.busy; returns the next one's start.
+  NVSCOPE_DETAIL_COLD timestamp_ns transfers_before(timestamp_ns start) {
+    for (; next_transfer_ < transfers_.size() && transfers_[next_transfer_].first < start; ++next_transfer_) s_.busy.add(transfers_[next_transfer_]);
+    return start_at(transfers_, next_transfer_);
   }
-  NVSCOPE_DETAIL_COLD void overlap_copies(const interval& a) {
+  // The copies' overlap with merged interval a, added; returns the next copy's start.
+  NVSCOPE_DETAIL_COLD timestamp_ns overlap_copies(const interval& a) {
     for (; next_copy_ < copies_.size(); ++next_copy_) {
       const auto& c = copies_[next_copy_];
       const auto l = std::max(a.first, c.first), h = std::min(a.second, c.second);
       if (h > l) overlap_ns_ += h - l;
       if (a.second < c.second) break;
     }
-    copy_start_ = start_at(copies_, next_copy_);
+    return start_at(copies_, next_copy_);
   }
   const interval_list &transfers_, &copies_;
-  timestamp_ns lo_, hi_;
-  union_walk busy_;
-  interval run_{0, 0}; // the merged interval being extended: taken once the next one starts past it
+  state s_;
   std::size_t next_transfer_ = 0, next_copy_ = 0;
-  timestamp_ns transfer_start_, copy_start_; // of transfers_[next_transfer_], copies_[next_copy_]
-  std::uint64_t kernel_ns_ = 0, overlap_ns_ = 0;
+  std::uint64_t overlap_ns_ = 0;
 };
 
 // activity_of's figures (medians included) with the kernels read once from their records
@@ -168,23 +191,29 @@ inline bool activity_of_kernels_in_order(const std::vector<kernel_record>& kerne
   const auto transfers = union_of(g.copies, g.memsets);
   gaps.reserve(kernels.size() + transfers.size());
   kernel_union_sink sink(transfers, g.copies, lo, hi, gaps);
+  const kernel_record* const record = kernels.data();
   if (runs) {
-    for (const auto& k : kernels)
-      if (valid_interval(k.start, k.end) && k.end != k.start && !sink.add(k.start, k.end)) return false; // empty: counted, no time
+    const auto taken = sink.add_each(kernels.size(), [record](std::size_t j, interval& x) {
+      x = {record[j].start, record[j].end};
+      return valid_interval(x.first, x.second);
+    });
+    if (taken != kernels.size()) return false;
     m.kernels = runs->count();
     m.kernel_median_ns = median_of_runs(*runs);
   } else {
     scratch_vector<std::uint64_t> durations; // the median's search reads these, not the records again
     durations.reserve(kernels.size());
     std::uint64_t shortest = ~std::uint64_t{0}, longest = 0;
-    for (const auto& k : kernels) {
-      if (!valid_interval(k.start, k.end)) continue;
-      const std::uint64_t d = k.end - k.start;
+    const auto taken = sink.add_each(kernels.size(), [&](std::size_t j, interval& x) {
+      x = {record[j].start, record[j].end};
+      if (!valid_interval(x.first, x.second)) return false;
+      const std::uint64_t d = x.second - x.first;
       durations.push_back(d);
       shortest = std::min(shortest, d);
       longest = std::max(longest, d);
-      if (d != 0 && !sink.add(k.start, k.end)) return false; // empty: counted, no time
-    }
+      return true;
+    });
+    if (taken != kernels.size()) return false;
     m.kernels = durations.size();
     if (!durations.empty()) m.kernel_median_ns = median_of(each_value{durations.data(), durations.data() + durations.size()}, durations.size(), shortest, longest);
   }

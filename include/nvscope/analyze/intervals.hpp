@@ -107,7 +107,7 @@ inline interval_list union_of(const interval_list& a, const interval_list& b, co
 // [lo, hi), and the idle stretches between its runs appended to `gaps`.
 class union_walk {
  public:
-  union_walk(std::uint64_t lo, std::uint64_t hi, scratch_vector<std::uint64_t>& gaps) noexcept : lo_(lo), hi_(hi), gaps_(gaps) {}
+  union_walk(std::uint64_t lo, std::uint64_t hi, scratch_vector<std::uint64_t>& gaps) noexcept : lo_(lo), hi_(hi), gaps_(&gaps) {}
   NVSCOPE_DETAIL_INLINE void add(const interval& x) {
     if (any_ && x.first <= run_.second) {
       if (x.second > run_.second) run_.second = x.second;
@@ -116,7 +116,7 @@ class union_walk {
     if (any_) {
       close();
       const auto gap = x.first - run_.second;
-      gaps_.push_back(gap);
+      gaps_->push_back(gap);
       shortest_gap_ = gap < shortest_gap_ ? gap : shortest_gap_;
       longest_gap_ = gap > longest_gap_ ? gap : longest_gap_;
     }
@@ -137,7 +137,7 @@ class union_walk {
     if (to > from) sum_ += to - from;
   }
   std::uint64_t lo_, hi_, sum_ = 0, shortest_gap_ = ~std::uint64_t{0}, longest_gap_ = 0;
-  scratch_vector<std::uint64_t>& gaps_;
+  scratch_vector<std::uint64_t>* gaps_; // a pointer, not a reference: a walk may be copied to a loop's locals and back
   interval run_{0, 0};
   bool any_ = false;
 };

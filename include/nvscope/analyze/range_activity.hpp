@@ -219,18 +219,24 @@ inline bool read_instance_kernels(const trace& t, const std::uint32_t* refs, std
   const auto done = kernel_ns.size();
   kernel_ns.resize(done + n);
   std::uint64_t* const out = kernel_ns.data() + done;
+  const kernel_record* const records = t.kernels.data();
   interval widest = extremes; // held here: a store to `out` may not change it (the caller's could)
-  bool in_order = true;
-  for (std::size_t j = 0; j < n; ++j) {
-    if (j + prefetch_ahead < n) prefetch(&t.kernels[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
-    const auto& k = t.kernels[refs[j] & range_ops_index::index_mask];
+  const auto read = [&](std::size_t j) -> const kernel_record& {
+    if (j + prefetch_ahead < n) prefetch(&records[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
+    const auto& k = records[refs[j] & range_ops_index::index_mask];
     const std::uint64_t d = k.end - k.start;
     out[j] = d;
     widen(widest, {d, d});
-    if (in_order && d != 0) in_order = sink.add(k.start, k.end); // empty: no time
-  }
+    return k;
+  };
+  const auto in_order = sink.add_each(n, [&](std::size_t j, interval& x) {
+    const auto& k = read(j);
+    x = {k.start, k.end};
+    return true; // empty: no time (the sink skips it)
+  });
+  for (auto j = in_order + 1; j < n; ++j) read(j); // the first out of order was read
   extremes = widest;
-  return in_order;
+  return in_order == n;
 }
 
 // Per row of the per-range metrics, the extremes of its kernel durations and of its gaps.
@@ -298,7 +304,10 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
     copy_intervals(t.kernels, kernels, kernels + n, g.kernels);
     merge_intervals(g.kernels);
     kernel_union_sink again(transfers, g.copies, lo, hi, gaps);
-    for (const auto& x : g.kernels) again.add(x.first, x.second);
+    again.add_each(g.kernels.size(), [&](std::size_t j, interval& x) { // merged: in order
+      x = g.kernels[j];
+      return true;
+    });
     again.finish(m);
     widen(e.gaps, again.gap_extremes());
   }
