@@ -189,6 +189,36 @@ TEST_CASE("ranks_of, median_of and median_and_p90 read what a full sort puts at 
   }
 }
 
+// select_ranks, the selection in a copy of at most 1,024 values that every small row's median
+// takes (a histogram of its own size, its bucket moved to the front, until 16 values or one are
+// left): every size to 1,100, every spread, ranks at the ends, the middle and at random, with
+// and without the next rank, against a full sort.
+TEST_CASE("select_ranks finds what a full sort puts at a rank and the next, at every small size and spread") {
+  const auto seed = nvscope_test::fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::size_t checks = 0, wrong = 0;
+  for (std::uint32_t m = 1; m <= 1100; m += m < 40 ? 1 : 1 + static_cast<std::uint32_t>(rng() % 23)) {
+    for (int spread = 0; spread < spreads; ++spread) {
+      std::vector<std::uint64_t> values(m);
+      for (auto& x : values) x = spread_value(rng, spread);
+      auto sorted = values;
+      std::sort(sorted.begin(), sorted.end());
+      for (int probe = 0; probe < 6; ++probe) {
+        const std::uint64_t k = probe == 0 ? 0 : probe == 1 ? m - 1 : probe == 2 ? (m - 1) / 2 : rng() % m;
+        const bool next = probe % 2 == 0;
+        auto v = values; // written over by the selection
+        const auto [at, after] = nvscope::detail::select_ranks(v.data(), m, k, next, sorted.front(), sorted.back() - sorted.front());
+        wrong += at != sorted[k];
+        wrong += after != (next && k + 1 < m ? sorted[k + 1] : sorted[k]); // no next past the last: rank k again
+        checks += 2;
+      }
+    }
+  }
+  CHECK(checks > 8000); // 128 sizes or so, 7 spreads, 6 probes, 2 checks
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("values_at_ranks reads what a full sort puts at each of several ranks, any spread, any size") {
   const auto seed = nvscope_test::fresh_seed();
   INFO("seed " << seed); // a failure names the input

@@ -94,6 +94,64 @@ void count_level(const each_value& each, Count* counts, std::size_t stride, std:
   for (; p != each.last; ++p) count_one(*p, counts, lo, range, shift);
 }
 
+// The values at ranks k < m and k + 1 (`next`) or k alone of v[0 .. m), all within
+// [lo, lo + range]; writes over v (a copy of the values). A histogram of about m / 2 buckets (8 to 256) over the range
+// finds the bucket holding rank k, whose values are then moved to the front (usually a few),
+// and so on until at most 16 are left or they are all one value: nth_element on hundreds of
+// values of random order branched its way at 8-10 ns a value, counting and moving them costs
+// a few cycles each, with few branches taken at random (the rows of nvtx_kern_sum and of the
+// kernel summaries are mostly hundreds of values or fewer).
+inline std::pair<std::uint64_t, std::uint64_t> select_ranks(std::uint64_t* v, std::uint32_t m, std::uint64_t k, bool next, std::uint64_t lo,
+                                                           std::uint64_t range) noexcept {
+  constexpr std::uint32_t few = 16;
+  std::uint32_t count[257]; // a bucket past the last, empty: the search for a next rank's bucket stops there
+  next = next && k + 1 < m;  // else rank k alone (a caller's count that was wrong)
+  for (;;) {
+    if (range == 0) return {lo, lo};
+    if (m <= few) {
+      std::nth_element(v, v + k, v + m);
+      return {v[k], next && k + 1 < m ? *std::min_element(v + k + 1, v + m) : v[k]};
+    }
+    int bits = 0, bucket_bits = 3; // the range's bits; the buckets': m / 2 rounded down to a power of two, 8 to 256
+    while (bits < 64 && (range >> bits) != 0) ++bits;
+    while (bucket_bits < 8 && (std::uint32_t{2} << (bucket_bits + 1)) <= m) ++bucket_bits;
+    const int shift = bits > bucket_bits ? bits - bucket_bits : 0;
+    const std::size_t buckets = static_cast<std::size_t>(range >> shift) + 1;
+    std::fill(count, count + buckets + 1, 0u);
+    for (std::uint32_t i = 0; i < m; ++i) ++count[(v[i] - lo) >> shift];
+    std::size_t b = 0;
+    std::uint64_t below = 0;
+    while (below + count[b] <= k) below += count[b++];
+    k -= below;
+    const std::uint64_t bottom = lo + (static_cast<std::uint64_t>(b) << shift);
+    const std::uint64_t width = shift ? (std::uint64_t{1} << shift) - 1 : 0;
+    const std::uint64_t span = range - (bottom - lo) <= width ? range - (bottom - lo) : width; // bucket b's values: [bottom, bottom + span]
+    if (!next || k + 1 < count[b]) { // every rank sought in bucket b: its values moved to the front, in place
+      std::uint32_t kept = 0;
+      for (std::uint32_t i = 0; i < m; ++i) {
+        const std::uint64_t x = v[i];
+        v[kept] = x;
+        kept += x - bottom <= span;
+      }
+      m = kept;
+      lo = bottom;
+      range = span;
+      continue;
+    }
+    std::size_t c = b + 1; // rank k is bucket b's largest, k + 1 the smallest of the next bucket that has values
+    while (count[c] == 0) ++c;
+    const std::uint64_t c_bottom = lo + (static_cast<std::uint64_t>(c) << shift);
+    if (shift == 0) return {bottom, c_bottom};
+    std::uint64_t largest = bottom, smallest = lo + range;
+    for (std::uint32_t i = 0; i < m; ++i) {
+      const std::uint64_t x = v[i];
+      largest = x - bottom <= span && x > largest ? x : largest;
+      smallest = x >= c_bottom && x < smallest ? x : smallest;
+    }
+    return {largest, smallest};
+  }
+}
+
 // The values at ranks k and k + 1 (`next`) or k alone of the values `each` yields within
 // [lo, lo + range], when there are at most `most` of them: selected from a copy on the stack.
 template <std::size_t most, class Each>
@@ -105,9 +163,7 @@ std::pair<std::uint64_t, std::uint64_t> ranks_in_copy(const Each& each, std::uin
     if (v - lo <= range && m < most) copy[m++] = v; // at most `most` by the caller's count; never past the copy
   });
   if (m == 0) return {lo, lo}; // a caller's count that was wrong: no value to select
-  if (k >= m) k = m - 1;
-  std::nth_element(copy, copy + k, copy + m);
-  return {copy[k], next && k + 1 < m ? *std::min_element(copy + k + 1, copy + m) : copy[k]};
+  return select_ranks(copy, m, k < m ? k : m - 1, next, lo, range);
 }
 
 // The values at 0-based ranks `k` and, when `next`, `k + 1` (else the first again) of the n
