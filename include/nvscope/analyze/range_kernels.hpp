@@ -386,7 +386,9 @@ struct row_part {
 
 // The statistics of one row from its contributions: unweighted (the usual case), from a
 // contiguous copy of its durations (gathered once through the pairs; the statistics then read
-// it several times in order, not through the pairs each time); weighted, from a sorted copy.
+// it several times in order, not through the pairs each time), or where one pair makes the row
+// (a start/end range's, a range per operator's), from that pair's durations in place;
+// weighted, from a sorted copy.
 inline duration_stats row_stats(const kern_rows& rows, const row_part* first, const row_part* last, const row_part* stop,
                                 scratch_vector<std::uint64_t>& values, scratch_vector<weighted_value>& scratch) {
   auto slice = [&](const row_part& c) {
@@ -397,6 +399,10 @@ inline duration_stats row_stats(const kern_rows& rows, const row_part* first, co
   };
   bool weighted = false;
   for (auto c = first; c != last; ++c) weighted = weighted || c->weight != 1;
+  if (!weighted && last - first == 1) { // one pair's durations: read where they lie, not copied first
+    const auto [d, e] = slice(*first);
+    return stats_of(d, e);
+  }
   if (!weighted) {
     values.clear();
     for (auto c = first; c != last; ++c) {
