@@ -1,14 +1,21 @@
 // Throughput of nvscope's analysis and exports on a synthetic trace shaped like a training
 // run (tests/analyze/synthetic_trace.hpp's training_run: 100 steps x 12 layers x (attention,
 // ffn) ranges, ~1M kernels, a copy per layer, a graph launch per step). Counter `analysis_records_per_s`: records (kernels, copies, ranges,
-// launches) analysed per second by nvscope::analyze.
+// launches) analysed per second by nvscope::analyze. `row_stats/N`: the statistics every
+// summary row takes (detail::stats_of: count, total, extremes, mean, standard deviation,
+// median) over 8 M random durations (1-101 us, fixed seed) in rows of N values; counter
+// `values_per_s`. Rows of a few hundred values are the rule in nvtx_kern_sum and the kernel
+// summaries of real traces.
 #include "synthetic_trace.hpp"
 
 #include <benchmark/benchmark.h>
 #include <nvscope/analysis.hpp>
 #include <nvscope/export.hpp>
 
+#include <cstdint>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -52,6 +59,21 @@ void chrome_trace(benchmark::State& state) {
   state.counters["records_per_s"] = benchmark::Counter(static_cast<double>(records(t)), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(chrome_trace)->Unit(benchmark::kMillisecond);
+
+void row_stats(benchmark::State& state) {
+  const auto row = static_cast<std::size_t>(state.range(0));
+  const std::size_t rows = (std::size_t{8} << 20) / row;
+  std::vector<std::uint64_t> values(rows * row);
+  std::mt19937_64 rng(2026);
+  for (auto& v : values) v = 1000 + rng() % 100000;
+  for (auto _ : state) {
+    double sum = 0.0;
+    for (std::size_t r = 0; r < rows; ++r) sum += nvscope::detail::stats_of(values.data() + r * row, values.data() + (r + 1) * row).median;
+    benchmark::DoNotOptimize(sum);
+  }
+  state.counters["values_per_s"] = benchmark::Counter(static_cast<double>(values.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(row_stats)->Arg(16)->Arg(98)->Arg(1000)->Arg(14000)->Unit(benchmark::kMillisecond);
 
 } // namespace
 
