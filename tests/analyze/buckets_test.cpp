@@ -4,6 +4,7 @@
 // against std::unordered_map on fresh random keys of several spreads.
 
 #include <nvscope/analyze/detail/buckets.hpp>
+#include <nvscope/analyze/detail/hot_counts.hpp>
 
 #include <doctest/doctest.h>
 #include "test_seed.hpp"
@@ -80,4 +81,33 @@ TEST_CASE("join_equal_neighbours: one entry a key, in order, the weights of a ke
         v, [](const auto& x, const auto& y) { return x.first == y.first; }, [](auto& into, const auto& from) { into.second += from.second; });
     CHECK(std::vector<std::pair<std::uint64_t, std::uint64_t>>(sums.begin(), sums.end()) == v);
   }
+}
+
+// hot_counts holds two keys' counts in locals and writes them back when a third key comes and
+// at the end: the table must read as if every add went to it, whatever the keys' runs, and each
+// add must return what the table held before it. Keys in runs of random length over a few keys
+// (two at a time, three in turn: every eviction), and single adds over many keys.
+TEST_CASE("hot_counts adds as direct adds to the table would, for keys in runs or not") {
+  std::mt19937_64 rng(nvscope_test::fresh_seed());
+  std::size_t adds = 0, wrong = 0;
+  for (const std::uint32_t keys : {1u, 2u, 3u, 5u, 1000u}) {
+    std::vector<std::uint32_t> table(keys, 0), expected(keys, 0);
+    for (std::uint32_t k = 0; k < keys; ++k) table[k] = expected[k] = static_cast<std::uint32_t>(rng() % 100);
+    {
+      nvscope::detail::hot_counts hot(table.data());
+      for (int run = 0; run < 3000; ++run) {
+        const auto key = static_cast<std::uint32_t>(rng() % keys);
+        const auto length = keys == 1000u ? 1 : 1 + rng() % 5;
+        for (std::uint64_t i = 0; i < length; ++i, ++adds) {
+          const auto n = static_cast<std::uint32_t>(1 + rng() % 3);
+          wrong += hot.add(key, n) != expected[key];
+          expected[key] += n;
+        }
+      }
+      if (keys == 5u) hot.flush(); // written back early, then again at the end: nothing added twice
+    }
+    wrong += table != expected;
+  }
+  CHECK(adds > 20000);
+  CHECK(wrong == 0);
 }

@@ -12,6 +12,7 @@
 /// \endcode
 
 #include <nvscope/analyze/activity.hpp>
+#include <nvscope/analyze/detail/hot_counts.hpp>
 #include <nvscope/analyze/detail/prefetch.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
@@ -175,18 +176,25 @@ inline range_ops_index range_ops(const trace& t, const trace_index& x, const std
     each(t.memsets.size(), x.links.memset_launch, 2, valid_record(t.memsets));
   };
   scratch_vector<std::uint32_t> owned(nr, 0); // per push/pop range: the records whose launch it owns
-  visit([&](std::uint32_t l, std::uint32_t) {
-    if (const auto o = x.launch_owner[l]; o != none) ++owned[o];
-    for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s)
-      if (up[x.start_end_ranges[s]] != none) ++ops.offset[x.start_end_ranges[s] + 1];
-  });
+  {
+    hot_counts owned_by(owned.data()), in_range(ops.offset.data() + 1); // a range's records come together
+    visit([&](std::uint32_t l, std::uint32_t) {
+      if (const auto o = x.launch_owner[l]; o != none) owned_by.add(o);
+      for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s)
+        if (up[x.start_end_ranges[s]] != none) in_range.add(x.start_end_ranges[s]);
+    });
+  }
   for (std::size_t o = 0; o < nr; ++o)
     if (owned[o] != 0)
       for (auto r = up[o]; r != none; r = x.links.parent[r] == none ? none : up[x.links.parent[r]]) ops.offset[r + 1] += owned[o];
   for (std::size_t r = 1; r < ops.offset.size(); ++r) ops.offset[r] += ops.offset[r - 1];
   ops.ref.resize(ops.offset.back());
   auto cursor = ops.offset;
-  visit([&](std::uint32_t l, std::uint32_t ref) { for_interesting(x, up, l, [&](std::uint32_t r) { ops.ref[cursor[r]++] = ref; }); });
+  {
+    hot_counts place(cursor.data());
+    std::uint32_t* const refs = ops.ref.data();
+    visit([&](std::uint32_t l, std::uint32_t ref) { for_interesting(x, up, l, [&](std::uint32_t r) { refs[place.add(r)] = ref; }); });
+  }
   return ops;
 }
 
