@@ -52,6 +52,13 @@ class kept_values {
     group_[kept_] = group;
     value_[kept_++] = value;
   }
+  // keep's places, for a pass that keeps values with its own state in locals (the count of kept
+  // values a member: each keep would load what the last stored): group g's count at counts()[g],
+  // the i-th kept value's group and value at groups()[i] and values()[i]; then kept(n).
+  std::size_t* counts() noexcept { return out_.offset.data() + 1; }
+  std::uint32_t* groups() noexcept { return group_.data(); }
+  std::uint64_t* values() noexcept { return value_.data(); }
+  void kept(std::size_t n) noexcept { kept_ = n; }
   grouped_values place() {
     const auto groups = out_.offset.size() - 1;
     for (std::size_t g = 0; g < groups; ++g) out_.offset[g + 1] += out_.offset[g];

@@ -109,17 +109,40 @@ inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
   kept_values kept(runs.ids + 1, t.kernels.size());
   const auto nr = t.ranges.size();
   runs.owned_ns.assign(nr, 0);
-  const auto& owner = x.links.kernel_owner;
-  timestamp_ns first = ~timestamp_ns{0}, last = 0, last_end = 0; // held here: a store to `kept` may not change them
-  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
-    if (!x.kernel_ok[i]) continue;
-    const auto& k = t.kernels[i];
+  // Held here: a store through `ok` or a column may not change them. A range's kernels come
+  // together: its owned time is summed here and added once a run, not through memory a kernel.
+  const std::uint32_t* const owner = x.links.kernel_owner.data();
+  const char* const ok = x.kernel_ok.data();
+  const kernel_record* const kernels = t.kernels.data();
+  const std::size_t n = t.kernels.size();
+  std::size_t* const count = kept.counts();
+  std::uint32_t* const group = kept.groups();
+  std::uint64_t* const value = kept.values();
+  std::uint64_t* const owned = runs.owned_ns.data();
+  std::size_t n_kept = 0;
+  std::uint32_t run_owner = attribution::none;
+  std::uint64_t run_ns = 0;
+  timestamp_ns first = ~timestamp_ns{0}, last = 0, last_end = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!ok[i]) continue;
+    const auto& k = kernels[i];
+    const std::uint64_t d = k.end - k.start;
     first = std::min(first, k.start);
     last = std::max(last, k.start);
     last_end = std::max(last_end, k.end);
-    kept.keep(k.name < runs.ids ? k.name : unknown, k.end - k.start);
-    if (owner[i] < nr) runs.owned_ns[owner[i]] += k.end - k.start;
+    const std::uint32_t g = k.name < runs.ids ? k.name : unknown;
+    ++count[g];
+    group[n_kept] = g;
+    value[n_kept++] = d;
+    if (owner[i] != run_owner) {
+      if (run_owner < nr) owned[run_owner] += run_ns;
+      run_owner = owner[i];
+      run_ns = 0;
+    }
+    run_ns += d;
   }
+  if (run_owner < nr) owned[run_owner] += run_ns;
+  kept.kept(n_kept);
   runs.first_start = first;
   runs.last_start = last;
   runs.last_end = last_end;
