@@ -845,3 +845,40 @@ TEST_CASE("the records a timeline takes, in (start, end) order: in place where a
   CHECK(in_place > 0);
   CHECK(listed > 0);
 }
+
+// range_tally::add_run stands for its adds in a row of one range (the idle walk charges each
+// run of stretches of one range and cause once): on random traces' ranges, adds in runs of
+// random length over a few ranges, some of them none or past the trace, the tally of the runs
+// must equal the tally of the single adds in every slot's time, count and named range.
+TEST_CASE("range_tally's add_run equals its adds one by one") {
+  using namespace nvscope;
+  std::mt19937_64 rng(nvscope_test::fresh_seed());
+  trace t;
+  const string_id names[] = {t.strings.intern("a"), t.strings.intern("b"), t.strings.intern("c")};
+  for (int i = 0; i < 12; ++i) {
+    range_record r;
+    r.name = names[rng() % 3]; // ranges of one name share a slot
+    t.ranges.push_back(r);
+  }
+  std::size_t runs = 0, wrong = 0;
+  for (int round = 0; round < 200; ++round) {
+    detail::diag::range_tally single(t), batched(t);
+    for (int run = 0; run < 40; ++run, ++runs) {
+      const auto pick = rng() % 16;
+      const std::uint32_t range = pick < 12 ? static_cast<std::uint32_t>(pick) : pick < 14 ? diagnosis_none : 1000; // none, past the trace
+      std::uint64_t ns = 0, count = 0, longest = 0;
+      for (auto n = 1 + rng() % 6; n > 0; --n) {
+        const std::uint64_t d = rng() % 4 == 0 ? 50 : rng() % 100; // ties with the longest kept
+        single.add(range, d);
+        ns += d, ++count, longest = std::max(longest, d);
+      }
+      batched.add_run(range, ns, count, longest);
+    }
+    const auto x = single.top(10), y = batched.top(10);
+    wrong += x.size() != y.size();
+    for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+      wrong += x[i].ns != y[i].ns || x[i].count != y[i].count || x[i].range != y[i].range || x[i].name != y[i].name;
+  }
+  CHECK(runs == 8000);
+  CHECK(wrong == 0);
+}

@@ -45,10 +45,8 @@ struct walk_readers {
     rules.take_op(i, op);
     steps.take_op(i, op);
   }
-  NVSCOPE_DETAIL_INLINE void take_stretch(const idle_stretch& s) {
-    rules.take_stretch(s);
-    steps.take_stretch(s);
-  }
+  NVSCOPE_DETAIL_INLINE void take_stretch(const idle_stretch& s) { rules.take_stretch(s); }
+  NVSCOPE_DETAIL_INLINE void take_idle(std::uint32_t range, std::uint64_t ns) { steps.take_idle(range, ns); }
 };
 
 // diagnose (below); `runs`, where given, the kernels' durations by name that analyze grouped and

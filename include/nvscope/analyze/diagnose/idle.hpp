@@ -47,11 +47,16 @@ class stretch_charges {
   stretch_charges(const trace& t, std::size_t keep) : keep_(keep) {
     for (int c = 0; c < idle_cause_count; ++c) tallies_.emplace_back(t);
   }
-  NVSCOPE_DETAIL_INLINE void add(const idle_stretch& s, idle_breakdown& b) {
-    const auto c = static_cast<int>(s.cause);
-    b.cause_ns[c] += s.duration;
-    b.cause_count[c] += 1;
-    tallies_[static_cast<std::size_t>(c)].add(s.range, s.duration);
+  // `count` stretches in a row of one cause and range: `ns` in all, `longest` the longest.
+  NVSCOPE_DETAIL_INLINE void add_run(idle_cause cause, std::uint32_t range, std::uint64_t ns, std::uint64_t count, std::uint64_t longest,
+                                     idle_breakdown& b) {
+    const auto c = static_cast<int>(cause);
+    b.cause_ns[c] += ns;
+    b.cause_count[c] += count;
+    tallies_[static_cast<std::size_t>(c)].add_run(range, ns, count, longest);
+  }
+  // Each stretch, for the longest kept.
+  NVSCOPE_DETAIL_INLINE void keep(const idle_stretch& s) {
     if (keep_ == 0) return;
     if (longest_.size() < keep_) {
       longest_.push_back(s);
@@ -81,11 +86,15 @@ class stretch_charges {
 struct no_readers {
   void take_op(std::size_t, const gpu_op&) noexcept {}
   void take_stretch(const idle_stretch&) noexcept {}
+  void take_idle(std::uint32_t, std::uint64_t) noexcept {}
 };
 
 // Union lengths of all operations and of kernels with memsets; the stretches between, each
 // charged as it is found. `readers` take every operation and every stretch as the walk meets
-// them (the diagnosis' other passes that read them: one walk of the operations, not several).
+// them (the diagnosis' other passes that read them: one walk of the operations, not several),
+// and the idle time of each run of stretches of one range (take_idle). The sums of a run of
+// stretches of one cause and range are held here and charged once the run ends: each add to
+// the same tally and cause sums would otherwise wait on the store of the add before it.
 template <class Readers>
 void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b, Readers& readers) {
   timestamp_ns cover = 0, kernel_cover = 0;
@@ -93,6 +102,15 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
   lookup_hints hints(tl.threads); // the stretches come in time order
   stretch_charges charges(*tl.t, o.top_idle);
   b.stretches.reserve(tl.ops.size()); // at most one per operation; only what is written is touched
+  idle_cause run_cause = idle_cause::other;
+  std::uint32_t run_range = diagnosis_none;
+  std::uint64_t run_ns = 0, run_count = 0, run_longest = 0;
+  const auto charge_run = [&] {
+    if (run_count == 0) return;
+    charges.add_run(run_cause, run_range, run_ns, run_count, run_longest, b);
+    readers.take_idle(run_range, run_ns);
+    run_ns = run_count = run_longest = 0;
+  };
   for (std::size_t i = 0; i < tl.ops.size(); ++i) {
     const gpu_op& op = tl.ops[i];
     if (i > 0 && op.start > cover) {
@@ -107,8 +125,14 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
       s.thread = op.thread;
       s.range = range;
       s.next_owner = next_owner;
-      charges.add(s, b);
+      charges.keep(s);
       readers.take_stretch(s);
+      if (cause != run_cause || range != run_range) charge_run();
+      run_cause = cause;
+      run_range = range;
+      run_ns += duration;
+      run_count += 1;
+      run_longest = duration > run_longest ? duration : run_longest;
     }
     readers.take_op(i, op);
     const timestamp_ns from = std::max(op.start, cover);
@@ -119,6 +143,7 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
     if (op.end > kfrom) kernel += op.end - kfrom;
     kernel_cover = std::max(kernel_cover, op.end);
   }
+  charge_run();
   b.busy_ns += busy;
   b.kernel_ns += kernel;
   charges.finish(b);

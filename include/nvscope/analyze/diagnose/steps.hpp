@@ -157,10 +157,12 @@ class step_tally {
     if (ns == 0) touched_.push_back(tl_->names[i]); // again after a kernel of no length: added twice, the second time 0
     ns += op.end - op.start;
   }
-  void take_stretch(const idle_stretch& st) { // st.range: the range open on st.thread at st.start
+  void take_stretch(const idle_stretch& st) { take_idle(st.range, st.duration); } // st.range: the range open on st.thread at st.start
+  // Idle time `ns` of stretches that began inside `range` (one or a run of them).
+  void take_idle(std::uint32_t range, std::uint64_t ns) {
     if (step_.empty()) return;
-    const auto k = step_at(st.range);
-    if (k != diagnosis_none) columns_.add(component_kind::idle, 0, k, st.duration);
+    const auto k = step_at(range);
+    if (k != diagnosis_none) columns_.add(component_kind::idle, 0, k, ns);
   }
   // The syncs added, each component's cells put in step order: the steps' set, tallied.
   step_set&& finish() && {

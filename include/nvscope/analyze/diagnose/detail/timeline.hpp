@@ -516,12 +516,16 @@ class range_tally {
   range_tally& operator=(range_tally&&) noexcept = default;
   range_tally(const range_tally&) = delete; // a copy's slot_ would point into the original's slots
   range_tally& operator=(const range_tally&) = delete;
-  NVSCOPE_DETAIL_INLINE void add(std::uint32_t range, std::uint64_t ns) {
+  NVSCOPE_DETAIL_INLINE void add(std::uint32_t range, std::uint64_t ns) { add_run(range, ns, 1, ns); }
+  // `count` adds of `range` in a row, `ns` in all and `longest` the longest: what they would
+  // leave (the range is the same for each, so some add of them passes the test of the longest
+  // exactly where `longest` passes it).
+  NVSCOPE_DETAIL_INLINE void add_run(std::uint32_t range, std::uint64_t ns, std::uint64_t count, std::uint64_t longest) {
     if (range != last_range_ || slot_ == nullptr) switch_to(range); // runs of one range are common: its record is read once a run
     slot_->ns += ns;
-    slot_->count += 1;
-    if (in_trace_ && ns >= slot_->best_ns) {
-      slot_->best_ns = ns;
+    slot_->count += count;
+    if (in_trace_ && longest >= slot_->best_ns) {
+      slot_->best_ns = longest;
       slot_->range = range;
     }
   }
