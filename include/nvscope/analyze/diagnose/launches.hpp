@@ -56,23 +56,28 @@ inline launch_queues queue_depths(const timeline& tl) {
   launch_queues q;
   q.depth.resize(tl.ops.size()); // unset: each launched operation's written below
   scratch_vector<launched_op> launched;
-  scratch_vector<timestamp_ns> ends; // running max of ends in launch order, within one stream
-  const auto by_launch = [](const launched_op& x, const launched_op& y) { return x.call_start < y.call_start; };
   std::size_t longest = 0; // the longest stream's operations: one array, not a doubling series
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) longest = std::max<std::size_t>(longest, tl.by_stream.end(s) - tl.by_stream.begin(s));
-  ends.reserve(longest);
+  scratch_column<timestamp_ns> running(longest); // running max of ends in launch order, within one stream (each written before it is read)
+  const auto by_launch = [](const launched_op& x, const launched_op& y) { return x.call_start < y.call_start; };
   // A launch after its stream's earlier ones (in launch order): its depth, found and counted.
-  std::size_t done = 0; // launches are in order, so the ended ones only grow
+  // The stream's ends counted in a local (a vector's end, stored and loaded again each launch,
+  // made each wait on the last).
+  timestamp_ns* const ends = running.data();
+  std::uint32_t* const depth = q.depth.data();
+  std::size_t done = 0, n_ends = 0; // launches are in order, so the ended ones only grow
+  timestamp_ns latest_end = 0;      // ends[n_ends - 1], held here
   const auto place = [&](timestamp_ns call_start, timestamp_ns end, std::uint32_t at) {
-    while (done < ends.size() && ends[done] <= call_start) ++done;
-    const auto d = static_cast<std::uint32_t>(ends.size() - done);
-    q.depth[at] = d;
+    while (done < n_ends && ends[done] <= call_start) ++done;
+    const auto d = static_cast<std::uint32_t>(n_ends - done);
+    depth[at] = d;
     if (d == q.counts.size()) q.counts.push_back(0);
     ++q.counts[d];
-    ends.push_back(ends.empty() ? end : std::max(ends.back(), end));
+    latest_end = n_ends == 0 ? end : std::max(latest_end, end);
+    ends[n_ends++] = latest_end;
   };
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
-    ends.clear();
+    n_ends = 0;
     done = 0;
     const std::uint32_t *i = tl.by_stream.begin(s), *last = tl.by_stream.end(s);
     for (timestamp_ns latest = 0; i != last; ++i) {
@@ -92,7 +97,7 @@ inline launch_queues queue_depths(const timeline& tl) {
       if (op.call_start != 0) launched.push_back({op.call_start, op.end, *j});
     }
     std::stable_sort(launched.begin(), launched.end(), by_launch);
-    ends.clear();
+    n_ends = 0;
     done = 0;
     for (const auto& op : launched) place(op.call_start, op.end, op.place);
   }
