@@ -166,18 +166,39 @@ inline void sweep_each_thread(const trace& t, const thread_table& slots, thread_
   }
 }
 
+// The start/end ranges open at each launch, appended where they stay as the sweep meets the
+// launches in record order. The sweep holds it by value, its place and room among its locals: a
+// vector's end, stored and loaded again at every launch, made each wait on the one before.
+struct open_ranges_appender {
+  std::uint32_t* offset = nullptr; // start_end_offset: each launch's count, summed afterwards
+  record_indexes* ranges = nullptr;
+  std::uint32_t* out = nullptr;
+  std::size_t used = 0, room = 0;
+  void operator()(std::uint32_t l, const std::vector<std::uint32_t>& open, bool, std::uint32_t&) {
+    offset[l + 1] = static_cast<std::uint32_t>(open.size());
+    if (room - used < open.size()) grow(open.size());
+    for (const auto r : open) out[used++] = r;
+  }
+  NVSCOPE_DETAIL_COLD void grow(std::size_t more) {
+    ranges->resize(std::max(2 * ranges->size(), used + more));
+    out = ranges->data();
+    room = ranges->size();
+  }
+};
+
 // Every thread's sweeps at once (sweep_interleaved): the launches come in record order, so each
 // one's open start/end ranges are appended where they stay.
 inline void sweep_all_threads(const trace& t, const thread_table& slots, thread_timelines& tl, trace_index& x, bool start_end) {
   auto& a = x.links;
-  auto append = [&](std::uint32_t l, const std::vector<std::uint32_t>& open, bool, std::uint32_t&) {
-    x.start_end_offset[l + 1] = static_cast<std::uint32_t>(open.size());
-    for (const auto r : open) x.start_end_ranges.push_back(r);
-  };
-  if (start_end) x.start_end_ranges.reserve(t.launches.size()); // reserved, touched only as far as used
+  open_ranges_appender append;
+  if (start_end) {
+    x.start_end_ranges.resize(t.launches.size()); // one a launch, the usual most: grown where more are open
+    append = {x.start_end_offset.data(), &x.start_end_ranges, x.start_end_ranges.data(), 0, x.start_end_ranges.size()};
+  }
   sweep_interleaved(t, slots, tl, a.range_end, a.parent, a.depth, x.launch_owner, start_end ? &append : nullptr);
-  if (start_end)
-    for (std::size_t l = 0; l < t.launches.size(); ++l) x.start_end_offset[l + 1] += x.start_end_offset[l];
+  if (!start_end) return;
+  x.start_end_ranges.resize(append.used);
+  for (std::size_t l = 0; l < t.launches.size(); ++l) x.start_end_offset[l + 1] += x.start_end_offset[l];
 }
 
 // Nesting, owners of launches and (`open_start_end`) the start/end ranges open at each launch,

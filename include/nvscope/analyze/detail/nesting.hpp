@@ -190,7 +190,8 @@ inline bool launches_in_thread_order(const trace& t, const thread_table& slots) 
 // time may go in either order: each sees the same ranges open), without a list of each thread's
 // launches made and read back, and the launch records read once in order rather than once a
 // thread (8 threads: each cache line of them read 4-8 times). `take`: sweep_start_end's, or null
-// for no start/end sweep.
+// for no start/end sweep; held here by value while the sweep runs, given back at its end (its
+// state among the loop's locals).
 template <class Take>
 void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelines& tl, const std::vector<timestamp_ns>& end,
                        std::vector<std::uint32_t>& parent, std::vector<std::uint16_t>& depth, scratch_vector<std::uint32_t>& launch_owner,
@@ -214,6 +215,7 @@ void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelin
     parent[m] = x.pp.top();
     depth[m] = x.pp.level();
   };
+  Take held = take ? *take : Take{};
   std::uint32_t thread = 0, s = static_cast<std::uint32_t>(slots.slot(0));
   for (std::uint32_t l = 0; l < nl; ++l) {
     const auto& launch = t.launches[l];
@@ -225,9 +227,10 @@ void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelin
     launch_owner[l] = x.pp.top();
     if (take == nullptr) continue;
     x.se.to(t, launch.time, end);
-    (*take)(l, x.se.open(), x.se.changed, x.list);
+    held(l, x.se.open(), x.se.changed, x.list);
     x.se.changed = false;
   }
+  if (take) *take = held;
   for (auto& x : w) {
     while (x.mark != x.marks_end) take_mark(x);
     x.pp.finish(end, parent, depth);
