@@ -94,6 +94,39 @@ void count_level(const each_value& each, Count* counts, std::size_t stride, std:
   for (; p != each.last; ++p) count_one(*p, counts, lo, range, shift);
 }
 
+// Where rank k lies in one histogram level over [lo, hi], buckets 2^shift wide (count[b]: the
+// values of bucket b): the bucket, how many values lie under it, and its values' bounds.
+struct level_bucket {
+  std::size_t b;
+  std::uint64_t below, bottom, top; // bucket b's values: [bottom, top]
+};
+template <class Count>
+level_bucket bucket_of_rank(const Count* count, std::uint64_t k, std::uint64_t lo, std::uint64_t hi, int shift) noexcept {
+  level_bucket at{0, 0, 0, 0};
+  while (at.below + count[at.b] <= k) at.below += count[at.b++];
+  at.bottom = lo + (static_cast<std::uint64_t>(at.b) << shift);
+  const std::uint64_t width = shift ? (std::uint64_t{1} << shift) - 1 : 0;
+  at.top = hi - at.bottom <= width ? hi : at.bottom + width;
+  return at;
+}
+
+// Ranks k and k + 1 where k is the largest value of bucket `at` and k + 1 the smallest of the
+// next bucket that holds values (every value `each` yields lies within [lo, hi]).
+template <class Each, class Count>
+std::pair<std::uint64_t, std::uint64_t> ranks_across(const Each& each, const Count* count, const level_bucket& at, std::uint64_t lo, std::uint64_t hi,
+                                                     int shift) noexcept {
+  std::size_t c = at.b + 1;
+  while (count[c] == 0) ++c;
+  const std::uint64_t c_bottom = lo + (static_cast<std::uint64_t>(c) << shift);
+  if (shift == 0) return {at.bottom, c_bottom};
+  std::uint64_t largest = at.bottom, smallest = hi;
+  each([&largest, &smallest, bottom = at.bottom, span = at.top - at.bottom, c_bottom, c_span = hi - c_bottom](std::uint64_t v) {
+    if (v - bottom <= span && v > largest) largest = v;
+    if (v - c_bottom <= c_span && v < smallest) smallest = v;
+  });
+  return {largest, smallest};
+}
+
 // The values at ranks k < m and k + 1 (`next`) or k alone of v[0 .. m), all within
 // [lo, lo + range]; writes over v (a copy of the values). A histogram of about m / 2 buckets (8 to 256) over the range
 // finds the bucket holding rank k, whose values are then moved to the front (usually a few),
@@ -119,36 +152,18 @@ inline std::pair<std::uint64_t, std::uint64_t> select_ranks(std::uint64_t* v, st
     const std::size_t buckets = static_cast<std::size_t>(range >> shift) + 1;
     std::fill(count, count + buckets + 1, 0u);
     for (std::uint32_t i = 0; i < m; ++i) ++count[(v[i] - lo) >> shift];
-    std::size_t b = 0;
-    std::uint64_t below = 0;
-    while (below + count[b] <= k) below += count[b++];
-    k -= below;
-    const std::uint64_t bottom = lo + (static_cast<std::uint64_t>(b) << shift);
-    const std::uint64_t width = shift ? (std::uint64_t{1} << shift) - 1 : 0;
-    const std::uint64_t span = range - (bottom - lo) <= width ? range - (bottom - lo) : width; // bucket b's values: [bottom, bottom + span]
-    if (!next || k + 1 < count[b]) { // every rank sought in bucket b: its values moved to the front, in place
-      std::uint32_t kept = 0;
-      for (std::uint32_t i = 0; i < m; ++i) {
-        const std::uint64_t x = v[i];
-        v[kept] = x;
-        kept += x - bottom <= span;
-      }
-      m = kept;
-      lo = bottom;
-      range = span;
-      continue;
-    }
-    std::size_t c = b + 1; // rank k is bucket b's largest, k + 1 the smallest of the next bucket that has values
-    while (count[c] == 0) ++c;
-    const std::uint64_t c_bottom = lo + (static_cast<std::uint64_t>(c) << shift);
-    if (shift == 0) return {bottom, c_bottom};
-    std::uint64_t largest = bottom, smallest = lo + range;
+    const auto at = bucket_of_rank(count, k, lo, lo + range, shift);
+    k -= at.below;
+    if (next && k + 1 >= count[at.b]) return ranks_across(each_value{v, v + m}, count, at, lo, lo + range, shift);
+    std::uint32_t kept = 0; // every rank sought in the bucket: its values moved to the front, in place
     for (std::uint32_t i = 0; i < m; ++i) {
       const std::uint64_t x = v[i];
-      largest = x - bottom <= span && x > largest ? x : largest;
-      smallest = x >= c_bottom && x < smallest ? x : smallest;
+      v[kept] = x;
+      kept += x - at.bottom <= at.top - at.bottom;
     }
-    return {largest, smallest};
+    m = kept;
+    lo = at.bottom;
+    range = at.top - at.bottom;
   }
 }
 
@@ -192,13 +207,10 @@ std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t
     for (auto& c : counts) std::fill(c, c + buckets, 0);
     count_level(each, counts[0], bucket_count, lo, range, shift);
     for (std::size_t i = 0; i < buckets; ++i) count[i] += counts[1][i] + counts[2][i] + counts[3][i];
-    std::size_t b = 0;
-    std::uint64_t below = 0;
-    while (below + count[b] <= k) below += count[b++];
-    k -= below;
-    const std::uint64_t bottom = lo + (static_cast<std::uint64_t>(b) << shift);
-    const std::uint64_t width = shift ? (std::uint64_t{1} << shift) - 1 : 0;
-    const std::uint64_t top = hi - bottom <= width ? hi : bottom + width; // bucket b's values: [bottom, top]
+    const auto at = bucket_of_rank(count, k, lo, hi, shift);
+    k -= at.below;
+    const std::size_t b = at.b;
+    const std::uint64_t bottom = at.bottom, top = at.top;
     if (!next || k + 1 < count[b]) { // every rank sought in bucket b
       if (copies && count[b] > bucket_count && count[b] <= n / 8 && top - bottom >= bucket_count) {
         const std::unique_ptr<std::uint64_t[]> copy(new (std::nothrow) std::uint64_t[count[b]]);
@@ -215,16 +227,7 @@ std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t
       hi = top;
       continue;
     }
-    std::size_t c = b + 1; // rank k is bucket b's largest, k + 1 the smallest of the next bucket that has values
-    while (count[c] == 0) ++c;
-    const std::uint64_t c_bottom = lo + (static_cast<std::uint64_t>(c) << shift);
-    if (shift == 0) return {bottom, c_bottom};
-    std::uint64_t largest = bottom, smallest = hi;
-    each([&largest, &smallest, bottom, span = top - bottom, c_bottom, c_span = hi - c_bottom](std::uint64_t v) {
-      if (v - bottom <= span && v > largest) largest = v;
-      if (v - c_bottom <= c_span && v < smallest) smallest = v;
-    });
-    return {largest, smallest};
+    return ranks_across(each, count, at, lo, hi, shift); // rank k is bucket b's largest, k + 1 beyond it
   }
 }
 
