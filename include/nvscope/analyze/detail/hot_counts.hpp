@@ -9,7 +9,8 @@
 // and waits for that store (a chain of store-to-load forwarding, several cycles an add). Two
 // keys' counts are held here in locals instead, written back when another key takes their
 // place and at the end: a run of one key, or two keys in turn (a step and the start/end range
-// around it), costs compares, not that chain.
+// around it), costs compares, not that chain. `Count`: the table's type (counts, or sums of
+// nanoseconds).
 
 #include <cstdint>
 
@@ -17,16 +18,17 @@ namespace nvscope {
 inline namespace v1 {
 namespace detail {
 
+template <class Count = std::uint32_t>
 class hot_counts {
  public:
   static constexpr std::uint32_t none = 0xffffffffu;
-  explicit hot_counts(std::uint32_t* counts) noexcept : counts_(counts) {}
+  explicit hot_counts(Count* counts) noexcept : counts_(counts) {}
   hot_counts(const hot_counts&) = delete; // one holder of the keys' counts at a time
   hot_counts& operator=(const hot_counts&) = delete;
   ~hot_counts() { flush(); }
 
   // counts[key] += n; returns what it held before.
-  std::uint32_t add(std::uint32_t key, std::uint32_t n = 1) noexcept {
+  Count add(std::uint32_t key, Count n = 1) noexcept {
     if (key == key0_) return (count0_ += n) - n;
     if (key == key1_) return (count1_ += n) - n;
     if (evict_first_) {
@@ -50,8 +52,9 @@ class hot_counts {
   }
 
  private:
-  std::uint32_t* counts_;
-  std::uint32_t key0_ = none, count0_ = 0, key1_ = none, count1_ = 0;
+  Count* counts_;
+  std::uint32_t key0_ = none, key1_ = none;
+  Count count0_ = 0, count1_ = 0;
   bool evict_first_ = true;
 };
 

@@ -12,6 +12,7 @@
 // read off the sorted runs, the overall median is found across them (median_of_runs), and the
 // samples take them as they lie where the diagnosis window holds every kernel.
 
+#include <nvscope/analyze/detail/hot_counts.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/stats.hpp>
@@ -110,7 +111,7 @@ inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
   const auto nr = t.ranges.size();
   runs.owned_ns.assign(nr, 0);
   // Held here: a store through `ok` or a column may not change them. A range's kernels come
-  // together: its owned time is summed here and added once a run, not through memory a kernel.
+  // together: its owned time is summed in hot_counts, not added through memory a kernel.
   const std::uint32_t* const owner = x.links.kernel_owner.data();
   const char* const ok = x.kernel_ok.data();
   const kernel_record* const kernels = t.kernels.data();
@@ -118,10 +119,8 @@ inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
   std::size_t* const count = kept.counts();
   std::uint32_t* const group = kept.groups();
   std::uint64_t* const value = kept.values();
-  std::uint64_t* const owned = runs.owned_ns.data();
+  hot_counts<std::uint64_t> owned(runs.owned_ns.data());
   std::size_t n_kept = 0;
-  std::uint32_t run_owner = attribution::none;
-  std::uint64_t run_ns = 0;
   timestamp_ns first = ~timestamp_ns{0}, last = 0, last_end = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!ok[i]) continue;
@@ -134,14 +133,9 @@ inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
     ++count[g];
     group[n_kept] = g;
     value[n_kept++] = d;
-    if (owner[i] != run_owner) {
-      if (run_owner < nr) owned[run_owner] += run_ns;
-      run_owner = owner[i];
-      run_ns = 0;
-    }
-    run_ns += d;
+    if (owner[i] < nr) owned.add(owner[i], d);
   }
-  if (run_owner < nr) owned[run_owner] += run_ns;
+  owned.flush();
   kept.kept(n_kept);
   runs.first_start = first;
   runs.last_start = last;
