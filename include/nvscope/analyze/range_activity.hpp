@@ -227,22 +227,40 @@ inline bool read_instance_kernels(const trace& t, const std::uint32_t* refs, std
   const auto done = kernel_ns.size();
   kernel_ns.resize(done + n);
   std::uint64_t* const out = kernel_ns.data() + done;
+  if (n == 0) return true;
   const kernel_record* const records = t.kernels.data();
   interval widest = extremes; // held here: a store to `out` may not change it (the caller's could)
-  const auto read = [&](std::size_t j) -> const kernel_record& {
-    if (j + prefetch_ahead < n) prefetch(&records[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
-    const auto& k = records[refs[j] & range_ops_index::index_mask];
+  const auto take = [&](std::size_t j, const kernel_record& k) -> const kernel_record& {
     const std::uint64_t d = k.end - k.start;
     out[j] = d;
     widen(widest, {d, d});
     return k;
   };
-  const auto in_order = sink.add_each(n, [&](std::size_t j, interval& x) {
-    const auto& k = read(j);
-    x = {k.start, k.end};
-    return true; // empty: no time (the sink skips it)
-  });
-  for (auto j = in_order + 1; j < n; ++j) read(j); // the first out of order was read
+  std::size_t in_order = 0;
+  // The refs ascend (range_ops places them in record order): one run of records with no gap
+  // when the last is n - 1 past the first (a step's kernels, launched by one thread, usually
+  // are), read in place with no ref between; else each through its ref.
+  const auto first = refs[0] & range_ops_index::index_mask;
+  if ((refs[n - 1] & range_ops_index::index_mask) - first == n - 1) {
+    const kernel_record* const run = records + first;
+    in_order = sink.add_each(n, [&](std::size_t j, interval& x) {
+      const auto& k = take(j, run[j]);
+      x = {k.start, k.end};
+      return true; // empty: no time (the sink skips it)
+    });
+    for (auto j = in_order + 1; j < n; ++j) take(j, run[j]); // the first out of order was read
+  } else {
+    const auto read = [&](std::size_t j) -> const kernel_record& {
+      if (j + prefetch_ahead < n) prefetch(&records[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
+      return take(j, records[refs[j] & range_ops_index::index_mask]);
+    };
+    in_order = sink.add_each(n, [&](std::size_t j, interval& x) {
+      const auto& k = read(j);
+      x = {k.start, k.end};
+      return true; // empty: no time (the sink skips it)
+    });
+    for (auto j = in_order + 1; j < n; ++j) read(j); // the first out of order was read
+  }
   extremes = widest;
   return in_order == n;
 }
@@ -277,7 +295,7 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
                                           timestamp_ns hi, const interval_list& syncs, gpu_intervals& g,
                                           value_list& gaps, duration_column& kernel_ns, row_extremes& e) {
   const auto* kernels = first;
-  first = std::find_if(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift != 0; });
+  first = std::partition_point(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift == 0; }); // kinds ascend
   const auto n = static_cast<std::size_t>(first - kernels);
   auto copy_intervals = [](const auto& records, const std::uint32_t* from, const std::uint32_t* to, interval_list& into) {
     into.resize(static_cast<std::size_t>(to - from));
