@@ -256,6 +256,54 @@ TEST_CASE("range_activity gives the same rows and steps with the kernels in star
   }
 }
 
+// range_ops hands an instance whose kernels are one run of records over as that run, and one
+// whose kernels lie apart through its refs: with one thread's kernel records reversed (a run,
+// out of start order), two threads' interleaved (apart) and the rest left, the trace holds
+// ranges of both kinds, and every row and step must read as with every record in start order.
+TEST_CASE("range_activity reads instances whose kernels are one run of records and those whose kernels lie apart alike") {
+  using namespace nvscope;
+  const auto in_order = synthetic::make_trace(30000);
+  auto mixed = in_order;
+  const auto thread_of = [](const kernel_record& k) { return k.stream >= 100 ? k.stream - 100 : k.stream - 7; };
+  std::vector<kernel_record> kept, reversed, first, second;
+  for (const auto& k : mixed.kernels)
+    (thread_of(k) == 3 ? reversed : thread_of(k) == 5 ? first : thread_of(k) == 6 ? second : kept).push_back(k);
+  std::reverse(reversed.begin(), reversed.end());
+  mixed.kernels = kept;
+  mixed.kernels.insert(mixed.kernels.end(), reversed.begin(), reversed.end());
+  for (std::size_t i = 0; i < std::max(first.size(), second.size()); ++i) {
+    if (i < first.size()) mixed.kernels.push_back(first[i]);
+    if (i < second.size()) mixed.kernels.push_back(second[i]);
+  }
+  const auto x = index_trace(mixed);
+  const auto p = project_ranges(mixed, x);
+  {
+    const auto is_step = detail::step_ranges(mixed, x, {});
+    const auto ops = detail::range_ops(mixed, x, detail::interesting_links(mixed, x, p, is_step, detail::deepest_first(mixed, x)));
+    std::size_t runs = 0, apart = 0;
+    for (std::size_t r = 0; r < mixed.ranges.size(); ++r) {
+      runs += ops.run_size[r] != 0;
+      apart += ops.offset[r + 1] - ops.offset[r] > 2 && ops.ref[ops.offset[r]] >> detail::range_ops_index::kind_shift == 0; // kernels through refs
+    }
+    CHECK(runs > 10);
+    CHECK(apart > 10);
+  }
+  const analysis_options o;
+  const auto a = range_activity(in_order, index_trace(in_order), project_ranges(in_order, index_trace(in_order)), o);
+  const auto b = range_activity(mixed, x, p, o);
+  REQUIRE(a.per_range.size() == b.per_range.size());
+  REQUIRE(a.steps.size() == b.steps.size());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < a.per_range.size(); ++i) {
+    const auto &u = a.per_range[i], &v = b.per_range[i];
+    wrong += u.range != v.range || u.instances != v.instances || u.kernels != v.kernels || !same_activity(u.activity, v.activity);
+  }
+  for (std::size_t i = 0; i < a.steps.size(); ++i)
+    wrong += a.steps[i].range != b.steps[i].range || a.steps[i].kernels != b.steps[i].kernels || !same_activity(a.steps[i].activity, b.steps[i].activity);
+  CHECK(a.steps.size() >= 10);
+  CHECK(wrong == 0);
+}
+
 // An instance whose kernels come out of start order is merged again from a copy, and every one
 // of its kernels' durations must still reach the row's median, those after the first out of
 // order too: one outermost range of 7 kernels of distinct lengths, random record orders (the

@@ -41,10 +41,16 @@ namespace detail {
 // GPU records grouped by interesting range: range r's records are ref[offset[r] .. offset[r + 1]),
 // each a record index with its kind in the top two bits (0 kernel, 1 copy, 2 memset): four
 // bytes a pair, since there are as many pairs as records times interesting ranges above them.
+// A range whose kernels are one run of records with none between (a step launched by one
+// thread, usually) has them as that run instead, kernels[run_first[r] .. + run_size[r]), and
+// only its copies and memsets in ref.
 struct range_ops_index {
   scratch_vector<std::uint32_t> offset;
   scratch_column<std::uint32_t> ref; // every place written once
+  scratch_vector<std::uint32_t> run_first, run_size; // per range; run_size 0: its kernels (if any) in ref
   static constexpr std::uint32_t kind_shift = 30, index_mask = (1u << kind_shift) - 1;
+  bool empty(std::size_t r) const noexcept { return offset[r] == offset[r + 1] && run_size[r] == 0; }
+  std::size_t records(std::size_t r) const noexcept { return offset[r + 1] - offset[r] + run_size[r]; }
 };
 
 // Step ranges numbered by family (the name with digits as N): `of_range[r]` for each step range r
@@ -157,44 +163,105 @@ void for_interesting(const trace_index& x, const std::vector<std::uint32_t>& up,
     if (up[x.start_end_ranges[s]] != attribution::none) f(x.start_end_ranges[s]);
 }
 
+// Calls emit(launch, ref) for every valid record of `kind` (0 kernel, 1 copy, 2 memset) that
+// was launched, in record order; ref: its index with the kind in the top bits.
+template <class Emit>
+void each_launched(const trace& t, const trace_index& x, std::uint32_t kind, Emit&& emit) {
+  auto each = [&](std::size_t n, const record_indexes& launch, auto valid) {
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (launch[i] != attribution::none && valid(i)) emit(launch[i], kind << range_ops_index::kind_shift | i);
+  };
+  const auto valid_record = [](const auto& records) { return [&records](std::uint32_t i) { return valid_interval(records[i].start, records[i].end); }; };
+  if (kind == 0) each(t.kernels.size(), x.links.kernel_launch, [&](std::uint32_t i) { return x.kernel_ok[i] != 0; }); // a byte a kernel, not its 32-byte record
+  if (kind == 1) each(t.copies.size(), x.links.copy_launch, valid_record(t.copies));
+  if (kind == 2) each(t.memsets.size(), x.links.memset_launch, valid_record(t.memsets));
+}
+
+// Per range, the kernels launched under it, their count and the first and last of them: an
+// owner's, of the launches it owns; a start/end range's, of those open in it.
+struct kernel_spans {
+  scratch_vector<std::uint32_t> count, first, last;
+  explicit kernel_spans(std::size_t nr) : count(nr, 0), first(nr, attribution::none), last(nr, 0) {}
+  void widen(std::uint32_t r, std::uint32_t f, std::uint32_t l) noexcept {
+    first[r] = f < first[r] ? f : first[r];
+    last[r] = l > last[r] ? l : last[r];
+  }
+};
+
+// The kernels' spans (`in_range`: the start/end ranges' counts), in one read of them. Kernels
+// come in record order: an owner's span is taken a run of its kernels at a time, a start/end
+// range's by a store a kernel (no min or max waiting on the last one's).
+inline void count_kernels(const trace& t, const trace_index& x, const std::vector<std::uint32_t>& up, kernel_spans& spans,
+                          scratch_vector<std::uint32_t>& in_range) {
+  constexpr auto none = attribution::none;
+  hot_counts by_owner(spans.count.data()), by_range(in_range.data()); // a range's records come together
+  std::uint32_t run_owner = none, run_first = 0, run_last = 0; // the owner of the kernels just read, and their span
+  each_launched(t, x, 0, [&](std::uint32_t l, std::uint32_t i) {
+    if (const auto o = x.launch_owner[l]; o != none) {
+      by_owner.add(o);
+      if (o != run_owner) {
+        if (run_owner != none) spans.widen(run_owner, run_first, run_last);
+        run_owner = o, run_first = i;
+      }
+      run_last = i;
+    }
+    for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s)
+      if (const auto r = x.start_end_ranges[s]; up[r] != none) {
+        by_range.add(r);
+        if (spans.first[r] == none) spans.first[r] = i;
+        spans.last[r] = i;
+      }
+  });
+  if (run_owner != none) spans.widen(run_owner, run_first, run_last);
+}
+
 // Every (interesting range, GPU record) pair, grouped by range: counted, then placed. The count
 // walks no chain per record: the records are counted by the push/pop range that owns their
 // launch, and each owner's count then goes up its chain once (a range owns thousands of them).
+// The kernels are counted with their first and last: a range whose count spans from its first
+// to its last is one run of records, and its kernels are not placed (where every range's are
+// runs, the place pass reads no kernel).
 inline range_ops_index range_ops(const trace& t, const trace_index& x, const std::vector<std::uint32_t>& up) {
   constexpr auto none = attribution::none;
   range_ops_index ops;
   const auto nr = t.ranges.size();
   ops.offset.assign(nr + 1, 0);
-  auto visit = [&](auto&& emit) { // emit(launch, ref) for every valid record launched
-    auto each = [&](std::size_t n, const record_indexes& launch, std::uint32_t kind, auto valid) {
-      for (std::uint32_t i = 0; i < n; ++i)
-        if (launch[i] != none && valid(i)) emit(launch[i], kind << range_ops_index::kind_shift | i);
-    };
-    const auto valid_record = [](const auto& records) { return [&records](std::uint32_t i) { return valid_interval(records[i].start, records[i].end); }; };
-    each(t.kernels.size(), x.links.kernel_launch, 0, [&](std::uint32_t i) { return x.kernel_ok[i] != 0; }); // a byte a kernel, not its 32-byte record
-    each(t.copies.size(), x.links.copy_launch, 1, valid_record(t.copies));
-    each(t.memsets.size(), x.links.memset_launch, 2, valid_record(t.memsets));
-  };
-  scratch_vector<std::uint32_t> owned(nr, 0); // per push/pop range: the records whose launch it owns
+  kernel_spans spans(nr); // the owners' own, then the interesting ranges' once gone up the chains
+  scratch_vector<std::uint32_t> owned(nr, 0), in_range(nr, 0); // per owner: its transfers; per interesting range: its kernels
+  count_kernels(t, x, up, spans, in_range);
   {
-    hot_counts owned_by(owned.data()), in_range(ops.offset.data() + 1); // a range's records come together
-    visit([&](std::uint32_t l, std::uint32_t) {
-      if (const auto o = x.launch_owner[l]; o != none) owned_by.add(o);
-      for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s)
-        if (up[x.start_end_ranges[s]] != none) in_range.add(x.start_end_ranges[s]);
-    });
+    hot_counts by_owner(owned.data()), by_range(ops.offset.data() + 1);
+    for (const std::uint32_t kind : {1u, 2u})
+      each_launched(t, x, kind, [&](std::uint32_t l, std::uint32_t) {
+        if (const auto o = x.launch_owner[l]; o != none) by_owner.add(o);
+        for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s)
+          if (up[x.start_end_ranges[s]] != none) by_range.add(x.start_end_ranges[s]);
+      });
   }
-  for (std::size_t o = 0; o < nr; ++o)
-    if (owned[o] != 0)
-      for (auto r = up[o]; r != none; r = x.links.parent[r] == none ? none : up[x.links.parent[r]]) ops.offset[r + 1] += owned[o];
+  for (std::uint32_t o = 0; o < nr; ++o)
+    if ((owned[o] | spans.count[o]) != 0)
+      for (auto r = up[o]; r != none; r = x.links.parent[r] == none ? none : up[x.links.parent[r]])
+        ops.offset[r + 1] += owned[o], in_range[r] += spans.count[o], spans.widen(r, spans.first[o], spans.last[o]);
+  bool every_run = true; // every range's kernels one run: none placed
+  for (std::size_t r = 0; r < nr; ++r) {
+    if (in_range[r] == 0) continue;
+    const bool run = spans.last[r] - spans.first[r] + 1 == in_range[r];
+    every_run = every_run && run;
+    if (!run) ops.offset[r + 1] += in_range[r], in_range[r] = 0;
+  }
+  ops.run_first = std::move(spans.first); // read where run_size is not 0
+  ops.run_size = std::move(in_range);
   for (std::size_t r = 1; r < ops.offset.size(); ++r) ops.offset[r] += ops.offset[r - 1];
   ops.ref.resize(ops.offset.back());
   auto cursor = ops.offset;
-  {
-    hot_counts place(cursor.data());
-    std::uint32_t* const refs = ops.ref.data();
-    visit([&](std::uint32_t l, std::uint32_t ref) { for_interesting(x, up, l, [&](std::uint32_t r) { refs[place.add(r)] = ref; }); });
-  }
+  hot_counts place(cursor.data());
+  std::uint32_t* const refs = ops.ref.data();
+  const std::uint32_t* const run_size = ops.run_size.data();
+  if (!every_run)
+    each_launched(t, x, 0, [&](std::uint32_t l, std::uint32_t ref) { for_interesting(x, up, l, [&](std::uint32_t r) { if (run_size[r] == 0) refs[place.add(r)] = ref; }); });
+  for (const std::uint32_t kind : {1u, 2u})
+    each_launched(t, x, kind, [&](std::uint32_t l, std::uint32_t ref) { for_interesting(x, up, l, [&](std::uint32_t r) { refs[place.add(r)] = ref; }); });
+  place.flush();
   return ops;
 }
 
@@ -219,48 +286,34 @@ inline void add_instance(range_metrics& m, const activity_metrics& a) {
 // A row's kernel durations: grown by each instance and written in place (no zero fill first).
 using duration_column = scratch_column<std::uint64_t>;
 
-// One instance's kernels (refs[0 .. n)): durations appended to `kernel_ns` (their extremes
-// widening `extremes`), fed to `sink` while they come in start order. False where one does not
-// (the sink then fed only in part; the durations all appended).
-inline bool read_instance_kernels(const trace& t, const std::uint32_t* refs, std::size_t n, kernel_union_sink& sink, duration_column& kernel_ns,
-                                  interval& extremes) {
+// One instance's kernels: the run of records run[0 .. n), or (run null) each through its ref
+// refs[0 .. n). Their durations appended to `kernel_ns` (their extremes widening `extremes`),
+// fed to `sink` while they come in start order. False where one does not (the sink then fed
+// only in part; the durations all appended).
+inline bool read_instance_kernels(const trace& t, const kernel_record* run, const std::uint32_t* refs, std::size_t n, kernel_union_sink& sink,
+                                  duration_column& kernel_ns, interval& extremes) {
   const auto done = kernel_ns.size();
   kernel_ns.resize(done + n);
   std::uint64_t* const out = kernel_ns.data() + done;
-  if (n == 0) return true;
   const kernel_record* const records = t.kernels.data();
   interval widest = extremes; // held here: a store to `out` may not change it (the caller's could)
-  const auto take = [&](std::size_t j, const kernel_record& k) -> const kernel_record& {
-    const std::uint64_t d = k.end - k.start;
+  const auto read = [&](std::size_t j) -> const kernel_record& {
+    const kernel_record* k = run + j;
+    if (!run) { // a range's kernels lie far apart
+      if (j + prefetch_ahead < n) prefetch(&records[refs[j + prefetch_ahead] & range_ops_index::index_mask]);
+      k = &records[refs[j] & range_ops_index::index_mask];
+    }
+    const std::uint64_t d = k->end - k->start;
     out[j] = d;
     widen(widest, {d, d});
-    return k;
+    return *k;
   };
-  std::size_t in_order = 0;
-  // The refs ascend (range_ops places them in record order): one run of records with no gap
-  // when the last is n - 1 past the first (a step's kernels, launched by one thread, usually
-  // are), read in place with no ref between; else each through its ref.
-  const auto first = refs[0] & range_ops_index::index_mask;
-  if ((refs[n - 1] & range_ops_index::index_mask) - first == n - 1) {
-    const kernel_record* const run = records + first;
-    in_order = sink.add_each(n, [&](std::size_t j, interval& x) {
-      const auto& k = take(j, run[j]);
-      x = {k.start, k.end};
-      return true; // empty: no time (the sink skips it)
-    });
-    for (auto j = in_order + 1; j < n; ++j) take(j, run[j]); // the first out of order was read
-  } else {
-    const auto read = [&](std::size_t j) -> const kernel_record& {
-      if (j + prefetch_ahead < n) prefetch(&records[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
-      return take(j, records[refs[j] & range_ops_index::index_mask]);
-    };
-    in_order = sink.add_each(n, [&](std::size_t j, interval& x) {
-      const auto& k = read(j);
-      x = {k.start, k.end};
-      return true; // empty: no time (the sink skips it)
-    });
-    for (auto j = in_order + 1; j < n; ++j) read(j); // the first out of order was read
-  }
+  const auto in_order = sink.add_each(n, [&](std::size_t j, interval& x) {
+    const auto& k = read(j);
+    x = {k.start, k.end};
+    return true; // empty: no time (the sink skips it)
+  });
+  for (auto j = in_order + 1; j < n; ++j) read(j); // the first out of order was read
   extremes = widest;
   return in_order == n;
 }
@@ -285,18 +338,18 @@ inline void finish_metrics(range_metrics& m, const value_list& gaps, const durat
   if (!kernel_ns.empty()) a.kernel_median_ns = median_of(each_value{kernel_ns.data(), kernel_ns.data() + kernel_ns.size()}, kernel_ns.size(), e.kernels.first, e.kernels.second);
 }
 
-// The activity of one range instance from its records [first, last) and the merged syncs;
-// appends its gaps to `gaps` and its kernel durations to `kernel_ns`, widening `e` by theirs.
-// The refs come kernels first, then copies, then memsets (range_ops places them in that order).
+// The activity of range instance r (its records in `ops`) and the merged syncs; appends its gaps
+// to `gaps` and its kernel durations to `kernel_ns`, widening `e` by theirs. The refs come
+// kernels first, then copies, then memsets (range_ops places them in that order).
 // The transfers and syncs are taken first, so that the kernels, read in start order (the usual
 // case), feed the busy union, kernel time and copy overlap as they are read, never listed;
 // from the first one out of order, the whole list is copied, merged and fed again.
-inline activity_metrics instance_activity(const trace& t, const std::uint32_t* first, const std::uint32_t* last, timestamp_ns lo,
-                                          timestamp_ns hi, const interval_list& syncs, gpu_intervals& g,
-                                          value_list& gaps, duration_column& kernel_ns, row_extremes& e) {
-  const auto* kernels = first;
-  first = std::partition_point(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift == 0; }); // kinds ascend
-  const auto n = static_cast<std::size_t>(first - kernels);
+inline activity_metrics instance_activity(const trace& t, const range_ops_index& ops, std::uint32_t r, timestamp_ns lo, timestamp_ns hi,
+                                          const interval_list& syncs, gpu_intervals& g, value_list& gaps, duration_column& kernel_ns, row_extremes& e) {
+  const std::uint32_t *first = ops.ref.data() + ops.offset[r], *const last = ops.ref.data() + ops.offset[r + 1], *const kernels = first;
+  const kernel_record* const run = ops.run_size[r] != 0 ? t.kernels.data() + ops.run_first[r] : nullptr;
+  if (!run) first = std::partition_point(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift == 0; }); // kinds ascend
+  const std::size_t n = run ? ops.run_size[r] : static_cast<std::size_t>(first - kernels);
   auto copy_intervals = [](const auto& records, const std::uint32_t* from, const std::uint32_t* to, interval_list& into) {
     into.resize(static_cast<std::size_t>(to - from));
     for (std::size_t j = 0; j < into.size(); ++j) {
@@ -322,12 +375,17 @@ inline activity_metrics instance_activity(const trace& t, const std::uint32_t* f
   const auto transfers = union_of(g.copies, g.memsets);
   const auto at = gaps.size();
   kernel_union_sink sink(transfers, g.copies, lo, hi, gaps);
-  if (read_instance_kernels(t, kernels, n, sink, kernel_ns, e.kernels)) {
+  if (read_instance_kernels(t, run, kernels, n, sink, kernel_ns, e.kernels)) {
     sink.finish(m);
     widen(e.gaps, sink.gap_extremes());
   } else {
     gaps.resize(at);
-    copy_intervals(t.kernels, kernels, kernels + n, g.kernels);
+    if (run) {
+      g.kernels.resize(n);
+      for (std::size_t j = 0; j < n; ++j) g.kernels[j] = {run[j].start, run[j].end};
+    } else {
+      copy_intervals(t.kernels, kernels, kernels + n, g.kernels);
+    }
     merge_intervals(g.kernels);
     kernel_union_sink again(transfers, g.copies, lo, hi, gaps);
     again.add_each(g.kernels.size(), [&](std::size_t j, interval& x) { // merged: in order
@@ -390,18 +448,17 @@ inline range_activity_result range_activity(const trace& t, const trace_index& x
   std::vector<std::uint32_t> row_of(t.ranges.size(), attribution::none);
   std::vector<std::size_t> records; // per row: what its kernel durations and gaps may reach
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
-    if (ops.offset[r] == ops.offset[r + 1]) continue;
+    if (ops.empty(r)) continue;
     row_of[r] = rows.row(t, x, families, r, is_step[r]);
     records.resize(rows.rows.size(), 0);
-    records[row_of[r]] += ops.offset[r + 1] - ops.offset[r];
+    records[row_of[r]] += ops.records(r);
   }
   for (std::size_t q = 0; q < records.size(); ++q) rows.kernel_ns[q].reserve(records[q]), rows.gaps[q].reserve(records[q]);
   detail::gpu_intervals g;
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
-    if (ops.offset[r] == ops.offset[r + 1]) continue;
+    if (ops.empty(r)) continue;
     const auto row = row_of[r];
-    const auto a = detail::instance_activity(t, ops.ref.data() + ops.offset[r], ops.ref.data() + ops.offset[r + 1], p.first[r], p.last[r],
-                                             syncs, g, rows.gaps[row], rows.kernel_ns[row], rows.extremes[row]);
+    const auto a = detail::instance_activity(t, ops, r, p.first[r], p.last[r], syncs, g, rows.gaps[row], rows.kernel_ns[row], rows.extremes[row]);
     detail::add_instance(rows.rows[row], a);
     if (is_step[r]) out.steps.push_back({r, std::string(t.strings[t.ranges[r].name]), a.kernels, a});
   }
