@@ -196,7 +196,9 @@ inline void count_kernels(const trace& t, const trace_index& x, const std::vecto
   constexpr auto none = attribution::none;
   hot_counts by_owner(spans.count.data()), by_range(in_range.data()); // a range's records come together
   std::uint32_t run_owner = none, run_first = 0, run_last = 0; // the owner of the kernels just read, and their span
-  each_launched(t, x, 0, [&](std::uint32_t l, std::uint32_t i) {
+  for (std::uint32_t i = 0; i < t.kernels.size(); ++i) { // each_launched's kernels, written out: its call of a lambda this size was not inlined
+    const auto l = x.links.kernel_launch[i];
+    if (l == none || !x.kernel_ok[i]) continue;
     if (const auto o = x.launch_owner[l]; o != none) {
       by_owner.add(o);
       if (o != run_owner) {
@@ -211,7 +213,7 @@ inline void count_kernels(const trace& t, const trace_index& x, const std::vecto
         if (spans.first[r] == none) spans.first[r] = i;
         spans.last[r] = i;
       }
-  });
+  }
   if (run_owner != none) spans.widen(run_owner, run_first, run_last);
 }
 
