@@ -12,6 +12,8 @@
 // around it), costs compares, not that chain. `Count`: the table's type (counts, or sums of
 // nanoseconds).
 
+#include <nvscope/analyze/detail/inlining.hpp>
+
 #include <cstdint>
 
 namespace nvscope {
@@ -28,7 +30,7 @@ class hot_counts {
   ~hot_counts() { flush(); }
 
   // counts[key] += n; returns what it held before.
-  Count add(std::uint32_t key, Count n = 1) noexcept {
+  NVSCOPE_DETAIL_INLINE Count add(std::uint32_t key, Count n = 1) noexcept {
     if (key == key0_) return (count0_ += n) - n;
     if (key == key1_) return (count1_ += n) - n;
     if (evict_first_) {
