@@ -115,6 +115,28 @@ TEST_CASE("stats against a naive reference on random data") {
   }
 }
 
+// moments_by of an array sums and bounds four values a step, each in a lane of its own, past 16
+// values: every size to 80 (the tail after the last step of four, the lanes joined), and the
+// smallest and largest value in every place, must give what one value at a time gives.
+TEST_CASE("moments_by of an array, four lanes a step, gives the count, total and extremes one value at a time gives") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  std::size_t wrong = 0, cases = 0;
+  for (std::size_t n = 1; n <= 80; ++n)
+    for (std::size_t at = 0; at < n; ++at) {
+      std::vector<std::uint64_t> v(n);
+      for (auto& x : v) x = 1000 + rng() % 100000;
+      v[at] = 7;                              // the smallest here
+      v[(at * 7 + 3) % n] = ~std::uint64_t{0} - rng() % 3; // the largest somewhere else (or here: then it wins over 7)
+      std::uint64_t total = 0, lo = ~std::uint64_t{0}, hi = 0;
+      for (const auto x : v) total += x, lo = std::min(lo, x), hi = std::max(hi, x); // wraps as the lanes do
+      const auto s = nvscope::detail::moments_by(nvscope::detail::each_value{v.data(), v.data() + n});
+      wrong += s.count != n || s.total != total || s.min != lo || s.max != hi || s.average != static_cast<double>(total) / static_cast<double>(n);
+      ++cases;
+    }
+  CHECK(cases == 3240);
+  CHECK(wrong == 0);
+}
+
 namespace {
 
 // A random value of one of `spreads` spreads that take every path of the selections: few values

@@ -533,6 +533,33 @@ duration_stats moments_by(const Each& each) noexcept {
   return s;
 }
 
+// The same of an array, four values a step in four sums and extremes of their own (each
+// extreme a compare and a move that waits on the one before: one chain of them ran at a third
+// of the speed of four). Arrays of 16 values or fewer read one at a time, as the pairs' setup
+// would cost more than it saves.
+inline duration_stats moments_by(const each_value& each) noexcept {
+  const std::uint64_t *p = each.first, *const last = each.last;
+  if (last - p <= 16) return moments_by<each_value>(each);
+  // Named, not arrays: GCC vectorized a loop over arrays of four into slower code (SSE2 has no
+  // 64-bit unsigned compare).
+  std::uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, h0 = 0, h1 = 0, h2 = 0, h3 = 0;
+  std::uint64_t l0 = ~std::uint64_t{0}, l1 = l0, l2 = l0, l3 = l0;
+  const auto step = [](std::uint64_t v, std::uint64_t& sum, std::uint64_t& lo, std::uint64_t& hi) {
+    sum += v;
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  };
+  for (; last - p >= 4; p += 4) step(p[0], s0, l0, h0), step(p[1], s1, l1, h1), step(p[2], s2, l2, h2), step(p[3], s3, l3, h3);
+  for (; p != last; ++p) step(*p, s0, l0, h0);
+  duration_stats s;
+  s.count = static_cast<std::uint64_t>(last - each.first);
+  s.total = s0 + s1 + s2 + s3;
+  s.min = std::min(std::min(l0, l1), std::min(l2, l3));
+  s.max = std::max(std::max(h0, h1), std::max(h2, h3));
+  s.average = static_cast<double>(s.total) / static_cast<double>(s.count);
+  return s;
+}
+
 // Every figure of the values `each` yields (any order; read, never moved): count, total,
 // extremes, mean, standard deviation and median. The squared deviations are summed during the
 // median's first read of the values (the same sum, in the same order, as a pass of their own).
