@@ -406,7 +406,11 @@ inline duration_stats row_stats(const kern_rows& rows, const row_part* first, co
   if (!weighted) {
     values.clear();
     for (auto c = first; c != last; ++c) {
-      if (stop - c > static_cast<std::ptrdiff_t>(prefetch_ahead)) prefetch(slice(c[prefetch_ahead]).first);
+      if (stop - c > static_cast<std::ptrdiff_t>(prefetch_ahead)) { // a pair's dozen durations span two cache lines: both asked for
+        const auto [d, e] = slice(c[prefetch_ahead]);
+        prefetch(d);
+        if (e != d) prefetch(e - 1);
+      }
       const auto [d, e] = slice(*c);
       values.insert(values.end(), d, e);
     }
