@@ -216,12 +216,20 @@ void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelin
     depth[m] = x.pp.level();
   };
   Take held = take ? *take : Take{};
+  // The current thread's state held here while its launches run (a run of one thread is the
+  // rule), given back to w at the next thread's launch: its cursors and flags, stored each launch,
+  // would otherwise be loaded back from w by the next.
   std::uint32_t thread = 0, s = static_cast<std::uint32_t>(slots.slot(0));
+  std::vector<std::uint32_t> unused_stack, unused_open; // a state for x while no thread's is held
+  thread_state x = s < ns ? w[s] : thread_state{push_pop_sweep(nullptr, nullptr, unused_stack), start_end_sweep(nullptr, nullptr, unused_open), nullptr, nullptr};
   for (std::uint32_t l = 0; l < nl; ++l) {
     const auto& launch = t.launches[l];
-    if (launch.thread != thread) thread = launch.thread, s = static_cast<std::uint32_t>(slots.slot(thread));
+    if (launch.thread != thread) {
+      if (s < ns) w[s] = x;
+      thread = launch.thread, s = static_cast<std::uint32_t>(slots.slot(thread));
+      if (s < ns) x = w[s];
+    }
     if (s >= ns) continue;
-    auto& x = w[s];
     while (x.mark != x.marks_end && t.ranges[*x.mark - nl].start <= launch.time) take_mark(x);
     x.pp.to(t, launch.time, end, parent, depth);
     launch_owner[l] = x.pp.top();
@@ -230,6 +238,7 @@ void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelin
     held(l, x.se.open(), x.se.changed, x.list);
     x.se.changed = false;
   }
+  if (s < ns) w[s] = x;
   if (take) *take = held;
   for (auto& x : w) {
     while (x.mark != x.marks_end) take_mark(x);
