@@ -140,21 +140,31 @@ class step_tally {
  public:
   step_tally(const timeline& tl, const diagnosis_options& o) : tl_(&tl), set_(find_steps(tl, o)), columns_(set_, *tl.t) {
     if (!set_.ranges.empty()) step_ = step_of_ranges(*tl.t, set_, *tl.a);
+    step_of_ = step_.data();
+    steps_ = step_.size();
+    kernel_owner_ = tl.a->kernel_owner.data();
+    kernel_owners_ = tl.a->kernel_owner.size();
+    names_ = tl.names.data();
   }
   step_tally(const step_tally&) = delete; // columns_ points into set_
   step_tally& operator=(const step_tally&) = delete;
 
   NVSCOPE_DETAIL_INLINE void take_op(std::size_t i, const gpu_op& op) {
-    if (step_.empty()) return;
-    const auto k = step_at(tl_->owner_of(op));
-    if (k == diagnosis_none) return;
+    if (steps_ == 0) return;
     if (op.kind() != op_kind::kernel) {
-      columns_.add(op.kind() == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
+      const auto k = step_at(tl_->owner_of(op));
+      if (k != diagnosis_none) columns_.add(op.kind() == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
       return;
     }
+    // A kernel's owner, step and name number read through the columns' places held here (not
+    // through the timeline and attribution: a chain of loads each operation, after its stores).
+    const auto o = op.index() < kernel_owners_ ? kernel_owner_[op.index()] : diagnosis_none;
+    const auto k = o < steps_ ? step_of_[o] : diagnosis_none;
+    if (k == diagnosis_none) return;
     if (k != pending_step_) pend(k);
-    auto& ns = pending_[tl_->names[i]];
-    if (ns == 0) touched_.push_back(tl_->names[i]); // again after a kernel of no length: added twice, the second time 0
+    const auto n = names_[i];
+    auto& ns = pending_[n];
+    if (ns == 0) touched_.push_back(n); // again after a kernel of no length: added twice, the second time 0
     ns += op.end - op.start;
   }
   void take_stretch(const idle_stretch& st) { take_idle(st.range, st.duration); } // st.range: the range open on st.thread at st.start
@@ -194,6 +204,11 @@ class step_tally {
   step_set set_;
   step_columns columns_;
   scratch_vector<std::uint32_t> step_; // per range: its step, or none (empty without steps)
+  const std::uint32_t* step_of_ = nullptr;      // step_'s, and its size
+  std::size_t steps_ = 0;
+  const std::uint32_t* kernel_owner_ = nullptr; // the attribution's kernel owners, and their count
+  std::size_t kernel_owners_ = 0;
+  const std::uint32_t* names_ = nullptr;        // the timeline's name number per operation
   // Kernel time of one step by kernel name number, added to the columns when the operations'
   // step changes (a step's kernels come together, but for concurrent steps): an addition an
   // operation, not a column's cell found for each.
