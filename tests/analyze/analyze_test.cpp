@@ -3,6 +3,7 @@
 #include "test_seed.hpp"
 #include "synthetic_trace.hpp"
 #include <nvscope/analysis.hpp>
+#include <nvscope/export/summary_json.hpp>
 #include <nvscope/export/table.hpp>
 
 #include <algorithm>
@@ -112,6 +113,25 @@ TEST_CASE("stats against a naive reference on random data") {
     CHECK(s.stddev == doctest::Approx(sd));
     CHECK(s.min == sorted.front());
     CHECK(s.max == sorted.back());
+  }
+}
+
+// analyze(t) lets go of the index's columns per launch before the diagnosis (the index is its
+// own); analyze(t, x) must leave the caller's index whole. Both must give the same report, on
+// traces whose start/end ranges and steps the released columns fed.
+TEST_CASE("analyze(t) and analyze(t, index_trace(t)) give the same report, and the caller's index stays whole") {
+  for (const auto& t : {synthetic::make_trace(30000), synthetic::per_operator(20000)}) {
+    const auto x = nvscope::index_trace(t);
+    const auto launches = x.launch_owner.size(), offsets = x.start_end_offset.size(), open = x.start_end_ranges.size();
+    const auto own = nvscope::analyze(t), given = nvscope::analyze(t, x, {});
+    CHECK(nvscope::to_json(own, t) == nvscope::to_json(given, t));
+    CHECK(nvscope::to_text(own, t) == nvscope::to_text(given, t));
+    CHECK(own.range_kernels.size() == given.range_kernels.size());
+    CHECK(own.diagnosis.idle.stretches.size() == given.diagnosis.idle.stretches.size());
+    CHECK(x.launch_owner.size() == launches);
+    CHECK(x.start_end_offset.size() == offsets);
+    CHECK(x.start_end_ranges.size() == open);
+    CHECK(launches == t.launches.size());
   }
 }
 

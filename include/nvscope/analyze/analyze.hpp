@@ -51,23 +51,13 @@ inline diagnosis_options diagnosis_options_for(const trace& t, const analysis_op
   return detail::diagnosis_options_of(t, options, nullptr);
 }
 
-/// Computes every summary and metric of `t`. Records with no end (or an end before their
-/// start) are skipped and counted; ranges never closed are closed at the end of the trace
-/// (as nsys does) and counted; every loss is listed in `losses`.
-/// \code
-///   nvscope::analysis_options o;
-///   o.step_range = "train_step";
-///   auto r = nvscope::analyze(t, o);
-/// \endcode
-/// With `x`, the trace's index from `index_trace(t, options.start_end)`: analysed without
-/// indexing it again, and `x.links` left for the exports (to_folded, to_chrome_trace take it).
-/// An index of another trace throws std::invalid_argument.
-/// \code
-///   const auto x = nvscope::index_trace(t, o.start_end);
-///   auto r = nvscope::analyze(t, x, o);
-///   auto folded = nvscope::to_folded(t, {}, x.links);
-/// \endcode
-inline analysis_report analyze(const trace& t, const trace_index& x, const analysis_options& options) {
+namespace detail {
+
+// analyze's passes over `x`. `owned`: the same index where analyze made it for this call alone
+// (else null): the columns per launch that only the passes before the diagnosis read (each
+// launch's owner and open start/end ranges, 12 B a launch) are let go before it, so that the
+// timeline and the idle stretches, the peak of memory, take their pages instead of fresh ones.
+inline analysis_report analyze_indexed(const trace& t, const trace_index& x, const analysis_options& options, trace_index* owned) {
   detail::check_attribution(t, x.links, "analyze");
   if (x.launch_owner.size() != t.launches.size() || x.group_of.size() != t.ranges.size() || x.kernel_ok.size() != t.kernels.size() ||
       x.start_end_offset.size() != t.launches.size() + 1)
@@ -87,6 +77,8 @@ inline analysis_report analyze(const trace& t, const trace_index& x, const analy
   const step_summary steps = step_figures(t, x, options);
   r.steps = steps.steps;
   r.kernels_per_step = steps.kernels_per_step;
+  if (owned != nullptr) // read by no pass below (losses_of reads the index's counts)
+    for (auto* column : {&owned->launch_owner, &owned->start_end_offset, &owned->start_end_ranges}) record_indexes().swap(*column);
   {
     // The kernels' durations by name, grouped once and sorted once (detail/kernel_runs.hpp) for
     // the three passes that read them by name; last, so that they are not held through the others.
@@ -109,10 +101,31 @@ inline analysis_report analyze(const trace& t, const trace_index& x, const analy
   return r;
 }
 
+} // namespace detail
+
+/// Computes every summary and metric of `t`. Records with no end (or an end before their
+/// start) are skipped and counted; ranges never closed are closed at the end of the trace
+/// (as nsys does) and counted; every loss is listed in `losses`.
+/// \code
+///   nvscope::analysis_options o;
+///   o.step_range = "train_step";
+///   auto r = nvscope::analyze(t, o);
+/// \endcode
+/// With `x`, the trace's index from `index_trace(t, options.start_end)`: analysed without
+/// indexing it again, and `x.links` left for the exports (to_folded, to_chrome_trace take it).
+/// An index of another trace throws std::invalid_argument.
+/// \code
+///   const auto x = nvscope::index_trace(t, o.start_end);
+///   auto r = nvscope::analyze(t, x, o);
+///   auto folded = nvscope::to_folded(t, {}, x.links);
+/// \endcode
+inline analysis_report analyze(const trace& t, const trace_index& x, const analysis_options& options) { return detail::analyze_indexed(t, x, options, nullptr); }
+
 /// Indexes the trace (`index_trace(t, options.start_end)`), then analyses it (above).
 inline analysis_report analyze(const trace& t, const analysis_options& options = {}) {
   const detail::scratch_scope reuse; // the index's arrays, too, give their pages to the passes
-  return analyze(t, index_trace(t, options.start_end), options);
+  auto x = index_trace(t, options.start_end);
+  return detail::analyze_indexed(t, x, options, &x);
 }
 
 } // namespace v1
