@@ -300,11 +300,8 @@ inline bool read_instance_kernels(const trace& t, const kernel_record* run, cons
   const kernel_record* const records = t.kernels.data();
   interval widest = extremes; // held here: a store to `out` may not change it (the caller's could)
   const auto read = [&](std::size_t j) -> const kernel_record& {
-    const kernel_record* k = run + j;
-    if (!run) { // a range's kernels lie far apart
-      if (j + prefetch_ahead < n) prefetch(&records[refs[j + prefetch_ahead] & range_ops_index::index_mask]);
-      k = &records[refs[j] & range_ops_index::index_mask];
-    }
+    if (!run && j + prefetch_ahead < n) prefetch(&records[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
+    const kernel_record* const k = run ? run + j : &records[refs[j] & range_ops_index::index_mask];
     const std::uint64_t d = k->end - k->start;
     out[j] = d;
     widen(widest, {d, d});
@@ -382,11 +379,10 @@ inline activity_metrics instance_activity(const trace& t, const range_ops_index&
     widen(e.gaps, sink.gap_extremes());
   } else {
     gaps.resize(at);
-    if (run) {
-      g.kernels.resize(n);
-      for (std::size_t j = 0; j < n; ++j) g.kernels[j] = {run[j].start, run[j].end};
-    } else {
-      copy_intervals(t.kernels, kernels, kernels + n, g.kernels);
+    g.kernels.resize(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const auto& k = run ? run[j] : t.kernels[kernels[j] & range_ops_index::index_mask];
+      g.kernels[j] = {k.start, k.end};
     }
     merge_intervals(g.kernels);
     kernel_union_sink again(transfers, g.copies, lo, hi, gaps);
