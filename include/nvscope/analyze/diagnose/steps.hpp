@@ -158,8 +158,7 @@ class step_tally {
     }
     // A kernel's owner, step and name number read through the columns' places held here (not
     // through the timeline and attribution: a chain of loads each operation, after its stores).
-    const auto o = op.index() < kernel_owners_ ? kernel_owner_[op.index()] : diagnosis_none;
-    const auto k = o < steps_ ? step_of_[o] : diagnosis_none;
+    const auto k = step_at(op.index() < kernel_owners_ ? kernel_owner_[op.index()] : diagnosis_none);
     if (k == diagnosis_none) return;
     if (k != pending_step_) pend(k);
     const auto n = names_[i];
@@ -170,14 +169,14 @@ class step_tally {
   void take_stretch(const idle_stretch& st) { take_idle(st.range, st.duration); } // st.range: the range open on st.thread at st.start
   // Idle time `ns` of stretches that began inside `range` (one or a run of them).
   void take_idle(std::uint32_t range, std::uint64_t ns) {
-    if (step_.empty()) return;
+    if (steps_ == 0) return;
     const auto k = step_at(range);
     if (k != diagnosis_none) columns_.add(component_kind::idle, 0, k, ns);
   }
   // The syncs added, each component's cells put in step order: the steps' set, tallied.
   step_set&& finish() && {
     if (!touched_.empty()) pend(diagnosis_none); // the last step's kernels
-    if (!step_.empty())
+    if (steps_ != 0)
       for (const auto& sy : tl_->t->syncs) {
         if (sy.end < sy.start || sy.end == 0) continue;
         const auto k = step_at(tl_->range_at(sy.thread, sy.start));
@@ -189,7 +188,7 @@ class step_tally {
   const step_set& steps() const noexcept { return set_; }
 
  private:
-  std::uint32_t step_at(std::uint32_t range) const noexcept { return range < step_.size() ? step_[range] : diagnosis_none; }
+  std::uint32_t step_at(std::uint32_t range) const noexcept { return range < steps_ ? step_of_[range] : diagnosis_none; }
   // The pending kernel time goes to the columns; kernels of `step` are pending from here.
   NVSCOPE_DETAIL_COLD void pend(std::uint32_t step) {
     for (const auto n : touched_) {
