@@ -158,10 +158,9 @@ class pairing {
         kp.name[i] = numbers_.name(by_range[i]);
       }
       numbers_ = pair_numbers(0, 0);
-      for (auto& p : pair_of_) p = rank[p]; // entries now name their pair by its place
+      kp.offset.assign(kp.range.size() + 1, 0);
+      for (auto& p : pair_of_) ++kp.offset[(p = rank[p]) + 1]; // entries now name their pair by its place, counted
     }
-    kp.offset.assign(kp.range.size() + 1, 0);
-    for (const auto p : pair_of_) ++kp.offset[p + 1];
     for (std::size_t p = 1; p < kp.offset.size(); ++p) kp.offset[p] += kp.offset[p - 1];
     auto cursor = kp.offset;
     kp.durations.resize(pair_of_.size());
