@@ -467,7 +467,9 @@ TEST_CASE("each thread index has its own ranges and syncs, foreign indexes inclu
   }
 }
 
-TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers and queue depths) are what sorting each name's values gives, alone and with the durations' figures read off the samples, on random traces") {
+static std::uint64_t union_inside(std::vector<std::pair<timestamp_ns, timestamp_ns>> ops, timestamp_ns a, timestamp_ns b);
+
+TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers and queue depths) are what sorting each name's values gives, alone and with the durations' figures read off the samples, and each stream's idle row made on their walk is HTA's, on random traces") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
   for (int round = 0; round < 60; ++round) {
     trace t;
@@ -509,6 +511,7 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
     diagnosis_options o;
     o.call_outlier_ns = 40000;
     o.delay_outlier_ns = 1000 + g() % 20000;
+    o.kernel_wait_max_ns = 50 + g() % 300; // gaps of 0-300 ns between a stream's operations: kernel waits and others
     if (round % 4 == 3 && !deep && !many_names) o.window = {5000 + g() % 50000, 5000 + 100000 + g() % 400000}; // what starts inside
     const auto a = attribute(t);
     const timeline tl = build_timeline(t, a, o.window);
@@ -516,8 +519,58 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
     known_duration_figures known; // as diagnose reads them: off the samples' sorted runs
     samples_of(t, a, o, &known);
     const launch_overview lk = launch_statistics_of(tl, o, &known);
+    std::vector<stream_idle_row> walked; // HTA's rows made on the queue depths' walk, as diagnose has them made
+    const launch_overview lw = launch_statistics_of(tl, o, &known, &walked);
     CHECK(known.size() + (round % 3 == 2 ? 3 : 0) >= l.kernels.size()); // every name but those the samples group apart
     CAPTURE(round);
+    // Each stream's row by HTA's definition (every operation of the stream in start order), alone
+    // (idle_time_of) and made on the walk; the walk's queue depths as without the rows.
+    std::map<std::uint64_t, std::vector<std::size_t>> ops_of_stream;
+    for (std::size_t i = 0; i < tl.ops.size(); ++i) ops_of_stream[std::uint64_t{tl.device_of(tl.ops[i])} << 32 | tl.stream_of(tl.ops[i])].push_back(i);
+    const auto alone = idle_time_of(tl, o).streams;
+    REQUIRE(walked.size() == ops_of_stream.size());
+    REQUIRE(alone.size() == ops_of_stream.size());
+    std::size_t row_at = 0;
+    for (const auto& [key, v] : ops_of_stream) {
+      stream_idle_row want;
+      want.device = static_cast<std::uint16_t>(key >> 32);
+      want.stream = static_cast<std::uint32_t>(key);
+      want.operations = v.size();
+      timestamp_ns covered_to = tl.ops[v[0]].start;
+      for (const auto i : v) {
+        const gpu_op& op = tl.ops[i];
+        if (op.start > covered_to) {
+          const auto gap = op.start - covered_to;
+          if (!op.has_call() && op.call_start == 0) want.other_ns += gap;
+          else if (op.call_start > covered_to) want.host_wait_ns += gap;
+          else (gap < o.kernel_wait_max_ns ? want.kernel_wait_ns : want.other_ns) += gap;
+        }
+        covered_to = std::max(covered_to, op.end);
+      }
+      std::vector<std::pair<timestamp_ns, timestamp_ns>> spans;
+      for (const auto i : v) spans.emplace_back(tl.ops[i].start, tl.ops[i].end);
+      want.busy_ns = union_inside(spans, tl.ops[v[0]].start, covered_to);
+      want.idle_ns = (covered_to - tl.ops[v[0]].start) - want.busy_ns;
+      const stream_idle_row* both[] = {&walked[row_at], &alone[row_at]};
+      for (const auto* got : both) {
+        CHECK(got->device == want.device);
+        CHECK(got->stream == want.stream);
+        CHECK(got->operations == want.operations);
+        CHECK(got->busy_ns == want.busy_ns);
+        CHECK(got->idle_ns == want.idle_ns);
+        CHECK(got->host_wait_ns == want.host_wait_ns);
+        CHECK(got->kernel_wait_ns == want.kernel_wait_ns);
+        CHECK(got->other_ns == want.other_ns);
+      }
+      ++row_at;
+    }
+    CHECK(lw.queue_median == lk.queue_median);
+    CHECK(lw.queue_max == lk.queue_max);
+    REQUIRE(lw.kernels.size() == lk.kernels.size());
+    for (std::size_t r = 0; r < lk.kernels.size(); ++r) {
+      CHECK(lw.kernels[r].queue_median == lk.kernels[r].queue_median);
+      CHECK(lw.kernels[r].queue_max == lk.kernels[r].queue_max);
+    }
     // Each stream's launched operations in launch order (a stable sort of start order); the depth
     // at a launch: the earlier launches whose running maximum of ends lies past it.
     std::map<std::uint64_t, std::vector<std::size_t>> by_stream;

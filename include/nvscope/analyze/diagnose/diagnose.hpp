@@ -30,6 +30,8 @@
 #include <nvscope/analyze/diagnose/verdict.hpp>
 #include <nvscope/trace.hpp>
 
+#include <vector>
+
 namespace nvscope {
 inline namespace v1 {
 
@@ -59,12 +61,13 @@ inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagn
   d.samples = samples_of(t, a, o, &durations, runs); // first: its arrays are gone before the timeline's, not added to them
   if (runs) *runs = {};
   const auto tl = build_timeline(t, a, o.window);
-  d.launches = launch_statistics_of(tl, o, &durations); // before the idle stretches exist: its
-                                                        // columns reuse pages, not add to them
+  std::vector<stream_idle_row> streams; // HTA's rows per stream, made on the queue depths' walk
+  d.launches = launch_statistics_of(tl, o, &durations, &streams); // before the idle stretches exist:
+                                                                  // its columns reuse pages, not add to them
   rule_readers rules(tl, o);
   step_tally steps(tl, o);
   walk_readers readers{rules, steps};
-  d.idle = idle_time_of(tl, o, readers);
+  d.idle = idle_time_of(tl, o, readers, &streams);
   d.rules = expert_rules_of(tl, d.idle, o, &rules);
   d.steps = step_outliers_of(tl, d.idle, o, &steps);
   d.verdict = verdict_of({&tl, &d.idle, &d.launches, &d.rules, &d.steps}, o);

@@ -15,12 +15,14 @@
 /// \endcode
 
 #include <nvscope/analyze/detail/inlining.hpp>
+#include <nvscope/analyze/diagnose/detail/stream_rows.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -149,39 +151,22 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
   charges.finish(b);
 }
 
-// HTA's per-stream rule on consecutive operations of one stream.
-inline stream_idle_row stream_row(const timeline& tl, const std::uint32_t* from, const std::uint32_t* to,
-                                  const diagnosis_options& o) {
-  stream_idle_row row;
-  row.device = tl.device_of(tl.ops[*from]);
-  row.stream = tl.stream_of(tl.ops[*from]);
-  const timestamp_ns first = tl.ops[*from].start;
-  timestamp_ns prev_end = first;
-  for (auto i = from; i != to; ++i) {
-    const gpu_op& op = tl.ops[*i];
-    if (op.start > prev_end) {
-      const auto gap = op.start - prev_end;
-      if (!(op.has_call() || op.call_start)) row.other_ns += gap;
-      else if (op.call_start > prev_end) row.host_wait_ns += gap;
-      else if (gap < o.kernel_wait_max_ns) row.kernel_wait_ns += gap;
-      else row.other_ns += gap;
-    }
-    row.operations += 1;
-    if (op.end > std::max(op.start, prev_end)) row.busy_ns += op.end - std::max(op.start, prev_end);
-    prev_end = std::max(prev_end, op.end);
-  }
-  row.idle_ns = (prev_end - first) - row.busy_ns;
-  return row;
-}
-
+// HTA's per-stream rule on each stream's operations (stream_row_builder), a row per stream in
+// the timeline's stream order.
 inline void stream_rows(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
-  for (std::size_t g = 0; g < tl.by_stream.size(); ++g)
-    b.streams.push_back(stream_row(tl, tl.by_stream.begin(g), tl.by_stream.end(g), o));
+  for (std::size_t g = 0; g < tl.by_stream.size(); ++g) {
+    const std::uint32_t *i = tl.by_stream.begin(g), *const last = tl.by_stream.end(g);
+    stream_row_builder row(tl, tl.ops[*i], o.kernel_wait_max_ns);
+    for (; i != last; ++i) row.take(tl.ops[*i]);
+    b.streams.push_back(row.finish());
+  }
 }
 
 // The idle-time breakdown of `tl` (see the file comment); `readers` as overall_stretches'.
+// `streams`: the rows per stream where the launch statistics' walk made them (launch_statistics_of),
+// else null (made here).
 template <class Readers>
-idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Readers& readers) {
+idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Readers& readers, std::vector<stream_idle_row>* streams = nullptr) {
   idle_breakdown b;
   b.window_begin = tl.begin;
   b.window_end = tl.end;
@@ -189,7 +174,8 @@ idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Read
   overall_stretches(tl, o, b, readers);
   b.copy_only_ns = b.busy_ns - b.kernel_ns;
   b.idle_ns = b.window_ns > b.busy_ns ? b.window_ns - b.busy_ns : 0;
-  stream_rows(tl, o, b);
+  if (streams != nullptr) b.streams = std::move(*streams);
+  else stream_rows(tl, o, b);
   return b;
 }
 

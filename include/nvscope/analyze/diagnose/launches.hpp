@@ -20,6 +20,8 @@
 ///   for (const auto& k : l.kernels) std::printf("%llu short\n", (unsigned long long)k.short_kernels);
 /// \endcode
 
+#include <nvscope/analyze/detail/inlining.hpp>
+#include <nvscope/analyze/diagnose/detail/stream_rows.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnose/results.hpp>
@@ -30,6 +32,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -43,12 +46,65 @@ namespace diag {
 // launched them in start order (as a collector's streams mostly are), else (the first
 // launch out of order undone) read into a compact list and sorted. `counts`: the launched
 // operations by depth (a depth is at most one more than the stream's last, so the table grows
-// a row at a time, never past the operations).
+// a row at a time, never past the operations). With `rows`, each stream's HTA idle row made on
+// the same walk (stream_row_builder: idle_time_of then takes them, not a second walk of every
+// operation through the grouping: 2 M kernels, 3.9 ms).
 struct launch_queues {
   scratch_column<std::uint32_t> depth;
   std::vector<std::uint64_t> counts; // counts[d]: launched operations at depth d
+  std::vector<stream_idle_row> streams; // with rows: one per stream, in the timeline's stream order
 };
-inline launch_queues queue_depths(const timeline& tl) {
+
+// One stream's launches at a time, in launch order: each one's depth found and counted. The
+// stream's ends (running maximum, in launch order) in `ends`, counted in a local (a vector's end,
+// stored and loaded again each launch, made each wait on the last); launches come in order, so
+// the ended ones only grow.
+class depth_counter {
+ public:
+  depth_counter(launch_queues& q, timestamp_ns* ends) : counts_(q.counts), depth_(q.depth.data()), ends_(ends) {}
+  void restart() noexcept { done_ = n_ends_ = 0; } // a stream's first launch next
+  NVSCOPE_DETAIL_INLINE void place(timestamp_ns call_start, timestamp_ns end, std::uint32_t at) {
+    while (done_ < n_ends_ && ends_[done_] <= call_start) ++done_;
+    const auto d = static_cast<std::uint32_t>(n_ends_ - done_);
+    depth_[at] = d;
+    if (d == counts_.size()) counts_.push_back(0);
+    ++counts_[d];
+    latest_end_ = n_ends_ == 0 ? end : std::max(latest_end_, end);
+    ends_[n_ends_++] = latest_end_;
+  }
+
+ private:
+  std::vector<std::uint64_t>& counts_;
+  std::uint32_t* depth_;
+  timestamp_ns* ends_;
+  std::size_t done_ = 0, n_ends_ = 0;
+  timestamp_ns latest_end_ = 0; // ends_[n_ends_ - 1], held here
+};
+
+// The launches of one stream's operations [first, last) (in start order) placed while they come
+// in launch order; returns the first out of order (last: none). `row`: each operation taken
+// into it (every one, past the first out of order too), or null.
+template <class Row>
+NVSCOPE_DETAIL_INLINE const std::uint32_t* place_in_order(const timeline& tl, const std::uint32_t* first, const std::uint32_t* last,
+                                                          depth_counter& depths, Row* row) {
+  const std::uint32_t* out_of_order = last;
+  timestamp_ns latest = 0;
+  for (auto i = first; i != last; ++i) {
+    const gpu_op& op = tl.ops[*i];
+    if (row) row->take(op);
+    if (op.call_start == 0 || out_of_order != last) continue;
+    if (op.call_start < latest) {
+      out_of_order = i;
+      if (!row) break;
+      continue;
+    }
+    latest = op.call_start;
+    depths.place(op.call_start, op.end, *i);
+  }
+  return out_of_order;
+}
+
+inline launch_queues queue_depths(const timeline& tl, const diagnosis_options* rows = nullptr) {
   struct launched_op {
     timestamp_ns call_start, end;
     std::uint32_t place; // in tl.ops
@@ -59,47 +115,31 @@ inline launch_queues queue_depths(const timeline& tl) {
   std::size_t longest = 0; // the longest stream's operations: one array, not a doubling series
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) longest = std::max<std::size_t>(longest, tl.by_stream.end(s) - tl.by_stream.begin(s));
   scratch_column<timestamp_ns> running(longest); // running max of ends in launch order, within one stream (each written before it is read)
-  const auto by_launch = [](const launched_op& x, const launched_op& y) { return x.call_start < y.call_start; };
-  // A launch after its stream's earlier ones (in launch order): its depth, found and counted.
-  // The stream's ends counted in a local (a vector's end, stored and loaded again each launch,
-  // made each wait on the last).
-  timestamp_ns* const ends = running.data();
-  std::uint32_t* const depth = q.depth.data();
-  std::size_t done = 0, n_ends = 0; // launches are in order, so the ended ones only grow
-  timestamp_ns latest_end = 0;      // ends[n_ends - 1], held here
-  const auto place = [&](timestamp_ns call_start, timestamp_ns end, std::uint32_t at) {
-    while (done < n_ends && ends[done] <= call_start) ++done;
-    const auto d = static_cast<std::uint32_t>(n_ends - done);
-    depth[at] = d;
-    if (d == q.counts.size()) q.counts.push_back(0);
-    ++q.counts[d];
-    latest_end = n_ends == 0 ? end : std::max(latest_end, end);
-    ends[n_ends++] = latest_end;
-  };
+  depth_counter depths(q, running.data());
+  if (rows) q.streams.reserve(tl.by_stream.size());
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
-    n_ends = 0;
-    done = 0;
-    const std::uint32_t *i = tl.by_stream.begin(s), *last = tl.by_stream.end(s);
-    for (timestamp_ns latest = 0; i != last; ++i) {
-      const gpu_op& op = tl.ops[*i];
-      if (op.call_start == 0) continue;
-      if (op.call_start < latest) break;
-      latest = op.call_start;
-      place(op.call_start, op.end, *i);
+    const std::uint32_t *const first = tl.by_stream.begin(s), *const last = tl.by_stream.end(s);
+    depths.restart();
+    const std::uint32_t* out_of_order = last;
+    if (rows) {
+      stream_row_builder row(tl, tl.ops[*first], rows->kernel_wait_max_ns);
+      out_of_order = place_in_order(tl, first, last, depths, &row);
+      q.streams.push_back(row.finish());
+    } else {
+      out_of_order = place_in_order(tl, first, last, depths, static_cast<stream_row_builder*>(nullptr));
     }
-    if (i == last) continue;
-    for (auto j = tl.by_stream.begin(s); j != i; ++j) // out of launch order: the stream again, sorted
+    if (out_of_order == last) continue;
+    for (auto j = first; j != out_of_order; ++j) // out of launch order: the stream again, sorted
       if (tl.ops[*j].call_start != 0) --q.counts[q.depth[*j]]; // placed above
     launched.clear();
     launched.reserve(longest); // at the first stream out of order: one array for all of them
-    for (auto j = tl.by_stream.begin(s); j != last; ++j) {
+    for (auto j = first; j != last; ++j) {
       const gpu_op& op = tl.ops[*j];
       if (op.call_start != 0) launched.push_back({op.call_start, op.end, *j});
     }
-    std::stable_sort(launched.begin(), launched.end(), by_launch);
-    n_ends = 0;
-    done = 0;
-    for (const auto& op : launched) place(op.call_start, op.end, op.place);
+    std::stable_sort(launched.begin(), launched.end(), [](const launched_op& x, const launched_op& y) { return x.call_start < y.call_start; });
+    depths.restart();
+    for (const auto& op : launched) depths.place(op.call_start, op.end, op.place);
   }
   return q;
 }
@@ -253,9 +293,12 @@ inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row&
 }
 
 // `known`: the durations' figures by name id, where the samples read them (diagnose), else null.
-inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o, const known_duration_figures* known = nullptr) {
+// `streams`: where given, each stream's HTA idle row, made on the queue depths' walk (for idle_time_of).
+inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o, const known_duration_figures* known = nullptr,
+                                            std::vector<stream_idle_row>* streams = nullptr) {
   launch_overview out;
-  const auto queue = queue_depths(tl);
+  auto queue = queue_depths(tl, streams ? &o : nullptr);
+  if (streams) *streams = std::move(queue.streams);
   out.call_durations_from_api = tl.any_call;
   // Kernels by name, a row per name in name order: the timeline numbered the names as they came
   // and counted each one's operations, so a row is the rank of a number's name (no pass that
