@@ -59,8 +59,9 @@ inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagn
   diagnosis d;
   known_duration_figures durations; // each kernel name's, read off the samples' sorted runs
   d.samples = samples_of(t, a, o, &durations, runs); // first: its arrays are gone before the timeline's, not added to them
+  const bool kernels_in_order = runs && runs->all_in_order && runs->inside(o.window); // the timeline then takes them as they lie
   if (runs) *runs = {};
-  const auto tl = build_timeline(t, a, o.window);
+  const auto tl = build_timeline(t, a, o.window, kernels_in_order);
   std::vector<stream_idle_row> streams; // HTA's rows per stream, made on the queue depths' walk
   d.launches = launch_statistics_of(tl, o, &durations, &streams); // before the idle stretches exist:
                                                                   // its columns reuse pages, not add to them
