@@ -57,7 +57,10 @@ namespace detail {
 // (else null): the columns per launch that only the passes before the diagnosis read (each
 // launch's owner and open start/end ranges, 12 B a launch) are let go before it, so that the
 // timeline and the idle stretches, the peak of memory, take their pages instead of fresh ones.
-inline analysis_report analyze_indexed(const trace& t, const trace_index& x, const analysis_options& options, trace_index* owned) {
+// `threads`: the thread table the index was made with, for the diagnosis' timeline (else null:
+// it makes its own).
+inline analysis_report analyze_indexed(const trace& t, const trace_index& x, const analysis_options& options, trace_index* owned,
+                                       const thread_table* threads = nullptr) {
   detail::check_attribution(t, x.links, "analyze");
   if (x.launch_owner.size() != t.launches.size() || x.group_of.size() != t.ranges.size() || x.kernel_ok.size() != t.kernels.size() ||
       x.start_end_offset.size() != t.launches.size() + 1)
@@ -91,7 +94,7 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
       detail::sort_runs(runs);
     }
     r.overall = detail::overall_activity_of(t, diagnosis_settings.window, &runs);
-    r.diagnosis = detail::diag::diagnose_with(t, x.links, diagnosis_settings, &runs);
+    r.diagnosis = detail::diag::diagnose_with(t, x.links, diagnosis_settings, &runs, threads);
   }
   r.lost = t.lost;
   r.incomplete_found = x.incomplete_found;
@@ -124,8 +127,9 @@ inline analysis_report analyze(const trace& t, const trace_index& x, const analy
 /// Indexes the trace (`index_trace(t, options.start_end)`), then analyses it (above).
 inline analysis_report analyze(const trace& t, const analysis_options& options = {}) {
   const detail::scratch_scope reuse; // the index's arrays, too, give their pages to the passes
-  auto x = index_trace(t, options.start_end);
-  return detail::analyze_indexed(t, x, options, &x);
+  const detail::thread_table threads(t); // read once, for the index and the diagnosis' timeline
+  auto x = detail::indexed(t, options.start_end, &threads);
+  return detail::analyze_indexed(t, x, options, &x, &threads);
 }
 
 } // namespace v1

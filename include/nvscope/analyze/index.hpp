@@ -204,10 +204,13 @@ inline void sweep_all_threads(const trace& t, const thread_table& slots, thread_
 // Nesting, owners of launches and (`open_start_end`) the start/end ranges open at each launch,
 // per thread: every thread at once where each thread's launches come in time order in the
 // records, else one thread after another.
-inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, bool open_start_end = true) {
+// `threads`: the trace's thread table where the caller made it (analyze: the diagnosis reads it
+// too), else null (made here).
+inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, bool open_start_end = true, const thread_table* threads = nullptr) {
   auto& a = x.links;
-  const thread_table slots(t);
-  const bool at_once = launches_in_thread_order(t, slots); // then no per-thread list of launches
+  const thread_table own = threads ? thread_table() : thread_table(t);
+  const thread_table& slots = threads ? *threads : own;
+  const bool at_once = slots.launches_in_order(); // then no per-thread list of launches
   auto tl = timelines_of(t, slots, a.range_end, rule == start_end_rule::nsys, !at_once);
   a.parent.assign(t.ranges.size(), attribution::none);
   a.depth.assign(t.ranges.size(), 0);
@@ -274,13 +277,20 @@ inline void group_ranges(const trace& t, trace_index& x) {
 
 // The index without its range groups: ends closed, nesting, owners, each record's launch, and
 // (`open_start_end`) the start/end ranges open at each launch.
-inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_start_end) {
+inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_start_end, const thread_table* threads = nullptr) {
   trace_index x;
   x.links.trace_end = trace_end_of(t);
   x.links.range_end = closed_range_ends(t, x.links.trace_end);
-  nest_ranges(t, x, rule, open_start_end);
+  nest_ranges(t, x, rule, open_start_end, threads);
   children_first(x.links.parent, static_cast<std::uint32_t>(t.ranges.size()), x.links.children_first); // once, for every pass that follows the nesting
   link_launches(t, x);
+  return x;
+}
+
+// index_trace (below); `threads`: the trace's thread table where the caller made it, else null.
+inline trace_index indexed(const trace& t, start_end_rule rule, const thread_table* threads) {
+  auto x = linked_index(t, rule, true, threads);
+  group_ranges(t, x);
   return x;
 }
 
@@ -292,11 +302,7 @@ inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_s
 ///   const nvscope::trace_index x = nvscope::index_trace(t);
 ///   auto kernels = nvscope::kernel_summary(t, x);
 /// \endcode
-inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) {
-  auto x = detail::linked_index(t, rule, true);
-  detail::group_ranges(t, x);
-  return x;
-}
+inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) { return detail::indexed(t, rule, nullptr); }
 
 /// Ties every kernel, copy and memset to its launch (by correlation id) and to the innermost
 /// push/pop range open on the launching thread at the launch; ranges get their parents and

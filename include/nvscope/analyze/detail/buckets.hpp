@@ -16,36 +16,6 @@ inline namespace v1 {
 namespace detail {
 
 
-// Thread index (as records carry it) -> dense slot. Indexes of `trace::threads` map to
-// themselves; any other value a range, launch or sync carries (a corrupt or foreign index)
-// gets a slot of its own after them, so that memory follows the threads present, never the
-// largest index. An index no record carries has no slot: `slot` returns `size()`.
-class thread_table {
- public:
-  thread_table() = default; // no threads
-  explicit thread_table(const trace& t) : known_(static_cast<std::uint32_t>(t.threads.size())) {
-    auto note = [&](std::uint32_t th) { // runs of one thread are the rule: noted once a run
-      if (th >= known_ && (extra_.empty() || extra_.back() != th)) extra_.push_back(th);
-    };
-    for (const auto& r : t.ranges) note(r.thread);
-    for (const auto& l : t.launches) note(l.thread);
-    for (const auto& s : t.syncs) note(s.thread);
-    std::sort(extra_.begin(), extra_.end());
-    extra_.erase(std::unique(extra_.begin(), extra_.end()), extra_.end());
-  }
-  std::uint32_t slot(std::uint32_t thread) const noexcept {
-    if (thread < known_) return thread;
-    const auto it = std::lower_bound(extra_.begin(), extra_.end(), thread);
-    return it != extra_.end() && *it == thread ? known_ + static_cast<std::uint32_t>(it - extra_.begin())
-                                               : static_cast<std::uint32_t>(size());
-  }
-  std::size_t size() const noexcept { return known_ + extra_.size(); }
-
- private:
-  std::uint32_t known_ = 0;
-  std::vector<std::uint32_t> extra_;
-};
-
 // Numbers 64-bit keys 0, 1, 2, ... in the order they first come. A key below `dense` costs an
 // array read; any other is looked up in an open-addressing table (linear probing, at most half
 // full, Fibonacci hashing): traces with a range per operator make millions of lookups, and a
@@ -98,6 +68,70 @@ class key_numbers {
   std::vector<std::uint64_t> keys_;  // by number
   std::size_t in_table_ = 0;         // keys in slots_
   int shift_ = 64 - 10;              // slots_.size() == 1 << (64 - shift_)
+};
+
+// Thread index (as records carry it) -> dense slot. Indexes of `trace::threads` map to
+// themselves; any other value a range, launch or sync carries (a corrupt or foreign index)
+// gets a slot of its own after them, so that memory follows the threads present, never the
+// largest index. An index no record carries has no slot: `slot` returns `size()`. On the same
+// read of the launches, whether each thread's come in time order in the records (what
+// launches_in_thread_order finds: the sweeps then take every thread at once).
+class thread_table {
+ public:
+  thread_table() = default; // no threads
+  explicit thread_table(const trace& t) : known_(static_cast<std::uint32_t>(t.threads.size())) {
+    auto note = [&](std::uint32_t th) { // runs of one thread are the rule: noted once a run
+      if (th >= known_ && (extra_.empty() || extra_.back() != th)) extra_.push_back(th);
+    };
+    for (const auto& r : t.ranges) note(r.thread);
+    read_launches(t.launches, note);
+    for (const auto& s : t.syncs) note(s.thread);
+    std::sort(extra_.begin(), extra_.end());
+    extra_.erase(std::unique(extra_.begin(), extra_.end()), extra_.end());
+  }
+  std::uint32_t slot(std::uint32_t thread) const noexcept {
+    if (thread < known_) return thread;
+    const auto it = std::lower_bound(extra_.begin(), extra_.end(), thread);
+    return it != extra_.end() && *it == thread ? known_ + static_cast<std::uint32_t>(it - extra_.begin())
+                                               : static_cast<std::uint32_t>(size());
+  }
+  std::size_t size() const noexcept { return known_ + extra_.size(); }
+  bool launches_in_order() const noexcept { return launches_in_order_; }
+
+ private:
+  // Notes each run's thread; a thread's last launch time held in a local while its run lasts
+  // (kept per thread between runs: by index for the table's, numbered for any other).
+  template <class Note>
+  void read_launches(const std::vector<launch_record>& launches, Note& note) {
+    std::vector<timestamp_ns> last_known(known_, 0), last_other;
+    key_numbers others;
+    timestamp_ns* home = nullptr; // where the run's thread keeps its last time between runs
+    timestamp_ns last = 0;
+    std::uint32_t thread = 0;
+    bool in_order = true;
+    for (const auto& l : launches) {
+      if (home == nullptr || l.thread != thread) {
+        if (home) *home = last;
+        thread = l.thread;
+        note(thread);
+        if (thread < known_) {
+          home = &last_known[thread];
+        } else {
+          const auto n = others.of(thread);
+          if (n == last_other.size()) last_other.push_back(0);
+          home = &last_other[n];
+        }
+        last = *home;
+      }
+      in_order = in_order && l.time >= last;
+      last = l.time;
+    }
+    launches_in_order_ = in_order;
+  }
+
+  std::uint32_t known_ = 0;
+  std::vector<std::uint32_t> extra_;
+  bool launches_in_order_ = true;
 };
 
 // Items bucketed by a key below `buckets` (counting sort, stable): items of bucket b are

@@ -53,15 +53,17 @@ struct walk_readers {
 
 // diagnose (below); `runs`, where given, the kernels' durations by name that analyze grouped and
 // sorted once (detail/kernel_runs.hpp), for the kernel samples; let go once the samples are
-// taken, so that their pages serve the timeline.
-inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagnosis_options& o, kernel_runs* runs) {
+// taken, so that their pages serve the timeline. `threads`: the trace's thread table where
+// analyze made it, else null.
+inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagnosis_options& o, kernel_runs* runs,
+                               const thread_table* threads = nullptr) {
   const scratch_scope reuse; // the passes' large arrays reuse each other's pages
   diagnosis d;
   known_duration_figures durations; // each kernel name's, read off the samples' sorted runs
   d.samples = samples_of(t, a, o, &durations, runs); // first: its arrays are gone before the timeline's, not added to them
   const bool kernels_in_order = runs && runs->all_in_order && runs->inside(o.window); // the timeline then takes them as they lie
   if (runs) *runs = {};
-  const auto tl = build_timeline(t, a, o.window, kernels_in_order);
+  const auto tl = build_timeline(t, a, o.window, kernels_in_order, threads);
   std::vector<stream_idle_row> streams; // HTA's rows per stream, made on the queue depths' walk
   d.launches = launch_statistics_of(tl, o, &durations, &streams); // before the idle stretches exist:
                                                                   // its columns reuse pages, not add to them

@@ -456,12 +456,14 @@ inline void index_ranges_and_syncs(timeline& tl) {
 
 // `kernels_in_order`: every kernel record is known valid, inside `window` and in (start, end)
 // order (kernel_runs::all_in_order and inside: analyze's), so that they are taken as they lie.
-inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}, bool kernels_in_order = false) {
+// `threads`: the trace's thread table where the caller has it (analyze's), else null.
+inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}, bool kernels_in_order = false,
+                               const thread_table* threads = nullptr) {
   timeline tl;
   tl.t = &t;
   tl.a = &a;
   tl.window = window;
-  tl.threads = thread_table(t);
+  tl.threads = threads ? *threads : thread_table(t);
   tl.calls.build(t.api_calls);
   index_ranges_and_syncs(tl);
   add_operations(tl, kernels_in_order);
