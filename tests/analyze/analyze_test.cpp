@@ -395,7 +395,7 @@ TEST_CASE("attribute(t) is index_trace(t)'s links: random nested traces, the syn
   }
 }
 
-TEST_CASE("the thread table finds whether each thread's launches come in time order, as launches_in_thread_order does, foreign thread indexes and interleaved runs included") {
+TEST_CASE("the thread table finds whether each thread's launches come in time order, as launches_in_thread_order does, foreign thread indexes and interleaved runs included, and their largest correlation id for the launch lookup") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
   int in_order = 0;
   for (int round = 0; round < 300; ++round) {
@@ -405,6 +405,7 @@ TEST_CASE("the thread table finds whether each thread's launches come in time or
     std::uint64_t now[6] = {};
     const bool spoil = g() % 2 == 0;
     const std::size_t n = 1 + g() % 60;
+    std::uint32_t most = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t k = g() % 6;
       const std::size_t run = 1 + g() % 4;
@@ -412,13 +413,18 @@ TEST_CASE("the thread table finds whether each thread's launches come in time or
         now[k] += g() % 3; // equal times now and then: in order still
         auto time = now[k];
         if (spoil && g() % 20 == 0 && time > 0) time -= 1; // one earlier than the thread's last
-        t.launches.push_back({time, static_cast<std::uint32_t>(t.launches.size() + 1), threads[k]});
+        const auto id = g() % 8 == 0 ? static_cast<std::uint32_t>(g()) : static_cast<std::uint32_t>(t.launches.size() + 1); // some far apart
+        t.launches.push_back({time, id, threads[k]});
+        most = std::max(most, id);
       }
     }
     if (g() % 3 == 0) t.ranges.push_back({}); // a range on thread 0
     const nvscope::detail::thread_table slots(t);
     CAPTURE(round);
     CHECK(slots.launches_in_order() == nvscope::detail::launches_in_thread_order(t, slots));
+    CHECK(slots.most_correlation() == most);
+    const nvscope::detail::launch_lookup told(t.launches, slots.most_correlation()), found(t.launches);
+    for (const auto& l : t.launches) CHECK(told.find(l.correlation) == found.find(l.correlation));
     in_order += slots.launches_in_order();
   }
   CHECK(in_order > 50); // both answers met

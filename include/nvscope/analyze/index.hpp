@@ -222,9 +222,10 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, boo
 }
 
 // Each GPU record's launch (by correlation id) and owner; counts records with no valid end
-// and valid ones with no launch.
-inline void link_launches(const trace& t, trace_index& x) {
-  const launch_lookup lookup(t.launches);
+// and valid ones with no launch. `threads`: the trace's thread table (its read of the launches
+// found their largest correlation id), else null.
+inline void link_launches(const trace& t, trace_index& x, const thread_table* threads = nullptr) {
+  const launch_lookup lookup = threads ? launch_lookup(t.launches, threads->most_correlation()) : launch_lookup(t.launches);
   auto link = [&](const auto& records, record_indexes& launch, record_indexes& owner, char* ok) {
     launch.resize(records.size());
     owner.resize(records.size());
@@ -278,12 +279,14 @@ inline void group_ranges(const trace& t, trace_index& x) {
 // The index without its range groups: ends closed, nesting, owners, each record's launch, and
 // (`open_start_end`) the start/end ranges open at each launch.
 inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_start_end, const thread_table* threads = nullptr) {
+  const thread_table own = threads ? thread_table() : thread_table(t);
+  const thread_table& table = threads ? *threads : own;
   trace_index x;
   x.links.trace_end = trace_end_of(t);
   x.links.range_end = closed_range_ends(t, x.links.trace_end);
-  nest_ranges(t, x, rule, open_start_end, threads);
+  nest_ranges(t, x, rule, open_start_end, &table);
   children_first(x.links.parent, static_cast<std::uint32_t>(t.ranges.size()), x.links.children_first); // once, for every pass that follows the nesting
-  link_launches(t, x);
+  link_launches(t, x, &table);
   return x;
 }
 

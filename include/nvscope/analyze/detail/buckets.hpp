@@ -75,7 +75,8 @@ class key_numbers {
 // gets a slot of its own after them, so that memory follows the threads present, never the
 // largest index. An index no record carries has no slot: `slot` returns `size()`. On the same
 // read of the launches, whether each thread's come in time order in the records (what
-// launches_in_thread_order finds: the sweeps then take every thread at once).
+// launches_in_thread_order finds: the sweeps then take every thread at once), and their largest
+// correlation id (for the launch lookup's table).
 class thread_table {
  public:
   thread_table() = default; // no threads
@@ -97,6 +98,7 @@ class thread_table {
   }
   std::size_t size() const noexcept { return known_ + extra_.size(); }
   bool launches_in_order() const noexcept { return launches_in_order_; }
+  std::uint32_t most_correlation() const noexcept { return most_correlation_; } // of the launches; 0 for none
 
  private:
   // Notes each run's thread; a thread's last launch time held in a local while its run lasts
@@ -107,9 +109,10 @@ class thread_table {
     key_numbers others;
     timestamp_ns* home = nullptr; // where the run's thread keeps its last time between runs
     timestamp_ns last = 0;
-    std::uint32_t thread = 0;
+    std::uint32_t thread = 0, most = 0;
     bool in_order = true;
     for (const auto& l : launches) {
+      most = l.correlation > most ? l.correlation : most;
       if (home == nullptr || l.thread != thread) {
         if (home) *home = last;
         thread = l.thread;
@@ -127,11 +130,13 @@ class thread_table {
       last = l.time;
     }
     launches_in_order_ = in_order;
+    most_correlation_ = most;
   }
 
   std::uint32_t known_ = 0;
   std::vector<std::uint32_t> extra_;
   bool launches_in_order_ = true;
+  std::uint32_t most_correlation_ = 0;
 };
 
 // Items bucketed by a key below `buckets` (counting sort, stable): items of bucket b are

@@ -28,6 +28,24 @@ class correlation_index {
     std::uint64_t max_id = 0, count = 0;
     for (const auto& r : records)
       if (usable(r)) max_id = std::max<std::uint64_t>(max_id, r.correlation), ++count;
+    build(records, usable, replaces, max_id, count);
+  }
+  // Where the caller knows the largest id of the records `usable` takes and how many it takes.
+  template <class Records, class Usable, class Replaces>
+  correlation_index(const Records& records, Usable usable, Replaces replaces, std::uint64_t max_id, std::uint64_t count) {
+    build(records, usable, replaces, max_id, count);
+  }
+  std::uint32_t find(std::uint32_t correlation) const noexcept {
+    if (sorted_.empty()) return correlation < dense_.size() ? dense_[correlation] : no_index;
+    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), correlation,
+                               [](const auto& p, std::uint32_t c) { return p.first < c; });
+    return (it != sorted_.end() && it->first == correlation) ? it->second : no_index;
+  }
+  bool empty() const noexcept { return dense_.empty() && sorted_.empty(); }
+
+ private:
+  template <class Records, class Usable, class Replaces>
+  void build(const Records& records, Usable usable, Replaces replaces, std::uint64_t max_id, std::uint64_t count) {
     if (count == 0) return;
     const auto keep = [&](std::uint32_t& held, std::uint32_t i) {
       if (held == no_index || replaces(held, i)) held = i;
@@ -47,25 +65,21 @@ class correlation_index {
       keep(sorted_.back().second, i);
     }
   }
-  std::uint32_t find(std::uint32_t correlation) const noexcept {
-    if (sorted_.empty()) return correlation < dense_.size() ? dense_[correlation] : no_index;
-    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), correlation,
-                               [](const auto& p, std::uint32_t c) { return p.first < c; });
-    return (it != sorted_.end() && it->first == correlation) ? it->second : no_index;
-  }
-  bool empty() const noexcept { return dense_.empty() && sorted_.empty(); }
 
- private:
   scratch_vector<std::uint32_t> dense_;                         // by id (millions: the large-array storage)
   std::vector<std::pair<std::uint32_t, std::uint32_t>> sorted_; // (id, record) by id
 };
 
-// Correlation id -> launch index: the first launch record with that id.
+// Correlation id -> launch index: the first launch record with that id. `most_correlation`:
+// the launches' largest id where the caller read it already (thread_table's read of them).
 class launch_lookup : public correlation_index {
  public:
   explicit launch_lookup(const std::vector<launch_record>& launches)
       : correlation_index(launches, [](const launch_record&) { return true; },
                           [](std::uint32_t, std::uint32_t) { return false; }) {}
+  launch_lookup(const std::vector<launch_record>& launches, std::uint32_t most_correlation)
+      : correlation_index(launches, [](const launch_record&) { return true; },
+                          [](std::uint32_t, std::uint32_t) { return false; }, most_correlation, launches.size()) {}
 };
 
 } // namespace detail
