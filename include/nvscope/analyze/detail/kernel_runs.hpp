@@ -36,11 +36,15 @@ inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
 // Sorts [first, last), whose values lie within [lo, hi]: a radix sort of the values less the
 // smallest, 11 bits a pass, as many passes as the range needs (durations spanning up to 2 us:
 // one; up to 8.6 s: three); a comparison sort below 1,024 values. At 2 M durations, about a
-// third of std::sort's time.
-inline void sort_values(std::uint64_t* first, std::uint64_t* last, std::uint64_t lo, std::uint64_t hi) {
+// third of std::sort's time. `first_read(v)`: called for each value in its place, in order,
+// before any moves (by the radix sort's first count: a caller's sum over the values in their
+// order then takes no read of its own).
+template <class FirstRead>
+void sort_values(std::uint64_t* first, std::uint64_t* last, std::uint64_t lo, std::uint64_t hi, FirstRead&& first_read) {
   const auto n = static_cast<std::size_t>(last - first);
-  if (n < 1024) {
-    std::sort(first, last);
+  if (n < 1024 || hi == lo) {
+    for (auto* p = first; p != last; ++p) first_read(*p);
+    if (hi != lo) std::sort(first, last);
     return;
   }
   constexpr int digit_bits = 11;
@@ -49,12 +53,22 @@ inline void sort_values(std::uint64_t* first, std::uint64_t* last, std::uint64_t
   std::uint64_t *from = first, *to = buffer.data();
   for (int shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += digit_bits) {
     std::size_t count[digits + 1] = {};
-    for (auto* p = from; p != from + n; ++p) ++count[(((*p - lo) >> shift) & (digits - 1)) + 1];
+    if (shift == 0)
+      for (auto* p = from; p != from + n; ++p) {
+        first_read(*p);
+        ++count[((*p - lo) & (digits - 1)) + 1];
+      }
+    else
+      for (auto* p = from; p != from + n; ++p) ++count[(((*p - lo) >> shift) & (digits - 1)) + 1];
     for (std::size_t d = 0; d < digits; ++d) count[d + 1] += count[d];
     for (auto* p = from; p != from + n; ++p) to[count[((*p - lo) >> shift) & (digits - 1)]++] = *p;
     std::swap(from, to);
   }
   if (from != first) std::copy(from, from + n, first);
+}
+
+inline void sort_values(std::uint64_t* first, std::uint64_t* last, std::uint64_t lo, std::uint64_t hi) {
+  sort_values(first, last, lo, hi, [](std::uint64_t) {});
 }
 
 inline void sort_values(std::uint64_t* first, std::uint64_t* last) {
@@ -72,13 +86,11 @@ inline duration_stats stats_then_sort(std::uint64_t* first, std::uint64_t* last)
   const std::uint64_t n = s.count;
   if (n == 0) return s;
   const double mean = s.average;
-  double m2 = 0.0;
-  if (n >= 2)
-    for (const auto* p = first; p != last; ++p) {
-      const double d = static_cast<double>(*p) - mean;
-      m2 += d * d;
-    }
-  sort_values(first, last, s.min, s.max);
+  double m2 = 0.0; // summed in the values' order, on the sort's first read of them
+  sort_values(first, last, s.min, s.max, [&](std::uint64_t v) {
+    const double d = static_cast<double>(v) - mean;
+    m2 += d * d;
+  });
   const auto a = static_cast<double>(first[(n - 1) / 2]);
   s.median = n % 2 ? a : (a + static_cast<double>(first[n / 2])) / 2.0;
   if (n >= 2) s.stddev = std::sqrt(m2 / static_cast<double>(n - 1));
