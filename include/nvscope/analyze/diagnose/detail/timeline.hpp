@@ -205,32 +205,41 @@ struct timeline {
   }
 };
 
-// Writes operation `at` (the column sized already): record i of one kind.
+// Operation `at` of `ops` (tl's) made of record r, the i-th of its kind, launched by launch l
+// (or none): its thread and call start from the launch record, the call's from the API record
+// where the table has one (`any_calls`: the table is not empty). Written field by field where it
+// stays: an operation built aside and copied in 16-byte halves read back its 4-byte fields before
+// they had left the store buffer (timeline: x0.8 at 2 M).
 template <class Record>
-void add_op(timeline& tl, std::size_t at, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of) {
-  const trace& t = *tl.t;
+NVSCOPE_DETAIL_INLINE void make_op(timeline& tl, gpu_op* ops, std::size_t at, op_kind kind, const Record& r, std::uint32_t i, std::uint32_t l,
+                                   const launch_record* launches, std::size_t nl, bool any_calls) {
   std::uint32_t record = i | static_cast<std::uint32_t>(kind) << gpu_op::kind_shift, thread = diagnosis_none;
   timestamp_ns call_start = 0;
-  const auto l = i < launch_of.size() ? launch_of[i] : diagnosis_none;
-  if (l != diagnosis_none && l < t.launches.size()) {
-    thread = t.launches[l].thread;
-    call_start = t.launches[l].time;
+  if (l != diagnosis_none && l < nl) {
+    thread = launches[l].thread;
+    call_start = launches[l].time;
   }
-  if (const auto* c = tl.calls.find(r.correlation)) {
-    call_start = c->start;
-    record |= 1u << gpu_op::call_bit;
-    if (!tl.any_call) tl.call_ends.resize(tl.ops.size()); // the first call known: a column for every operation
-    tl.call_ends[at] = c->end;
-    tl.any_call = true;
-  }
-  // Written field by field where it stays: an operation built aside and copied in 16-byte halves
-  // read back its 4-byte fields before they had left the store buffer (timeline: x0.8 at 2 M).
-  gpu_op& op = tl.ops[at];
+  if (any_calls)
+    if (const auto* c = tl.calls.find(r.correlation)) {
+      call_start = c->start;
+      record |= 1u << gpu_op::call_bit;
+      if (!tl.any_call) tl.call_ends.resize(tl.ops.size()); // the first call known: a column for every operation
+      tl.call_ends[at] = c->end;
+      tl.any_call = true;
+    }
+  gpu_op& op = ops[at];
   op.start = r.start;
   op.end = r.end;
   op.call_start = call_start;
   op.thread = thread;
   op.record = record;
+}
+
+// Writes operation `at` (the column sized already): record i of one kind.
+template <class Record>
+void add_op(timeline& tl, std::size_t at, op_kind kind, const Record& r, std::uint32_t i, const record_indexes& launch_of) {
+  const trace& t = *tl.t;
+  make_op(tl, tl.ops.data(), at, kind, r, i, i < launch_of.size() ? launch_of[i] : diagnosis_none, t.launches.data(), t.launches.size(), !tl.calls.empty());
 }
 
 // The records of one kind that the timeline takes (complete, started inside the window), by
@@ -375,6 +384,38 @@ class name_numbering {
   std::uint32_t last_number_ = timeline::no_name;
 };
 
+// The kernels kernels[k ..) whose (start, end) is not after `until` (the next transfer's), made
+// operations as add_op makes them (with their names and streams numbered), from operation `at`;
+// returns the first kernel left. The places of the records, the launches and the columns are
+// held in locals, and the last end: the operations' stores (8 and 4 bytes) could otherwise
+// change any of them (the timeline's last end among them), each read back every kernel.
+inline std::size_t take_kernel_run(timeline& tl, const op_order& kernels, std::size_t k, std::pair<timestamp_ns, timestamp_ns> until, std::size_t& at,
+                                   name_numbering& names, stream_numbering& streams) {
+  const trace& t = *tl.t;
+  const kernel_record* const records = t.kernels.data();
+  const std::uint32_t* const launch_of = tl.a->kernel_launch.data();
+  const std::size_t launches_known = tl.a->kernel_launch.size(), nl = t.launches.size();
+  const launch_record* const launches = t.launches.data();
+  gpu_op* const ops = tl.ops.data();
+  std::uint32_t* const name_col = tl.names.data();
+  const bool any_calls = !tl.calls.empty();
+  timestamp_ns end = tl.end;
+  std::size_t n = at;
+  for (; k < kernels.size(); ++k) {
+    const auto i = kernels[k];
+    const kernel_record& r = records[i];
+    if (until < std::make_pair(r.start, r.end)) break;
+    make_op(tl, ops, n, op_kind::kernel, r, i, i < launches_known ? launch_of[i] : diagnosis_none, launches, nl, any_calls);
+    name_col[n] = names.of(r.name);
+    streams.add(t, n, r);
+    end = r.end > end ? r.end : end;
+    ++n;
+  }
+  tl.end = end;
+  at = n;
+  return k;
+}
+
 // Every operation, by (start, end), ties in kind order (kernels, copies, memsets): the three
 // kinds' ordered runs merged as the operations are made, each written once where it stays (the
 // columns sized first: their number is known); the last end; and the operations by stream. The
@@ -407,10 +448,8 @@ inline void add_operations(timeline& tl, bool kernels_in_order = false) {
   std::size_t k = 0, c = 0, m = 0;
   auto kk = head(t.kernels, kernels, 0), cc = head(t.copies, copies, 0), mm = head(t.memsets, memsets, 0);
   while (at < total) {
-    for (const auto next_transfer = std::min(cc, mm); k < kernels.size() && !(next_transfer < kk); kk = head(t.kernels, kernels, ++k)) {
-      const auto i = kernels[k];
-      take(op_kind::kernel, t.kernels[i], i, a.kernel_launch, names.of(t.kernels[i].name));
-    }
+    k = take_kernel_run(tl, kernels, k, std::min(cc, mm), at, names, streams);
+    kk = head(t.kernels, kernels, k);
     if (at == total) break;
     if (c < copies.size() && !(mm < cc)) { // no kernel before it: a copy, else a memset
       take(op_kind::copy, t.copies[copies[c]], copies[c], a.copy_launch, timeline::no_name);
