@@ -113,8 +113,9 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
     readers.take_idle(run_range, run_ns);
     run_ns = run_count = run_longest = 0;
   };
-  for (std::size_t i = 0; i < tl.ops.size(); ++i) {
-    const gpu_op& op = tl.ops[i];
+  const gpu_op* const ops = tl.ops.data(); // held here: a stretch's one-byte cause, stored, could change anything
+  for (std::size_t i = 0, n = tl.ops.size(); i < n; ++i) {
+    const gpu_op& op = ops[i];
     if (i > 0 && op.start > cover) {
       const std::uint64_t duration = op.start - cover;
       const auto cause = cause_of(tl, op, cover, duration, o, &hints);
