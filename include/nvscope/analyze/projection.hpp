@@ -75,9 +75,10 @@ inline range_projection project_ranges(const trace& t, const trace_index& x) {
   std::uint8_t* const seen = counted.data();
   auto note = [&](const auto& records, const record_indexes& launch) {
     const std::uint32_t* const launch_of = launch.data();
-    for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto* const record = records.data();
+    for (std::size_t i = 0, n = records.size(); i < n; ++i) {
       const auto l = launch_of[i];
-      const auto& r = records[i];
+      const auto& r = record[i];
       if (l == attribution::none || !detail::valid_interval(r.start, r.end)) continue;
       const std::uint32_t first_time = seen[l] == 0;
       seen[l] = 1;
