@@ -222,8 +222,11 @@ void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelin
   std::uint32_t thread = 0, s = static_cast<std::uint32_t>(slots.slot(0));
   std::vector<std::uint32_t> unused_stack, unused_open; // a state for x while no thread's is held
   thread_state x = s < ns ? w[s] : thread_state{push_pop_sweep(nullptr, nullptr, unused_stack), start_end_sweep(nullptr, nullptr, unused_open), nullptr, nullptr};
+  // Held here: the sweeps' one-byte flags, stored each launch, could change anything read back.
+  const launch_record* const launches = t.launches.data();
+  std::uint32_t* const owner_of = launch_owner.data();
   for (std::uint32_t l = 0; l < nl; ++l) {
-    const auto& launch = t.launches[l];
+    const auto& launch = launches[l];
     if (launch.thread != thread) {
       if (s < ns) w[s] = x;
       thread = launch.thread, s = static_cast<std::uint32_t>(slots.slot(thread));
@@ -232,7 +235,7 @@ void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelin
     if (s >= ns) continue;
     while (x.mark != x.marks_end && t.ranges[*x.mark - nl].start <= launch.time) take_mark(x);
     x.pp.to(t, launch.time, end, parent, depth);
-    launch_owner[l] = x.pp.top();
+    owner_of[l] = x.pp.top();
     if (take == nullptr) continue;
     x.se.to(t, launch.time, end);
     held(l, x.se.open(), x.se.changed, x.list);
