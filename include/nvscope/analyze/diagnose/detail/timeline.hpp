@@ -335,7 +335,20 @@ class stream_numbering {
     for (std::size_t p = 0; p < place.size(); ++p) out.first[p + 1] += out.first[p];
     out.order.resize(group_.size());
     auto cursor = out.first;
-    for (std::uint32_t i = 0; i < group_.size(); ++i) out.order[cursor[place[group_[i]]]++] = i;
+    // A run of one stream (the rule) places its operations through a cursor held here: each
+    // placed through the table waited on the store of the one before.
+    std::uint32_t* const order = out.order.data();
+    const std::uint32_t* const group = group_.data();
+    std::uint32_t run_group = no_index, next = 0, *slot = nullptr;
+    for (std::uint32_t i = 0, n = static_cast<std::uint32_t>(group_.size()); i < n; ++i) {
+      if (group[i] != run_group) {
+        if (slot) *slot = next;
+        run_group = group[i];
+        slot = &cursor[place[run_group]];
+        next = *slot;
+      }
+      order[next++] = i;
+    }
     return out;
   }
 
