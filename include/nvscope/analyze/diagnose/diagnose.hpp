@@ -63,10 +63,11 @@ inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagn
   d.samples = samples_of(t, a, o, &durations, runs); // first: its arrays are gone before the timeline's, not added to them
   const bool kernels_in_order = runs && runs->all_in_order && runs->inside(o.window); // the timeline then takes them as they lie
   if (runs) *runs = {};
-  const auto tl = build_timeline(t, a, o.window, kernels_in_order, threads);
+  auto tl = build_timeline(t, a, o.window, kernels_in_order, threads);
   std::vector<stream_idle_row> streams; // HTA's rows per stream, made on the queue depths' walk
   d.launches = launch_statistics_of(tl, o, &durations, &streams); // before the idle stretches exist:
                                                                   // its columns reuse pages, not add to them
+  tl.by_stream = {}; // read by no pass below (the rows per stream are made): its pages serve the stretches
   rule_readers rules(tl, o);
   step_tally steps(tl, o);
   walk_readers readers{rules, steps};
