@@ -222,7 +222,8 @@ void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelin
   std::uint32_t thread = 0, s = static_cast<std::uint32_t>(slots.slot(0));
   std::vector<std::uint32_t> unused_stack, unused_open; // a state for x while no thread's is held
   thread_state x = s < ns ? w[s] : thread_state{push_pop_sweep(nullptr, nullptr, unused_stack), start_end_sweep(nullptr, nullptr, unused_open), nullptr, nullptr};
-  // Held here: the sweeps' one-byte flags, stored each launch, could change anything read back.
+  // Held here: the calls the loop may make (a stack or list growing) could change anything in
+  // memory, and these were read back each launch.
   const launch_record* const launches = t.launches.data();
   std::uint32_t* const owner_of = launch_owner.data();
   for (std::uint32_t l = 0; l < nl; ++l) {

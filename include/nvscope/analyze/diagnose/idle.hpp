@@ -113,7 +113,7 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
     readers.take_idle(run_range, run_ns);
     run_ns = run_count = run_longest = 0;
   };
-  const gpu_op* const ops = tl.ops.data(); // held here: a stretch's one-byte cause, stored, could change anything
+  const gpu_op* const ops = tl.ops.data(); // held here: the loop's calls (a run charged, a range's tally) could change anything in memory
   for (std::size_t i = 0, n = tl.ops.size(); i < n; ++i) {
     const gpu_op& op = ops[i];
     if (i > 0 && op.start > cover) {

@@ -400,8 +400,9 @@ class name_numbering {
 // The kernels kernels[k ..) whose (start, end) is not after `until` (the next transfer's), made
 // operations as add_op makes them (with their names and streams numbered), from operation `at`;
 // returns the first kernel left. The places of the records, the launches and the columns are
-// held in locals, and the last end: the operations' stores (8 and 4 bytes) could otherwise
-// change any of them (the timeline's last end among them), each read back every kernel.
+// held in locals, and the last end: the loop's calls (a new name or stream numbered) could
+// change anything in memory, and an operation's 8-byte stores the timeline's last end, each
+// read back every kernel.
 inline std::size_t take_kernel_run(timeline& tl, const op_order& kernels, std::size_t k, std::pair<timestamp_ns, timestamp_ns> until, std::size_t& at,
                                    name_numbering& names, stream_numbering& streams) {
   const trace& t = *tl.t;
