@@ -196,10 +196,16 @@ inline void count_kernels(const trace& t, const trace_index& x, const std::vecto
   constexpr auto none = attribution::none;
   hot_counts by_owner(spans.count.data()), by_range(in_range.data()); // a range's records come together
   std::uint32_t run_owner = none, run_first = 0, run_last = 0; // the owner of the kernels just read, and their span
-  for (std::uint32_t i = 0; i < t.kernels.size(); ++i) { // each_launched's kernels, written out: its call of a lambda this size was not inlined
-    const auto l = x.links.kernel_launch[i];
-    if (l == none || !x.kernel_ok[i]) continue;
-    if (const auto o = x.launch_owner[l]; o != none) {
+  // The columns' places held here: the counts' calls (a key out of the hot pair) could change
+  // anything in memory, and these were read back each kernel.
+  const std::uint32_t *const launch_of = x.links.kernel_launch.data(), *const owner = x.launch_owner.data(),
+                      *const se_offset = x.start_end_offset.data(), *const se_ranges = x.start_end_ranges.data(), *const up_of = up.data();
+  const char* const ok = x.kernel_ok.data();
+  std::uint32_t *const first = spans.first.data(), *const last = spans.last.data();
+  for (std::uint32_t i = 0, n = static_cast<std::uint32_t>(t.kernels.size()); i < n; ++i) { // each_launched's kernels, written out: its call of a lambda this size was not inlined
+    const auto l = launch_of[i];
+    if (l == none || !ok[i]) continue;
+    if (const auto o = owner[l]; o != none) {
       by_owner.add(o);
       if (o != run_owner) {
         if (run_owner != none) spans.widen(run_owner, run_first, run_last);
@@ -207,11 +213,11 @@ inline void count_kernels(const trace& t, const trace_index& x, const std::vecto
       }
       run_last = i;
     }
-    for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s)
-      if (const auto r = x.start_end_ranges[s]; up[r] != none) {
+    for (auto s = se_offset[l]; s < se_offset[l + 1]; ++s)
+      if (const auto r = se_ranges[s]; up_of[r] != none) {
         by_range.add(r);
-        if (spans.first[r] == none) spans.first[r] = i;
-        spans.last[r] = i;
+        if (first[r] == none) first[r] = i;
+        last[r] = i;
       }
   }
   if (run_owner != none) spans.widen(run_owner, run_first, run_last);
