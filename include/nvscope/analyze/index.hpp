@@ -204,12 +204,9 @@ inline void sweep_all_threads(const trace& t, const thread_table& slots, thread_
 // Nesting, owners of launches and (`open_start_end`) the start/end ranges open at each launch,
 // per thread: every thread at once where each thread's launches come in time order in the
 // records, else one thread after another.
-// `threads`: the trace's thread table where the caller made it (analyze: the diagnosis reads it
-// too), else null (made here).
-inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, bool open_start_end = true, const thread_table* threads = nullptr) {
+// `slots`: the trace's thread table (linked_index's).
+inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, bool open_start_end, const thread_table& slots) {
   auto& a = x.links;
-  const thread_table own = threads ? thread_table() : thread_table(t);
-  const thread_table& slots = threads ? *threads : own;
   const bool at_once = slots.launches_in_order(); // then no per-thread list of launches
   auto tl = timelines_of(t, slots, a.range_end, rule == start_end_rule::nsys, !at_once);
   a.parent.assign(t.ranges.size(), attribution::none);
@@ -222,10 +219,10 @@ inline void nest_ranges(const trace& t, trace_index& x, start_end_rule rule, boo
 }
 
 // Each GPU record's launch (by correlation id) and owner; counts records with no valid end
-// and valid ones with no launch. `threads`: the trace's thread table (its read of the launches
-// found their largest correlation id), else null.
-inline void link_launches(const trace& t, trace_index& x, const thread_table* threads = nullptr) {
-  const launch_lookup lookup = threads ? launch_lookup(t.launches, threads->most_correlation()) : launch_lookup(t.launches);
+// and valid ones with no launch. `slots`: the trace's thread table (its read of the launches
+// found their largest correlation id).
+inline void link_launches(const trace& t, trace_index& x, const thread_table& slots) {
+  const launch_lookup lookup(t.launches, slots.most_correlation());
   auto link = [&](const auto& records, record_indexes& launch, record_indexes& owner, char* ok) {
     launch.resize(records.size());
     owner.resize(records.size());
@@ -284,9 +281,9 @@ inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_s
   trace_index x;
   x.links.trace_end = trace_end_of(t);
   x.links.range_end = closed_range_ends(t, x.links.trace_end);
-  nest_ranges(t, x, rule, open_start_end, &table);
+  nest_ranges(t, x, rule, open_start_end, table);
   children_first(x.links.parent, static_cast<std::uint32_t>(t.ranges.size()), x.links.children_first); // once, for every pass that follows the nesting
-  link_launches(t, x, &table);
+  link_launches(t, x, table);
   return x;
 }
 
