@@ -181,53 +181,70 @@ std::pair<std::uint64_t, std::uint64_t> ranks_in_copy(const Each& each, std::uin
   return select_ranks(copy, m, k < m ? k : m - 1, next, lo, range);
 }
 
+// One level of ranks_of over the values `each` yields within [lo, hi]: counted in
+// histogram_ways histograms of up to 2^bits buckets each (histogram w at counts + (w << bits)),
+// summed into the first, and the bucket holding rank k found; `shift` set to the level's.
+template <class Each, class Count>
+level_bucket rank_level(const Each& each, Count* counts, int bits, std::uint64_t lo, std::uint64_t hi, std::uint64_t k, int& shift) noexcept {
+  const std::size_t stride = std::size_t{1} << bits;
+  const std::uint64_t range = hi - lo;
+  int range_bits = 0;
+  while (range_bits < 64 && (range >> range_bits) != 0) ++range_bits;
+  shift = range_bits > bits ? range_bits - bits : 0;
+  const std::size_t buckets = static_cast<std::size_t>(range >> shift) + 1;
+  for (std::size_t w = 0; w < histogram_ways; ++w) std::fill(counts + w * stride, counts + w * stride + buckets, Count{0});
+  count_level(each, counts, stride, lo, range, shift);
+  for (std::size_t i = 0; i < buckets; ++i) counts[i] += counts[stride + i] + counts[2 * stride + i] + counts[3 * stride + i];
+  return bucket_of_rank(counts, k, lo, hi, shift);
+}
+
 // The values at 0-based ranks `k` and, when `next`, `k + 1` (else the first again) of the n
 // values `each` yields, all within [lo, hi]. Reads the values, never moves them: histograms of
 // 1,024 buckets narrow the range, a level per 10 bits of it, until a bucket holds the ranks
-// alone or few enough values to select from a copy on the stack. A level re-reads the values
-// where its bucket holds many of them or the level after it is the last; else (once: `copies`)
-// it reads a copy of its bucket's (usually n / 1,000 values; on no memory for it, the values
-// again). Linear: at 2 M values, 2-3 passes over them. Stack: 40 KB, twice at most.
+// alone or few enough values to select from a copy on the stack. From 16,384 values on, a
+// level has 4,096 buckets (12 bits; 64 KB of counts on the heap, where there is memory for
+// them): a span of up to 4,096 ns, one short kernel's usual spread, is then found in one
+// read, where 1,024 buckets 2 ns wide left a bucket of many values to read them all again
+// for (a median of 2 M durations in 7 values: 2.5 -> 1.1 ns a value). A level re-reads the
+// values where its bucket holds many of them or the level after it is the last; else (once:
+// `copies`) it reads a copy of its bucket's (usually n / 1,000 values; on no memory for it,
+// the values again). Linear: at 2 M values, 2-3 passes over them. Stack: 40 KB, twice at most.
 template <class Each>
 std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t n, std::uint64_t k, bool next, std::uint64_t lo,
                                                 std::uint64_t hi, bool copies = true) noexcept {
-  constexpr int bucket_bits = 10;
-  constexpr std::size_t ways = histogram_ways; // count_level's
+  constexpr int bucket_bits = 10, many_bits = 12;
   constexpr std::size_t bucket_count = std::size_t{1} << bucket_bits;
-  std::uint64_t counts[ways][bucket_count];
-  std::uint64_t* const count = counts[0];
+  constexpr std::uint64_t many_from = std::uint64_t{1} << 14; // values: where 4,096 buckets' counts cost under a tenth of a read
+  std::uint64_t counts[histogram_ways][bucket_count];
+  const std::unique_ptr<std::uint32_t[]> many( // 32-bit counts: at most 2^32 - 1 values
+      n >= many_from && n <= 0xffffffffu ? new (std::nothrow) std::uint32_t[histogram_ways << many_bits] : nullptr);
   for (;;) { // invariant: the n values within [lo, hi] hold the ranks sought, counted among them
     if (lo == hi) return {lo, lo};
-    const std::uint64_t range = hi - lo;
-    if (n <= bucket_count) return ranks_in_copy<bucket_count>(each, k, next, lo, range);
-    int bits = 0;
-    while (bits < 64 && (range >> bits) != 0) ++bits;
-    const int shift = bits > bucket_bits ? bits - bucket_bits : 0;
-    const std::size_t buckets = static_cast<std::size_t>(range >> shift) + 1;
-    for (auto& c : counts) std::fill(c, c + buckets, 0);
-    count_level(each, counts[0], bucket_count, lo, range, shift);
-    for (std::size_t i = 0; i < buckets; ++i) count[i] += counts[1][i] + counts[2][i] + counts[3][i];
-    const auto at = bucket_of_rank(count, k, lo, hi, shift);
+    if (n <= bucket_count) return ranks_in_copy<bucket_count>(each, k, next, lo, hi - lo);
+    const bool wide = many && n >= many_from;
+    int shift = 0;
+    const auto at = wide ? rank_level(each, many.get(), many_bits, lo, hi, k, shift) : rank_level(each, counts[0], bucket_bits, lo, hi, k, shift);
+    const std::uint64_t in_b = wide ? many[at.b] : counts[0][at.b]; // bucket at.b's values
     k -= at.below;
-    const std::size_t b = at.b;
     const std::uint64_t bottom = at.bottom, top = at.top;
-    if (!next || k + 1 < count[b]) { // every rank sought in bucket b
-      if (copies && count[b] > bucket_count && count[b] <= n / 8 && top - bottom >= bucket_count) {
-        const std::unique_ptr<std::uint64_t[]> copy(new (std::nothrow) std::uint64_t[count[b]]);
+    if (!next || k + 1 < in_b) { // every rank sought in bucket at.b
+      if (copies && in_b > bucket_count && in_b <= n / 8 && top - bottom >= bucket_count) {
+        const std::unique_ptr<std::uint64_t[]> copy(new (std::nothrow) std::uint64_t[in_b]);
         if (copy) { // else (no memory for it) the next level reads the values again
           std::uint64_t* out = copy.get();
           each([&out, bottom, span = top - bottom](std::uint64_t v) {
             if (v - bottom <= span) *out++ = v;
           });
-          return ranks_of(each_value{copy.get(), out}, count[b], k, next, bottom, top, false);
+          return ranks_of(each_value{copy.get(), out}, in_b, k, next, bottom, top, false);
         }
       }
-      n = count[b];
+      n = in_b;
       lo = bottom;
       hi = top;
       continue;
     }
-    return ranks_across(each, count, at, lo, hi, shift); // rank k is bucket b's largest, k + 1 beyond it
+    // rank k is bucket at.b's largest, k + 1 beyond it
+    return wide ? ranks_across(each, many.get(), at, lo, hi, shift) : ranks_across(each, counts[0], at, lo, hi, shift);
   }
 }
 
