@@ -467,6 +467,48 @@ TEST_CASE("each thread index has its own ranges and syncs, foreign indexes inclu
   }
 }
 
+// range_cursor (the idle walk's lookups) against range_at: runs of lookups on one thread whose
+// times mostly grow in small steps (a range started or ended between two of them, or none),
+// some repeated, some going back, the thread changing between runs.
+TEST_CASE("range_cursor finds what range_at finds, on runs of lookups of one thread with growing times, on random traces") {
+  const auto seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 g(seed);
+  const std::uint32_t ids[] = {0, 1, 7, 0xfffffff0u, 0xffffffffu}; // 2 in the thread table
+  std::uint64_t lookups = 0;
+  for (int round = 0; round < 40; ++round) {
+    trace t;
+    t.threads.resize(2);
+    for (std::uint32_t r = 0, n = 1 + static_cast<std::uint32_t>(g() % 300); r < n; ++r) {
+      range_record x;
+      x.thread = ids[g() % 5];
+      x.start = g() % 10000;
+      x.end = g() % 12 == 0 ? 0 : x.start + g() % 400;
+      x.is_push_pop = g() % 5 != 0;
+      t.ranges.push_back(x);
+    }
+    const auto a = attribute(t);
+    const timeline tl = build_timeline(t, a);
+    lookup_hints hints(tl.threads);
+    range_cursor cursor(tl, hints);
+    timestamp_ns time = g() % 100;
+    for (int run = 0; run < 60; ++run) {
+      const auto thread = ids[g() % 5];
+      for (int i = 0, n = 1 + static_cast<int>(g() % 30); i < n; ++i) {
+        const auto step = g() % 10;
+        time = step == 0 && time > 200 ? time - g() % 200 : step == 1 ? time : time + g() % 60; // back, the same, forward
+        CAPTURE(thread);
+        CAPTURE(time);
+        const auto expected = tl.range_at(thread, time);
+        CHECK(cursor.at(thread, time) == expected);
+        ++lookups;
+      }
+      if (time > 10500) time = g() % 100;
+    }
+  }
+  CHECK(lookups > 0);
+}
+
 static std::uint64_t union_inside(std::vector<std::pair<timestamp_ns, timestamp_ns>> ops, timestamp_ns a, timestamp_ns b);
 
 TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers and queue depths) are what sorting each name's values gives, alone and with the durations' figures read off the samples, and each stream's idle row made on their walk is HTA's, on random traces") {

@@ -102,6 +102,7 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
   timestamp_ns cover = 0, kernel_cover = 0;
   std::uint64_t busy = 0, kernel = 0; // b's, summed here: a stretch written could have changed b's own
   lookup_hints hints(tl.threads); // the stretches come in time order
+  range_cursor ranges(tl, hints);
   stretch_charges charges(*tl.t, o.top_idle);
   b.stretches.reserve(tl.ops.size()); // at most one per operation; only what is written is touched
   idle_cause run_cause = idle_cause::other;
@@ -119,7 +120,7 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
     if (i > 0 && op.start > cover) {
       const std::uint64_t duration = op.start - cover;
       const auto cause = cause_of(tl, op, cover, duration, o, &hints);
-      const auto range = op.thread == diagnosis_none ? diagnosis_none : tl.range_at(op.thread, cover, &hints);
+      const auto range = op.thread == diagnosis_none ? diagnosis_none : ranges.at(op.thread, cover);
       const auto next_owner = tl.owner_of(op);
       idle_stretch& s = b.stretches.emplace_back(); // written where it stays (as add_op writes an operation)
       s.start = cover;

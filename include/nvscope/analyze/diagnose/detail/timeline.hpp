@@ -205,6 +205,44 @@ struct timeline {
   }
 };
 
+// range_at's answers for lookups whose times mostly grow and whose thread mostly stays (the
+// idle walk's: each stretch's start, on the thread that launched the operation after it). The
+// last answer is held here with what keeps it true: while the thread stays, no range of its
+// starts and the range found has not ended, a later time finds it again (the ranges the walk
+// up passed had ended already), without the lookup's reads of the thread's columns. Else
+// range_at looks up with `hints`.
+class range_cursor {
+ public:
+  range_cursor(const timeline& tl, lookup_hints& hints) noexcept : tl_(&tl), hints_(&hints) {}
+  NVSCOPE_DETAIL_INLINE std::uint32_t at(std::uint32_t thread, timestamp_ns time) {
+    if (thread == thread_ && time >= time_ && time < next_start_ && time <= end_) {
+      time_ = time;
+      return range_;
+    }
+    return look_up(thread, time);
+  }
+
+ private:
+  std::uint32_t look_up(std::uint32_t thread, timestamp_ns time) {
+    const timeline& tl = *tl_;
+    range_ = tl.range_at(thread, time, hints_);
+    thread_ = thread;
+    time_ = time;
+    next_start_ = 0; // held only where the thread has a slot with its ranges (else none kept)
+    const auto slot = hints_->slot(tl.threads, thread);
+    if (slot >= tl.range_starts_by_thread.size() || slot >= hints_->ranges.size()) return range_;
+    const auto& starts = tl.range_starts_by_thread[slot];
+    const std::size_t place = hints_->ranges[slot]; // range_at's: the first range started after `time`
+    next_start_ = place < starts.size() ? starts[place] : ~timestamp_ns{0};
+    end_ = range_ < tl.a->range_end.size() ? tl.a->range_end[range_] : ~timestamp_ns{0}; // none: none again later
+    return range_;
+  }
+  const timeline* tl_;
+  lookup_hints* hints_;
+  std::uint32_t thread_ = diagnosis_none, range_ = diagnosis_none;
+  timestamp_ns time_ = 0, next_start_ = 0, end_ = 0; // next_start_: the thread's next range's start after time_
+};
+
 // Operation `at` of `ops` (tl's) made of record r, the i-th of its kind, launched by launch l
 // (or none): its thread and call start from the launch record, the call's from the API record
 // where the table has one (`any_calls`: the table is not empty). Written field by field where it
