@@ -124,10 +124,13 @@ TEST_CASE("covered_union gives the clipped length and the gaps of the union of t
   CHECK(gaps == nvscope::detail::value_list{8, 10});
 }
 
-// The gap extremes the activity passes keep as gaps are appended (so that the gaps' medians
-// skip a pass for them): union_walk's are the shortest and longest gap it appended, whatever the
-// list held before ({~0, 0} for none), and `widen` over pieces gives the extremes of them all.
-TEST_CASE("union_walk's gap extremes and widen's extremes are those of the values appended") {
+// The gaps union_walk appends through the place it holds (its list sized to its room while it
+// walks, grown past it, cut at the end): each one in order after what the list held, with or
+// without room reserved. The gap extremes the activity passes keep as gaps are appended (so that
+// the gaps' medians skip a pass for them): union_walk's are the shortest and longest gap it
+// appended, whatever the list held before ({~0, 0} for none), and `widen` over pieces gives the
+// extremes of them all.
+TEST_CASE("union_walk appends each gap after what its list held, growing it, and its gap extremes and widen's are those of the values appended") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   constexpr interval none{~std::uint64_t{0}, 0};
   std::size_t cases = 0, wrong = 0;
@@ -137,10 +140,15 @@ TEST_CASE("union_walk's gap extremes and widen's extremes are those of the value
       const std::uint64_t span = 1 + rng() % 200000;
       const auto list = random_merged(rng, n, span, 1 + rng() % 300);
       nvscope::detail::value_list gaps{rng() % 5, ~std::uint64_t{0} >> (rng() % 2)}; // values before the walk's: not its own
+      if (round % 2) gaps.reserve(gaps.size() + rng() % (n + 1)); // room for some, all or none of the gaps: the walk grows its list
       const auto before = gaps.size();
+      const nvscope::detail::value_list held(gaps.begin(), gaps.end());
       nvscope::detail::union_walk walk(rng() % (span + 1), span, gaps);
       for (const auto& x : list) walk.add(x);
       walk.finish();
+      nvscope::detail::value_list expected_gaps(held);
+      nvscope::detail::append_gaps(list, expected_gaps);
+      wrong += !(gaps == expected_gaps); // what the list held, then each gap in order
       interval expected = none;
       for (auto i = before; i < gaps.size(); ++i) nvscope::detail::widen(expected, {gaps[i], gaps[i]});
       const auto got = walk.gap_extremes();

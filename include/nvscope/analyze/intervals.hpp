@@ -25,7 +25,7 @@ namespace detail {
 
 using interval = std::pair<std::uint64_t, std::uint64_t>; // [first, second)
 using interval_list = scratch_vector<interval>;
-using value_list = scratch_vector<std::uint64_t>;
+using value_list = scratch_column<std::uint64_t>; // grown unset: union_walk sizes it to its room while it appends
 
 // A record with an end, not before its start.
 inline bool valid_interval(std::uint64_t start, std::uint64_t end) noexcept { return end != 0 && end >= start; }
@@ -104,10 +104,19 @@ inline interval_list union_of(const interval_list& a, const interval_list& b, co
 }
 
 // The union of merged intervals fed in start order, walked, not written: its length clipped to
-// [lo, hi), and the idle stretches between its runs appended to `gaps`.
+// [lo, hi), and the idle stretches between its runs appended to `gaps`. Appended through a
+// place held here, not the list's push_back: a walk copied to a loop's locals keeps it in a
+// register, where the list's end was stored and loaded back each gap (a chain from one gap to
+// the next). While the walk runs, the list is sized to its room (unset: nothing written);
+// finish() cuts it to what was appended (a caller that drops a walk unfinished cuts it itself).
 class union_walk {
  public:
-  union_walk(std::uint64_t lo, std::uint64_t hi, scratch_vector<std::uint64_t>& gaps) noexcept : lo_(lo), hi_(hi), gaps_(&gaps) {}
+  union_walk(std::uint64_t lo, std::uint64_t hi, value_list& gaps) : lo_(lo), hi_(hi), gaps_(&gaps) {
+    const std::size_t used = gaps.size();
+    gaps.resize(std::max(gaps.capacity(), used + 1)); // the room reserved already
+    out_ = gaps.data() + used;
+    room_end_ = gaps.data() + gaps.size();
+  }
   NVSCOPE_DETAIL_INLINE void add(const interval& x) {
     if (any_ && x.first <= run_.second) {
       if (x.second > run_.second) run_.second = x.second;
@@ -116,16 +125,18 @@ class union_walk {
     if (any_) {
       close();
       const auto gap = x.first - run_.second;
-      gaps_->push_back(gap);
+      if (out_ == room_end_) grow();
+      *out_++ = gap;
       shortest_gap_ = gap < shortest_gap_ ? gap : shortest_gap_;
       longest_gap_ = gap > longest_gap_ ? gap : longest_gap_;
     }
     run_ = x;
     any_ = true;
   }
-  std::uint64_t finish() noexcept { // the covered length; add nothing after
+  std::uint64_t finish() { // the covered length; add nothing after
     if (any_) close();
     any_ = false;
+    gaps_->resize(static_cast<std::size_t>(out_ - gaps_->data()));
     return sum_;
   }
   // The shortest and longest gap appended ({~0, 0} for none): their median needs no pass for them.
@@ -136,8 +147,17 @@ class union_walk {
     const auto from = run_.first > lo_ ? run_.first : lo_, to = run_.second < hi_ ? run_.second : hi_;
     if (to > from) sum_ += to - from;
   }
+  // Twice the room, what was appended kept (cut to it first: the move reads nothing unwritten).
+  NVSCOPE_DETAIL_COLD void grow() {
+    const auto used = static_cast<std::size_t>(out_ - gaps_->data());
+    gaps_->resize(used);
+    gaps_->resize(std::max<std::size_t>(2 * used, 1024));
+    out_ = gaps_->data() + used;
+    room_end_ = gaps_->data() + gaps_->size();
+  }
   std::uint64_t lo_, hi_, sum_ = 0, shortest_gap_ = ~std::uint64_t{0}, longest_gap_ = 0;
-  scratch_vector<std::uint64_t>* gaps_; // a pointer, not a reference: a walk may be copied to a loop's locals and back
+  value_list* gaps_; // a pointer, not a reference: a walk may be copied to a loop's locals and back
+  std::uint64_t *out_, *room_end_; // the next gap's place in *gaps_, the end of its room
   interval run_{0, 0};
   bool any_ = false;
 };
@@ -145,7 +165,7 @@ class union_walk {
 // The union of two merged lists walked (union_walk): what covered(union_of(a, b), lo, hi) and
 // append_gaps(union_of(a, b), gaps) give, without a list as long as both.
 inline std::uint64_t covered_union(const interval_list& a, const interval_list& b, std::uint64_t lo, std::uint64_t hi,
-                                   scratch_vector<std::uint64_t>& gaps) {
+                                   value_list& gaps) {
   gaps.reserve(gaps.size() + a.size() + b.size()); // no more gaps than intervals: one array, not a doubling series
   union_walk walk(lo, hi, gaps);
   std::size_t i = 0, j = 0;
