@@ -347,24 +347,23 @@ inline std::vector<std::uint32_t> key_places(std::vector<std::uint64_t>& keys) {
 }
 
 // Operations by (device, stream), numbered as add_operations makes them (a run of one stream
-// costs a compare) and counted, then placed by one pass: a stable grouping by key, without a pass
-// that reads every operation again for its key.
+// costs a compare) and counted a run at a time, then placed by one pass: a stable grouping by
+// key, without a pass that reads every operation again for its key.
 class stream_numbering {
  public:
   explicit stream_numbering(std::size_t ops) : group_(ops) {}
-  // Operation `at` (of the `ops` the numbering was made for): record r's stream.
+  // Operation `at` (of the `ops` the numbering was made for, each once, in order): record r's
+  // stream. A run's operations are counted where it ends, not one by one (each count's add
+  // waited on the store of the one before).
   template <class Record>
   void add(const trace& t, std::size_t at, const Record& r) {
     const std::uint64_t key = (static_cast<std::uint64_t>(device_of(t, r)) << 32) | r.stream;
-    if (last_ == no_index || key != last_key_) {
-      last_key_ = key;
-      last_ = numbers_.of(key);
-      if (last_ == count_.size()) count_.push_back(0);
-    }
+    if (last_ == no_index || key != last_key_) start_run(key, at);
     group_[at] = last_;
-    ++count_[last_];
   }
   op_groups groups() {
+    if (last_ != no_index) count_[last_] += static_cast<std::uint32_t>(group_.size() - run_start_); // the last run
+    last_ = no_index;
     op_groups out;
     out.keys = std::move(numbers_.keys());
     const auto place = key_places(out.keys);
@@ -391,11 +390,20 @@ class stream_numbering {
   }
 
  private:
+  // The run of key `key` starts at operation `at`: the one before it (from run_start_) counted.
+  void start_run(std::uint64_t key, std::size_t at) {
+    if (last_ != no_index) count_[last_] += static_cast<std::uint32_t>(at - run_start_);
+    last_key_ = key;
+    last_ = numbers_.of(key);
+    if (last_ == count_.size()) count_.push_back(0);
+    run_start_ = at;
+  }
   key_numbers numbers_;
   scratch_column<std::uint32_t> group_; // per operation: its stream's number (each written by add)
   std::vector<std::uint32_t> count_;    // per number: its operations
   std::uint64_t last_key_ = 0;
   std::uint32_t last_ = no_index;
+  std::size_t run_start_ = 0; // the first operation of last_'s run
 };
 
 // Kernel names numbered as the operations are made (tl.kernel_names), each name's operations
