@@ -409,22 +409,35 @@ TEST_CASE("each range's step is the one its walk up the parents meets first, on 
   }
 }
 
+namespace {
+
+// A trace of 1 to `most` random ranges on the thread indexes `ids` (the trace's thread table has
+// two threads), starting in [0, 10,000), up to `longest` ns long, one in 12 never ended, one in
+// 5 a start/end range.
+template <std::size_t n>
+trace random_ranges(std::mt19937_64& g, const std::uint32_t (&ids)[n], std::uint64_t most, std::uint64_t longest) {
+  trace t;
+  t.threads.resize(2);
+  for (std::uint64_t r = 0, count = 1 + g() % most; r < count; ++r) {
+    range_record x;
+    x.thread = ids[g() % n];
+    x.start = g() % 10000;
+    x.end = g() % 12 == 0 ? 0 : x.start + g() % longest;
+    x.is_push_pop = g() % 5 != 0;
+    t.ranges.push_back(x);
+  }
+  return t;
+}
+
+} // namespace
+
 TEST_CASE("each thread index has its own ranges and syncs, foreign indexes included, hinted or not, on random traces") {
   const auto seed = fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 g(seed);
   const std::uint32_t ids[] = {0, 1, 7, 10'000'000, 0xfffffff0u, 0xffffffffu}; // 2 in the thread table
   for (int round = 0; round < 40; ++round) {
-    trace t;
-    t.threads.resize(2);
-    for (std::uint32_t r = 0, n = 1 + static_cast<std::uint32_t>(g() % 400); r < n; ++r) {
-      range_record x;
-      x.thread = ids[g() % 6];
-      x.start = g() % 10000;
-      x.end = g() % 12 == 0 ? 0 : x.start + g() % 300;
-      x.is_push_pop = g() % 5 != 0;
-      t.ranges.push_back(x);
-    }
+    trace t = random_ranges(g, ids, 400, 300);
     for (const auto id : ids) // each thread's syncs one after another, never overlapping
       for (timestamp_ns at = g() % 300; at < 10000; at += 1 + g() % 400) {
         const timestamp_ns len = g() % 200;
@@ -477,16 +490,7 @@ TEST_CASE("range_cursor finds what range_at finds, on runs of lookups of one thr
   const std::uint32_t ids[] = {0, 1, 7, 0xfffffff0u, 0xffffffffu}; // 2 in the thread table
   std::uint64_t lookups = 0;
   for (int round = 0; round < 40; ++round) {
-    trace t;
-    t.threads.resize(2);
-    for (std::uint32_t r = 0, n = 1 + static_cast<std::uint32_t>(g() % 300); r < n; ++r) {
-      range_record x;
-      x.thread = ids[g() % 5];
-      x.start = g() % 10000;
-      x.end = g() % 12 == 0 ? 0 : x.start + g() % 400;
-      x.is_push_pop = g() % 5 != 0;
-      t.ranges.push_back(x);
-    }
+    const trace t = random_ranges(g, ids, 300, 400);
     const auto a = attribute(t);
     const timeline tl = build_timeline(t, a);
     lookup_hints hints(tl.threads);
