@@ -3,8 +3,9 @@
 // against a map, grouping by counting against a stable sort, the operations' merge of sorted
 // runs, each operation's packed record, kind and call against its records, each range's step
 // (outermost first) against the walk up its parents, the range and sync open on a thread
-// against that thread's records alone, and the GPU busy share of each wait and the utilization
-// chunks' sums against the operations themselves.
+// against that thread's records alone (and the idle walk's range cursor against that lookup),
+// and the GPU busy share of each wait and the utilization chunks' sums against the operations
+// themselves.
 
 #include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/diagnose.hpp>

@@ -215,6 +215,7 @@ std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t
   constexpr int bucket_bits = 10, many_bits = 12;
   constexpr std::size_t bucket_count = std::size_t{1} << bucket_bits;
   constexpr std::uint64_t many_from = std::uint64_t{1} << 14; // values: where 4,096 buckets' counts cost under a tenth of a read
+  if (lo == hi) return {lo, lo}; // every value one: no counts asked for
   std::uint64_t counts[histogram_ways][bucket_count];
   const std::unique_ptr<std::uint32_t[]> many( // 32-bit counts: at most 2^32 - 1 values
       n >= many_from && n <= 0xffffffffu ? new (std::nothrow) std::uint32_t[histogram_ways << many_bits] : nullptr);
