@@ -109,12 +109,16 @@ inline interval_list union_of(const interval_list& a, const interval_list& b, co
 // register, where the list's end was stored and loaded back each gap (a chain from one gap to
 // the next). While the walk runs, the list is sized to its room (unset: nothing written);
 // finish() cuts it to what was appended (a caller that drops a walk unfinished cuts it itself).
+// The room is sized by what this walk appends (first_room, then twice its own gaps), not by
+// what the list has reserved: a row's list reserved for all its instances, sized whole at each
+// instance's walk, made each walk's work its row's size where the sizing is a loop (unoptimized
+// builds: 64 K ranges of one name took 40 s under the sanitizers, 8 K 0.7 s).
 class union_walk {
  public:
-  union_walk(std::uint64_t lo, std::uint64_t hi, value_list& gaps) : lo_(lo), hi_(hi), gaps_(&gaps) {
-    const std::size_t used = gaps.size();
-    gaps.resize(std::max(gaps.capacity(), used + 1)); // the room reserved already
-    out_ = gaps.data() + used;
+  static constexpr std::size_t first_room = 1024;
+  union_walk(std::uint64_t lo, std::uint64_t hi, value_list& gaps) : lo_(lo), hi_(hi), gaps_(&gaps), start_(gaps.size()) {
+    gaps.resize(start_ + std::min(gaps.capacity() - start_, first_room)); // within what is reserved: no move
+    out_ = gaps.data() + start_;
     room_end_ = gaps.data() + gaps.size();
   }
   NVSCOPE_DETAIL_INLINE void add(const interval& x) {
@@ -147,16 +151,18 @@ class union_walk {
     const auto from = run_.first > lo_ ? run_.first : lo_, to = run_.second < hi_ ? run_.second : hi_;
     if (to > from) sum_ += to - from;
   }
-  // Twice the room, what was appended kept (cut to it first: the move reads nothing unwritten).
+  // Room for twice this walk's gaps (first_room at least), what was appended kept (cut to it
+  // first: a move reads nothing unwritten).
   NVSCOPE_DETAIL_COLD void grow() {
     const auto used = static_cast<std::size_t>(out_ - gaps_->data());
     gaps_->resize(used);
-    gaps_->resize(std::max<std::size_t>(2 * used, 1024));
+    gaps_->resize(used + std::max(2 * (used - start_), first_room));
     out_ = gaps_->data() + used;
     room_end_ = gaps_->data() + gaps_->size();
   }
   std::uint64_t lo_, hi_, sum_ = 0, shortest_gap_ = ~std::uint64_t{0}, longest_gap_ = 0;
   value_list* gaps_; // a pointer, not a reference: a walk may be copied to a loop's locals and back
+  std::size_t start_;                // the list's size when the walk began: its own gaps follow
   std::uint64_t *out_, *room_end_; // the next gap's place in *gaps_, the end of its room
   interval run_{0, 0};
   bool any_ = false;
