@@ -40,10 +40,11 @@ namespace detail {
 class kernel_name_numbers {
  public:
   explicit kernel_name_numbers(std::vector<string_id> ids) : ids_(std::move(ids)), number_(ids_.size() + 1, no_index) {}
-  // The number of a kernel record's name (`form`'s spelling; an id past the table is string 0's).
+  // The number of a kernel record's name (`form`'s spelling). Every id past the string table
+  // shares the last slot and keeps its own id, which prints `<unknown>` as in cuda_gpu_kern_sum.
   std::uint32_t of(string_id name) {
-    const string_id id = name < ids_.size() ? ids_[name] : 0;
-    auto& n = number_[id < number_.size() ? id : 0];
+    const string_id id = name < ids_.size() ? ids_[name] : name;
+    auto& n = number_[id < ids_.size() ? id : ids_.size()];
     if (n == no_index) {
       n = static_cast<std::uint32_t>(string_.size());
       string_.push_back(id);

@@ -85,7 +85,8 @@ inline memop_summaries memop_summary(const trace& t) {
   auto kind_of = [&](std::size_t i) -> std::size_t {
     if (i >= nc) return detail::valid_interval(t.memsets[i - nc].start, t.memsets[i - nc].end) ? kinds - 1 : kinds;
     const auto& c = t.copies[i];
-    return detail::valid_interval(c.start, c.end) ? std::min<std::size_t>(static_cast<std::size_t>(c.kind), kinds - 2) : kinds;
+    const auto kind = static_cast<std::size_t>(c.kind); // a value past the enum is an unknown kind, as copy_operation_name words it
+    return detail::valid_interval(c.start, c.end) ? (kind <= kinds - 2 ? kind : std::size_t{0}) : kinds;
   };
   auto time_of = [&](std::size_t i) { return i < nc ? t.copies[i].end - t.copies[i].start : t.memsets[i - nc].end - t.memsets[i - nc].start; };
   auto size_of = [&](std::size_t i) { return i < nc ? t.copies[i].bytes : t.memsets[i - nc].bytes; };
