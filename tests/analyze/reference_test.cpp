@@ -127,6 +127,23 @@ void check(const std::string& label, const trace& t, const analysis_options& o) 
   same_tables(t, o, r, label);
   const auto window = reference::analysis_window(t, o);
   same_activity(r.overall, reference::overall_activity(t, window), label + " overall activity");
+  const auto per_range = reference::range_activity(t, o);
+  same_rows(r.per_range, per_range.per_range, label + " per range", [](const auto& e, const auto& f, const std::string& w) {
+    SAME(e.range, f.range, w + " range");
+    SAME(e.instances, f.instances, w + " instances");
+    SAME(e.kernels, f.kernels, w + " kernels");
+    SAME(e.kernels_per_instance, f.kernels_per_instance, w + " kernels per instance");
+    same_activity(e.activity, f.activity, w + " " + f.range);
+  });
+  same_rows(r.step_details, per_range.steps, label + " steps", [](const auto& e, const auto& f, const std::string& w) {
+    SAME(e.range, f.range, w + " range");
+    SAME(e.name, f.name, w + " name");
+    SAME(e.kernels, f.kernels, w + " kernels");
+    same_activity(e.activity, f.activity, w + " " + f.name);
+  });
+  const auto steps = reference::steps(t, o);
+  SAME(r.steps, steps.steps, label + " steps");
+  SAME(r.kernels_per_step, steps.kernels_per_step, label + " kernels per step");
 }
 
 // The option sets every trace is read with: the defaults, and every other choice at once.
@@ -163,6 +180,7 @@ TEST_CASE("reference: the fixed traces' tables and activity equal their definiti
   CHECK(!reference::nvtx_kern_sum(t, name_form::demangled, start_end_rule::nsys).empty());
   CHECK(!reference::nvtx_gpu_proj_sum(t, start_end_rule::nsys).empty());
   CHECK(reference::overall_activity(t, reference::analysis_window(t, {})).gap_count > 0);
+  CHECK(!reference::range_activity(t, {}).steps.empty());
 }
 
 TEST_CASE("reference: random traces of every kind equal their definitions") {

@@ -18,6 +18,7 @@
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/step_names.hpp>
+#include <nvscope/analyze/steps.hpp>
 
 #include <algorithm>
 #include <string>

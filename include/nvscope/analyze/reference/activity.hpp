@@ -5,7 +5,8 @@
 /// The activity figures of docs/analysis.md ("Metrics and verdict") as plain definitions: the
 /// analysis window, and GPU busy, kernel, copy and sync time, copy/compute overlap and the
 /// launch gaps over it (seed 001's metrics). Interval sets are sorted vectors merged by one
-/// loop. `analyze()` is tested equal to these (tests/analyze/reference_test.cpp).
+/// loop; per range and per step over each instance's projected window. `analyze()` is
+/// tested equal to these (tests/analyze/reference_test.cpp).
 ///
 /// \code
 ///   #include <nvscope/analyze/reference/activity.hpp>
@@ -14,8 +15,14 @@
 /// \endcode
 
 #include <nvscope/analyze/reference/common.hpp>
+#include <nvscope/analyze/reference/tables.hpp>
+#include <nvscope/analyze/step_names.hpp>
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -120,6 +127,160 @@ inline activity_metrics overall_activity(const trace& t, time_window window) {
   m.memsets = memsets.size();
   if (!durations.empty()) m.kernel_median_ns = stats(durations).median;
   return m;
+}
+
+/// The figures of one set of GPU records over [lo, hi): `overall_activity`'s definitions, with
+/// the syncs of the whole trace; the medians are left to the caller (a row takes them over all
+/// its instances).
+struct record_spans {
+  std::vector<span> kernels, copies, memsets;
+};
+inline activity_metrics activity_of(const record_spans& g, const std::vector<span>& syncs, timestamp_ns lo, timestamp_ns hi,
+                                    std::vector<std::uint64_t>& gaps) {
+  activity_metrics m;
+  std::vector<span> all = g.kernels;
+  all.insert(all.end(), g.copies.begin(), g.copies.end());
+  all.insert(all.end(), g.memsets.begin(), g.memsets.end());
+  const auto busy = merged(all), kernel_union = merged(g.kernels), copy_union = merged(g.copies);
+  m.window_begin = lo;
+  m.window_end = std::max(hi, lo);
+  m.window_ns = m.window_end - m.window_begin;
+  m.busy_ns = length(busy, lo, hi);
+  m.kernel_ns = length(kernel_union, lo, hi);
+  m.copy_ns = length(copy_union, lo, hi);
+  m.sync_ns = length(merged(syncs), lo, hi);
+  m.overlap_ns = overlap(kernel_union, copy_union);
+  const auto copy_total = length(copy_union, 0, ~timestamp_ns{0});
+  if (m.window_ns > 0) m.gpu_busy_percent = percent(m.busy_ns, m.window_ns), m.sync_percent = percent(m.sync_ns, m.window_ns);
+  if (copy_total > 0) m.copy_compute_overlap_percent = percent(m.overlap_ns, copy_total);
+  const auto before = gaps.size();
+  for (std::size_t i = 1; i < busy.size(); ++i) gaps.push_back(busy[i].first - busy[i - 1].second);
+  m.gap_count = gaps.size() - before;
+  m.kernels = g.kernels.size();
+  m.copies = g.copies.size();
+  m.memsets = g.memsets.size();
+  return m;
+}
+
+/// A step's family: its name with each run of digits written `N` (`step_12` -> `step_N`).
+inline std::string family_of(std::string_view name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const bool digit = name[i] >= '0' && name[i] <= '9';
+    if (!digit) out.push_back(name[i]);
+    else if (i == 0 || !(name[i - 1] >= '0' && name[i - 1] <= '9')) out.push_back('N');
+  }
+  return out;
+}
+
+/// Which ranges are steps for the per-range figures: the step rule's (`step_ranges`), less
+/// every step that a step of its own family (the name with digits as N) encloses on the
+/// push/pop stack; that one is part of the enclosing step, as `nvscope run` counts steps.
+inline std::vector<char> own_steps(const trace& t, const analysis_options& options, const nesting& n) {
+  auto is_step = step_ranges(t, options);
+  const auto original = is_step;
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+    if (!original[r]) continue;
+    const auto family = family_of(t.strings[t.ranges[r].name]);
+    for (auto up = n.parent[r]; up != no_index; up = n.parent[up])
+      if (original[up] && family_of(t.strings[t.ranges[up].name]) == family) is_step[r] = 0;
+  }
+  return is_step;
+}
+
+/// Per-range metrics (`range_activity`): every range that launched GPU work and is outermost
+/// (depth 0) or a step, an instance over its projected window with the GPU records whose
+/// launch it encloses; instances summed per range name (each range group its own row) or, for
+/// steps, per step family; ratios and medians over the sums. Rows by kernel time descending,
+/// then name; steps, each instance on its own, in start order.
+struct range_figures {
+  std::vector<range_metrics> per_range; ///< the report's `per_range`
+  std::vector<step_metrics> steps;      ///< the report's `step_details`
+};
+inline range_figures range_activity(const trace& t, const analysis_options& options) {
+  const auto end = range_ends(t);
+  const auto n = nest(t, end);
+  const auto p = projections(t, options.start_end);
+  const auto is_step = own_steps(t, options, n);
+  std::vector<record_spans> held(t.ranges.size());
+  auto add = [&](const auto& records, std::vector<span> record_spans::*kind) {
+    for (const auto& g : records) {
+      const auto l = launch_of(t, g.correlation);
+      if (!valid(g.start, g.end) || l == no_index) continue;
+      for (const auto r : enclosing(t, end, n, l, options.start_end)) (held[r].*kind).emplace_back(g.start, g.end);
+    }
+  };
+  add(t.kernels, &record_spans::kernels);
+  add(t.copies, &record_spans::copies);
+  add(t.memsets, &record_spans::memsets);
+  const auto syncs = spans_of(t.syncs);
+  std::map<std::tuple<bool, range_group, std::string>, std::size_t> row_of; // (step, group, family): row
+  std::vector<std::vector<std::uint64_t>> gaps, durations;
+  range_figures out;
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+    const auto& range = t.ranges[r];
+    if (range.is_mark || p[r].ops == 0 || (n.depth[r] != 0 && !is_step[r])) continue;
+    const auto family = is_step[r] ? family_of(t.strings[range.name]) : std::string();
+    const auto key = is_step[r] ? std::make_tuple(true, range_group{}, family) : std::make_tuple(false, group_of(range), family);
+    if (row_of.emplace(key, out.per_range.size()).second) {
+      out.per_range.emplace_back();
+      out.per_range.back().range = is_step[r] ? family : std::string(t.strings[range.name]);
+      gaps.emplace_back(), durations.emplace_back();
+    }
+    const auto row = row_of[key];
+    const auto a = activity_of(held[r], syncs, p[r].first, p[r].last, gaps[row]);
+    for (const auto& k : held[r].kernels) durations[row].push_back(k.second - k.first);
+    auto& m = out.per_range[row];
+    auto& s = m.activity;
+    s.window_begin = m.instances ? std::min(s.window_begin, a.window_begin) : a.window_begin;
+    s.window_end = std::max(s.window_end, a.window_end);
+    ++m.instances;
+    m.kernels += a.kernels, s.kernels += a.kernels, s.copies += a.copies, s.memsets += a.memsets;
+    s.window_ns += a.window_ns, s.busy_ns += a.busy_ns, s.kernel_ns += a.kernel_ns, s.copy_ns += a.copy_ns;
+    s.overlap_ns += a.overlap_ns, s.sync_ns += a.sync_ns;
+    if (is_step[r]) out.steps.push_back({r, std::string(t.strings[range.name]), a.kernels, a});
+  }
+  for (std::size_t q = 0; q < out.per_range.size(); ++q) {
+    auto& m = out.per_range[q];
+    auto& a = m.activity;
+    m.kernels_per_instance = static_cast<double>(m.kernels) / static_cast<double>(m.instances);
+    if (a.window_ns) a.gpu_busy_percent = percent(a.busy_ns, a.window_ns), a.sync_percent = percent(a.sync_ns, a.window_ns);
+    if (a.copy_ns) a.copy_compute_overlap_percent = percent(a.overlap_ns, a.copy_ns);
+    a.gap_count = gaps[q].size();
+    if (!gaps[q].empty()) a.gap_median_ns = stats(gaps[q]).median, a.gap_p90_ns = nearest_rank(gaps[q], 0.9);
+    if (!durations[q].empty()) a.kernel_median_ns = stats(durations[q]).median;
+  }
+  std::sort(out.per_range.begin(), out.per_range.end(), [](const range_metrics& a, const range_metrics& b) {
+    return std::make_tuple(~a.activity.kernel_ns, a.range) < std::make_tuple(~b.activity.kernel_ns, b.range);
+  });
+  std::sort(out.steps.begin(), out.steps.end(), [&](const step_metrics& a, const step_metrics& b) {
+    return std::make_pair(t.ranges[a.range].start, a.range) < std::make_pair(t.ranges[b.range].start, b.range);
+  });
+  return out;
+}
+
+/// The step figures (`step_figures`): step ranges by the step rule (marks never), and the
+/// kernels with a valid end and a launch that some step range encloses, per step.
+struct step_counts {
+  std::uint64_t steps = 0, kernels_in_steps = 0;
+  double kernels_per_step = 0.0;
+};
+inline step_counts steps(const trace& t, const analysis_options& options) {
+  const auto end = range_ends(t);
+  const auto n = nest(t, end);
+  const auto is_step = step_ranges(t, options);
+  step_counts s;
+  for (const char c : is_step) s.steps += c;
+  if (s.steps == 0) return s;
+  for (const auto& k : t.kernels) {
+    const auto l = launch_of(t, k.correlation);
+    if (!valid(k.start, k.end) || l == no_index) continue;
+    bool inside = false;
+    for (const auto r : enclosing(t, end, n, l, options.start_end)) inside = inside || is_step[r];
+    s.kernels_in_steps += inside;
+  }
+  s.kernels_per_step = static_cast<double>(s.kernels_in_steps) / static_cast<double>(s.steps);
+  return s;
 }
 
 } // namespace reference
