@@ -193,6 +193,17 @@ inline std::vector<char> own_steps(const trace& t, const analysis_options& optio
 /// launch it encloses; instances summed per range name (each range group its own row) or, for
 /// steps, per step family; ratios and medians over the sums. Rows by kernel time descending,
 /// then name; steps, each instance on its own, in start order.
+/// A per-range row's ratios of its sums, and its gap and kernel medians over all its instances.
+inline void finish_row(range_metrics& m, const std::vector<std::uint64_t>& gaps, const std::vector<std::uint64_t>& durations) {
+  auto& a = m.activity;
+  m.kernels_per_instance = static_cast<double>(m.kernels) / static_cast<double>(m.instances);
+  if (a.window_ns) a.gpu_busy_percent = percent(a.busy_ns, a.window_ns), a.sync_percent = percent(a.sync_ns, a.window_ns);
+  if (a.copy_ns) a.copy_compute_overlap_percent = percent(a.overlap_ns, a.copy_ns);
+  a.gap_count = gaps.size();
+  if (!gaps.empty()) a.gap_median_ns = stats(gaps).median, a.gap_p90_ns = nearest_rank(gaps, 0.9);
+  if (!durations.empty()) a.kernel_median_ns = stats(durations).median;
+}
+
 struct range_figures {
   std::vector<range_metrics> per_range; ///< the report's `per_range`
   std::vector<step_metrics> steps;      ///< the report's `step_details`
@@ -240,16 +251,7 @@ inline range_figures range_activity(const trace& t, const analysis_options& opti
     s.overlap_ns += a.overlap_ns, s.sync_ns += a.sync_ns;
     if (is_step[r]) out.steps.push_back({r, std::string(t.strings[range.name]), a.kernels, a});
   }
-  for (std::size_t q = 0; q < out.per_range.size(); ++q) {
-    auto& m = out.per_range[q];
-    auto& a = m.activity;
-    m.kernels_per_instance = static_cast<double>(m.kernels) / static_cast<double>(m.instances);
-    if (a.window_ns) a.gpu_busy_percent = percent(a.busy_ns, a.window_ns), a.sync_percent = percent(a.sync_ns, a.window_ns);
-    if (a.copy_ns) a.copy_compute_overlap_percent = percent(a.overlap_ns, a.copy_ns);
-    a.gap_count = gaps[q].size();
-    if (!gaps[q].empty()) a.gap_median_ns = stats(gaps[q]).median, a.gap_p90_ns = nearest_rank(gaps[q], 0.9);
-    if (!durations[q].empty()) a.kernel_median_ns = stats(durations[q]).median;
-  }
+  for (std::size_t q = 0; q < out.per_range.size(); ++q) finish_row(out.per_range[q], gaps[q], durations[q]);
   std::sort(out.per_range.begin(), out.per_range.end(), [](const range_metrics& a, const range_metrics& b) {
     return std::make_tuple(~a.activity.kernel_ns, a.range) < std::make_tuple(~b.activity.kernel_ns, b.range);
   });
