@@ -158,7 +158,7 @@ inline void sweep_each_thread(const trace& t, const thread_table& slots, thread_
   for (std::size_t s = 0; s < slots.size(); ++s) sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, take, scratch);
   for (std::size_t l = 0; l < t.launches.size(); ++l) x.start_end_offset[l + 1] += x.start_end_offset[l];
   x.start_end_ranges.resize(x.start_end_offset.back());
-  for (std::size_t l = 0; l < t.launches.size(); ++l) { // a loop, not a call to copy a launch's list (mostly one range)
+  for (std::size_t l = 0; l < t.launches.size(); ++l) { // each launch's list copied (mostly one range)
     const auto from = x.start_end_offset[l], to = x.start_end_offset[l + 1];
     if (from == to) continue;
     const auto* list = lists.data() + list_of[l];

@@ -344,13 +344,13 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
   for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
     const auto r0 = kp.range[p], name = kp.name[p], thread = t.ranges[r0].thread;
     const bool same_range = p > 0 && kp.range[p - 1] == r0; // pairs come by range: its runs are known
-    if (!same_range) { // the stack's runs: counted, then written in place (one resize a range, not a call a run)
+    if (!same_range) { // the stack's runs: counted, then written in place
       std::size_t n = 0;
       for (auto r = r0; r != attribution::none; r = up[r]) ++n;
       runs.resize(n);
       n = 0;
       for (auto r = r0; r != attribution::none; r = up[r]) runs[n++] = {x.group_of[r], len[r]};
-      if (n > 1) { // groups met twice on the stack joined: sorted (a range's few, the usual stack, in place: no call)
+      if (n > 1) { // groups met twice on the stack joined: sorted (up to 8 by insertion)
         if (n <= 8)
           for (std::size_t i = 1; i < n; ++i)
             for (auto j = i; j > 0 && runs[j] < runs[j - 1]; --j) std::swap(runs[j], runs[j - 1]);

@@ -55,8 +55,8 @@ struct each_value {
   }
 };
 
-// The histograms a level counts into, in turn (count_level): a run of equal values is then no
-// chain of increments of one counter. Its callers allocate this many; count_four fills them.
+// The histograms a level counts into, in turn (count_level), summed once the level is read: a run
+// of equal values is spread over them. Its callers allocate this many; count_four fills them.
 inline constexpr std::size_t histogram_ways = 4;
 
 // One read of a histogram level: each value v that `each` yields within [lo, lo + range] counted
