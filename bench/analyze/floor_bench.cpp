@@ -4,8 +4,8 @@
 // Everything warm (its buffers reused, best and median of several calls in one process): the
 // figures bound the passes' own work, not this VM's price of fresh pages (scale_bench's).
 //
-//   floor_bench [metrics.json]   the JSON object of bench/results/scale.json's "floor" entry
-//                                to the file, or stdout; a line a figure to stderr
+//   floor_bench [metrics.json]   its figures as one JSON object to the file, or stdout; a line
+//                                a figure to stderr
 //
 // A primitive is the least a pass's output asks for: the kernel summary's statistics need the
 // durations grouped by name (one counting sort), a median needs a selection over a column, the

@@ -5,7 +5,7 @@
 # analyzes and this commit's passes without the diagnosis; fresh (thread CPU time from the first
 # call, as scale_bench times analyze_records_per_s): both analyzes. Processes alternated, `rounds`
 # of them (default 7), each the median of 5 calls; prints every round, the medians and the paces
-# against b962f3a's of the same kind (docs/analysis.md, "What the target means"). Run from the
+# against b962f3a's of the same kind (docs/analysis.md, Speed). Run from the
 # repository root of a clone with history; needs g++ and git.
 #   bash bench/analyze/target_baseline.sh [rounds]
 set -euo pipefail

@@ -14,8 +14,8 @@
 // bench/export/run.sh runs before and after in fresh processes, interleaved over several
 // rounds, and writes bench/results/export.json. The synthetic trace is analyze_bench's
 // (tests/analyze/synthetic_trace.hpp's training_run: 100 steps x 12 layers x (attention, ffn)
-// ranges, ~1M kernels, a copy per layer, a graph launch per step). "Records" counts what analysis.json's chrome_trace_records_per_s counted
-// (kernels, copies, memsets, ranges, launches, syncs), so the figures compare.
+// ranges, ~1M kernels, a copy per layer, a graph launch per step). "Records" counts kernels,
+// copies, memsets, ranges, launches and syncs, as scale_bench counts them.
 #include "chrome_trace_before.hpp"
 #include "synthetic_trace.hpp"
 

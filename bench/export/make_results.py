@@ -59,11 +59,10 @@ rows = tuple(row for row in rows if f"chrome_trace_events_per_s_{row[0]}" in m)
 with open(stem + ".md", "w") as f:
     f.write("# Chrome trace writer: before and after issue 8\n\n")
     f.write(f"`{command}` at {commit}, {doc['date']}; {doc['device']}.\n\n")
-    f.write("Records (kernels, copies, memsets, ranges, launches, syncs: the count analysis.json's\n"
-            "`chrome_trace_records_per_s` used) written per second, on analyze_bench's synthetic trace\n"
+    f.write("Records (kernels, copies, memsets, ranges, launches, syncs) written per second, on\n"
+            "analyze_bench's synthetic trace\n"
             f"({records} records, {nbytes / 1e6:.0f} MB of JSON). Fresh process per figure, the {len(rows)}\n"
-            "writers interleaved (order rotated each round); median over rounds, spread = (max - min) / median.\n"
-            "Raw timings: export.runs.jsonl.\n\n")
+            "writers interleaved (order rotated each round); median over rounds, spread = (max - min) / median.\n\n")
     f.write("| writer | records/s, median of 3 calls | spread | records/s, first call | spread |\n")
     f.write("| --- | ---: | ---: | ---: | ---: |\n")
     for impl, words in rows:

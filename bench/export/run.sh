@@ -3,7 +3,7 @@
 # run writes it, in fresh processes of one binary, interleaved (the order rotates each round),
 # and writes bench/results/export.json and .md.
 # Each process makes 3 calls; make_results.py keeps the first call and the median of the 3,
-# and writes the median over rounds with its spread. Raw timings: bench/results/export.runs.jsonl.
+# and writes the median over rounds with its spread. Raw timings: <build-dir>/export.runs.jsonl.
 # Usage: bench/export/run.sh [build-dir] [rounds]   (build chrome_trace_bench first)
 set -euo pipefail
 build=${1:-build/cpu}
@@ -21,7 +21,7 @@ for ((r = 0; r < rounds; ++r)); do
   done
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
-cp "$out" "$root/bench/results/export.runs.jsonl"
+cp "$out" "$build/export.runs.jsonl"
 python3 "$root/bench/export/make_results.py" "$out" "$root/bench/results/export" "bench/export/run.sh $build $rounds" \
   "$load_before" "$load_after"
 rm -f "$out"

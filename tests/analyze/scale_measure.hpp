@@ -5,7 +5,7 @@
 //
 // Two ways, because on this project's virtual machine first touching fresh memory costs 10
 // times what it costs on bare metal, and varies from 0.5 to 4 s per GiB from one run to the
-// next (measured with a plain memset; bench/results/scale.json's notes):
+// next (a plain memset shows it):
 //  - `measure`: one size alone, every run on fresh memory, as a program that analyses once
 //    sees it; its peak memory is its own. The benchmark's figures.
 //  - `measure_warm`: several sizes in one child, interleaved rounds (a neighbour's load falls

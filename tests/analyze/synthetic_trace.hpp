@@ -131,7 +131,7 @@ inline nvscope::trace make_trace(std::uint64_t kernels) {
 }
 
 // The trace of bench/analyze/analyze_bench and bench/export/chrome_trace_bench (the figures of
-// bench/results/analysis.json and export.json): one thread, 100 steps x 12 layers x
+// bench/results/export.json): one thread, 100 steps x 12 layers x
 // (attention, ffn) push/pop ranges of 416 kernels each (~1M kernels), a copy per layer, a
 // graph launch of 8 kernels per step.
 inline nvscope::trace training_run() {

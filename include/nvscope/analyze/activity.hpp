@@ -93,8 +93,7 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
 // the transfers (their intervals with earlier starts first, as covered_union takes them), the
 // kernel time, and the overlap with the copies (intersection's walk, one side fed). The next
 // transfer's and the next copy's starts are kept at hand: most merged intervals meet neither,
-// and cost two compares for them, not a walk of each list (2 M kernels: about 100 instructions
-// a merged interval before, most of them these walks).
+// and cost two compares for them, not a walk of each list.
 class kernel_union_sink {
  public:
   kernel_union_sink(const interval_list& transfers, const interval_list& copies, timestamp_ns lo, timestamp_ns hi, value_list& gaps)
@@ -102,9 +101,7 @@ class kernel_union_sink {
   // Takes intervals 0, 1, ... n - 1 in turn: `next(j, x)` sets x to the j-th and says whether it
   // counts (it may do more with the j-th: the caller's reading of its record). Those that count
   // and are not empty must come in start order: returns the first that does not (taking
-  // nothing of it or after it: the caller starts over another way), else n. The loop holds the
-  // state in locals: a store `next` makes (a column of durations) or a gap appended could change
-  // any 8-byte member, and every interval would read them back from memory.
+  // nothing of it or after it: the caller starts over another way), else n.
   template <class Next>
   NVSCOPE_DETAIL_INLINE std::size_t add_each(std::size_t n, Next&& next) {
     state s = s_;
@@ -176,13 +173,12 @@ class kernel_union_sink {
   std::uint64_t overlap_ns_ = 0;
 };
 
-// activity_of's figures (medians included) with the kernels read once from their records
-// when the non-empty ones come in start order, as a trace's usually do: their union is merged
-// as it is read by a kernel_union_sink, never copied (2 M kernels: a 32 MB list and four
-// walks of it saved), and their durations taken aside for the median's search (which reads
-// them two or three times: 8 bytes each, not the 64 of a record; 42 -> 31 ms at 2 M
-// kernels), or, with `runs` (sorted: analyze's), read across those. False, with `gaps` and `m`
-// to be thrown away, where one comes out of order. `g`: the copies, memsets and syncs.
+// activity_of's figures (medians included) with the kernels read once from their records when
+// the non-empty ones come in start order, as a trace's usually do: their union is merged as it
+// is read by a kernel_union_sink, never copied, and their durations taken aside for the
+// median's search (which reads them more than once: 8 bytes each, not the records), or, with
+// `runs` (sorted: analyze's), read across those. False, with `gaps` and `m` to be thrown away,
+// where one comes out of order. `g`: the copies, memsets and syncs.
 inline bool activity_of_kernels_in_order(const std::vector<kernel_record>& kernels, gpu_intervals& g, timestamp_ns lo, timestamp_ns hi,
                                          value_list& gaps, activity_metrics& m, const kernel_runs* runs = nullptr) {
   m.copies = g.copies.size();

@@ -29,9 +29,8 @@ namespace detail {
 
 // How group_values reads an item: `twice` (its group to count, then group and value to place:
 // items that are cheap to read, such as per-range arrays), or `once` (group and value kept
-// while counting, 12 bytes an item, and placed from there: items read from wide records,
-// which cost more to read again than to copy; kernel_summary at 2 M kernels 39 -> 31 ms,
-// measured when kernel records were 64 bytes).
+// while counting, 12 bytes an item, and placed from there: items read from wide records, each
+// read once).
 enum class item_reads { twice, once };
 
 // value_of(i) of each item i grouped by group_of(i) < groups (items with a group out of range
@@ -52,9 +51,8 @@ class kept_values {
     group_[kept_] = group;
     value_[kept_++] = value;
   }
-  // keep's places, for a pass that keeps values with its own state in locals (the count of kept
-  // values a member: each keep would load what the last stored): group g's count at counts()[g],
-  // the i-th kept value's group and value at groups()[i] and values()[i]; then kept(n).
+  // keep's places, for a pass that keeps values itself: group g's count at counts()[g], the i-th
+  // kept value's group and value at groups()[i] and values()[i]; then kept(n).
   std::size_t* counts() noexcept { return out_.offset.data() + 1; }
   std::uint32_t* groups() noexcept { return group_.data(); }
   std::uint64_t* values() noexcept { return value_.data(); }
@@ -128,16 +126,15 @@ constexpr std::uint64_t descending(std::uint64_t v) noexcept { return ~v; }
 // the call (they stay put while a permutation is sorted): a caller may compare figures it
 // computed per place (ranks of names, say) instead of the rows.
 // Through a permutation of 4-byte indexes: rows are large (strings, statistics) and a sort
-// moves each many times (nvtx_kern_sum's 270 K rows of a PyTorch-shaped trace: the pass
-// x0.96). std::sort makes the same moves for the same comparisons, so rows of equal keys end
-// in the order they did when sorted in place.
+// moves each many times. std::sort makes the same moves for the same comparisons, so rows of
+// equal keys end in the order they did when sorted in place.
 template <class Row, class Before>
 void order_rows_by(std::vector<Row>& rows, Before before) {
   std::vector<std::uint32_t> order(rows.size());
   for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), before);
   // The rows moved into place along each cycle of the permutation (place i takes the row at
-  // order[i]): no second array of rows, whose fresh pages cost more than the moves.
+  // order[i]): no second array of rows.
   for (std::uint32_t start = 0; start < order.size(); ++start) {
     if (order[start] == start) continue;
     Row held = std::move(rows[start]);

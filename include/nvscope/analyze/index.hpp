@@ -158,7 +158,7 @@ inline void sweep_each_thread(const trace& t, const thread_table& slots, thread_
   for (std::size_t s = 0; s < slots.size(); ++s) sweep_start_end(t, se.begin(s), se.end(s), q.begin(s), q.end(s), a.range_end, take, scratch);
   for (std::size_t l = 0; l < t.launches.size(); ++l) x.start_end_offset[l + 1] += x.start_end_offset[l];
   x.start_end_ranges.resize(x.start_end_offset.back());
-  for (std::size_t l = 0; l < t.launches.size(); ++l) { // a loop, not a call to copy a launch's list (mostly one range)
+  for (std::size_t l = 0; l < t.launches.size(); ++l) { // each launch's list copied (mostly one range)
     const auto from = x.start_end_offset[l], to = x.start_end_offset[l + 1];
     if (from == to) continue;
     const auto* list = lists.data() + list_of[l];
@@ -167,8 +167,7 @@ inline void sweep_each_thread(const trace& t, const thread_table& slots, thread_
 }
 
 // The start/end ranges open at each launch, appended where they stay as the sweep meets the
-// launches in record order. The sweep holds it by value, its place and room among its locals: a
-// vector's end, stored and loaded again at every launch, made each wait on the one before.
+// launches in record order. The sweep holds it by value while it runs.
 struct open_ranges_appender {
   std::uint32_t* offset = nullptr; // start_end_offset: each launch's count, summed afterwards
   record_indexes* ranges = nullptr;
@@ -226,7 +225,6 @@ inline void link_launches(const trace& t, trace_index& x, const thread_table& sl
   auto link = [&](const auto& records, record_indexes& launch, record_indexes& owner, char* ok) {
     launch.resize(records.size());
     owner.resize(records.size());
-    // Held here: a store through `ok` (a char) may change anything the loop would read back.
     std::uint32_t *const launch_of = launch.data(), *const owner_of = owner.data();
     const std::uint32_t* const launch_owner = x.launch_owner.data();
     std::uint64_t incomplete = 0, unattributed = 0;

@@ -59,7 +59,6 @@ inline range_projection project_ranges(const trace& t, const trace_index& x) {
   p.first.assign(t.ranges.size(), std::numeric_limits<timestamp_ns>::max());
   p.last.assign(t.ranges.size(), 0);
   p.ops.assign(t.ranges.size(), 0);
-  // Held here: a store to `counted` (bytes) may change anything the loop would read back.
   timestamp_ns *const first = p.first.data(), *const last = p.last.data();
   std::uint32_t* const ops = p.ops.data();
   const std::uint32_t *const owner = x.launch_owner.data(), *const se_offset = x.start_end_offset.data(), *const se_ranges = x.start_end_ranges.data();
@@ -70,7 +69,7 @@ inline range_projection project_ranges(const trace& t, const trace_index& x) {
   };
   // Each valid GPU record widens the windows of the ranges holding its launch (the launch's
   // innermost push/pop range and its open start/end ranges); a launch counts once, at its first
-  // valid record. No per-launch window first: two 8-byte columns a launch written and read back.
+  // valid record (`counted`), with no per-launch window made first.
   detail::scratch_vector<std::uint8_t> counted(t.launches.size(), 0);
   std::uint8_t* const seen = counted.data();
   auto note = [&](const auto& records, const record_indexes& launch) {

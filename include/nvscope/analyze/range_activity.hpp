@@ -87,7 +87,7 @@ inline step_families step_families_of(const trace& t, const std::vector<char>& i
 // Clears the step mark of every step range that a step of its own family encloses: it is part
 // of that step, not a step of its own here (as `nvscope run` counts steps). A "step" pushed
 // every iteration and never popped nests n deep, and each level would hold the records of every
-// level below it: n^2 / 2 (record, step) pairs, 8,000 levels took 2 s and 600 MB. Steps of
+// level below it: n^2 / 2 (record, step) pairs, quadratic in time and memory. Steps of
 // other families nested in a step (an optimizer_step in a train_step) stay. One depth-first
 // walk of the nesting, a count of open steps per family; first, one pass down `order`
 // (deepest_first's, read backwards) finds whether any step lies inside another: in the usual
@@ -191,19 +191,17 @@ struct kernel_spans {
 
 // The kernels' spans (`in_range`: the start/end ranges' counts), in one read of them. Kernels
 // come in record order: an owner's span is taken a run of its kernels at a time, a start/end
-// range's by a store a kernel (no min or max waiting on the last one's).
+// range's first kernel is set once and its last at each of its kernels.
 inline void count_kernels(const trace& t, const trace_index& x, const std::vector<std::uint32_t>& up, kernel_spans& spans,
                           scratch_vector<std::uint32_t>& in_range) {
   constexpr auto none = attribution::none;
   hot_counts by_owner(spans.count.data()), by_range(in_range.data()); // a range's records come together
   std::uint32_t run_owner = none, run_first = 0, run_last = 0; // the owner of the kernels just read, and their span
-  // The columns' places held here: the counts' calls (a key out of the hot pair) could change
-  // anything in memory, and these were read back each kernel.
   const std::uint32_t *const launch_of = x.links.kernel_launch.data(), *const owner = x.launch_owner.data(),
                       *const se_offset = x.start_end_offset.data(), *const se_ranges = x.start_end_ranges.data(), *const up_of = up.data();
   const char* const ok = x.kernel_ok.data();
   std::uint32_t *const first = spans.first.data(), *const last = spans.last.data();
-  for (std::uint32_t i = 0, n = static_cast<std::uint32_t>(t.kernels.size()); i < n; ++i) { // each_launched's kernels, written out: its call of a lambda this size was not inlined
+  for (std::uint32_t i = 0, n = static_cast<std::uint32_t>(t.kernels.size()); i < n; ++i) { // each_launched's kernels, in record order
     const auto l = launch_of[i];
     if (l == none || !ok[i]) continue;
     if (const auto o = owner[l]; o != none) {
@@ -305,7 +303,7 @@ inline bool read_instance_kernels(const trace& t, const kernel_record* run, cons
   kernel_ns.resize(done + n);
   std::uint64_t* const out = kernel_ns.data() + done;
   const kernel_record* const records = t.kernels.data();
-  interval widest = extremes; // held here: a store to `out` may not change it (the caller's could)
+  interval widest = extremes;
   const auto read = [&](std::size_t j) -> const kernel_record& {
     if (!run && j + prefetch_ahead < n) prefetch(&records[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
     const kernel_record* const k = run ? run + j : &records[refs[j] & range_ops_index::index_mask];

@@ -33,10 +33,10 @@ namespace nvscope {
 inline namespace v1 {
 namespace detail {
 
-// Kernel names numbered densely as they first come, each with its string id. A trace's string
-// table also holds every range name (PyTorch's carry a sequence number: a string a range, a few
-// hundred kernel names), and the row table keeps a slot per name and (group, thread): sized by
-// string ids, its slices ran out after a few hundred groups and the rest were hashed.
+// Kernel names numbered densely as they first come, each with its string id, so that the row
+// table's slot per (group, thread) and name is sized by the kernel names, not by the string
+// table (which also holds every range name: PyTorch's carry a sequence number, a string a
+// range, beside a few hundred kernel names).
 class kernel_name_numbers {
  public:
   explicit kernel_name_numbers(std::vector<string_id> ids) : ids_(std::move(ids)), number_(ids_.size() + 1, no_index) {}
@@ -74,7 +74,7 @@ struct kernel_pairs {
 // pairs are searched, newest first, while it has few (a list through the pairs, headed per
 // range: memory read in the order the ranges come); a range with many names is looked up in
 // key_numbers. A trace with a range per operator (PyTorch's) makes a pair of almost every
-// kernel: a table of every pair, read at random, cost a cache miss each.
+// kernel, found on its range's short list.
 class pair_numbers {
  public:
   pair_numbers(std::size_t names, std::size_t ranges) : last_range_(names, no_index), last_pair_(names, 0), head_(ranges, no_index), length_(ranges, 0) {}
@@ -131,8 +131,7 @@ class pair_numbers {
 // (range, kernel) entries gathered into pairs: `add` takes them in kernel order, `finish`
 // numbers the pairs by range, then by first appearance under it, and places their durations
 // by one counting sort. `finish` frees the entries before it returns, so that the next
-// pairing's finish reuses their pages. (Entries holding the kernel's index, its duration read
-// back in `finish`, took 4 bytes less but 10 % more time: bench/results/scale.json's notes.)
+// pairing's finish reuses their pages.
 class pairing {
  public:
   pairing(std::size_t names, std::size_t ranges, std::size_t entries) : numbers_(names, ranges), ranges_(ranges) {
@@ -182,11 +181,10 @@ class pairing {
 // Rows of nvtx_kern_sum under construction: (group, thread, kernel name) -> row, numbered as
 // they first come; each row takes pairs with a weight. A pair weighs into the row of every
 // group on its range's stack, and a trace with a range per operator makes a pair of almost
-// every kernel: rows are found by array reads where they can be (two hash lookups a row took
-// 12 % of the pass on PyTorch's shape). Each group remembers its last thread and that
-// (group, thread)'s number; a (group, thread) numbered while the table allows has a slice of
-// `names` slots, one per kernel name number; the others, and names past `names`, go through
-// key_numbers.
+// every kernel: rows are found by array reads where they can be. Each group remembers its last
+// thread and that (group, thread)'s number; a (group, thread) numbered while the table allows
+// has a slice of `names` slots, one per kernel name number; the others, and names past `names`,
+// go through key_numbers.
 struct kern_rows {
   struct key {
     std::uint32_t group, thread, name;
@@ -347,13 +345,13 @@ inline void add_push_pop(const trace& t, const trace_index& x, kernel_pairs& kp,
   for (std::uint32_t p = 0; p + 1 < kp.offset.size(); ++p) {
     const auto r0 = kp.range[p], name = kp.name[p], thread = t.ranges[r0].thread;
     const bool same_range = p > 0 && kp.range[p - 1] == r0; // pairs come by range: its runs are known
-    if (!same_range) { // the stack's runs: counted, then written in place (one resize a range, not a call a run)
+    if (!same_range) { // the stack's runs: counted, then written in place
       std::size_t n = 0;
       for (auto r = r0; r != attribution::none; r = up[r]) ++n;
       runs.resize(n);
       n = 0;
       for (auto r = r0; r != attribution::none; r = up[r]) runs[n++] = {x.group_of[r], len[r]};
-      if (n > 1) { // groups met twice on the stack joined: sorted (a range's few, the usual stack, in place: no call)
+      if (n > 1) { // groups met twice on the stack joined: sorted (up to 8 by insertion)
         if (n <= 8)
           for (std::size_t i = 1; i < n; ++i)
             for (auto j = i; j > 0 && runs[j] < runs[j - 1]; --j) std::swap(runs[j], runs[j - 1]);
@@ -418,7 +416,7 @@ inline duration_stats row_stats(const kern_rows& rows, const row_part* first, co
         values.resize(used);
         values.resize(std::max(2 * used, used + n));
       }
-      std::copy(d, e, values.data() + used); // a copy, not a vector's insert (its checks and calls a pair: row statistics -0.8 ms at 2 M kernels)
+      std::copy(d, e, values.data() + used);
       used += n;
     }
     return stats_of(values.data(), values.data() + used);
@@ -430,10 +428,9 @@ inline duration_stats row_stats(const kern_rows& rows, const row_part* first, co
 }
 
 // Each row's statistics, in row order. The contributions are copied in row order first,
-// without their row (several a kernel on PyTorch's shape). A copy, not a permutation in place:
-// its reads far apart do not wait on each other (in place, following the permutation's cycles,
-// took 1.6 times as long). The contributions are let go once copied (16 bytes each: their pages
-// serve the statistics), and the copy is gone before the caller's next array.
+// without their row (several a kernel on PyTorch's shape). The contributions are let go once
+// copied (16 bytes each: their pages serve the statistics), and the copy is gone before the
+// caller's next array.
 inline scratch_column<duration_stats> kern_row_stats(kern_rows& rows) {
   const buckets by_row(rows.parts.size(), rows.keys.size(), [&](std::size_t i) { return rows.parts[i].row; });
   scratch_column<row_part> parts(rows.parts.size()); // every place written once
@@ -456,8 +453,8 @@ inline scratch_column<duration_stats> kern_row_stats(kern_rows& rows) {
 // either), and the rows' order found from compact keys, each beside its row's number (the sort
 // reads them in place, not through the number; the same comparisons, so the same order as
 // sorting the numbers). The rows are then made in that order, each string written once where
-// it stays, not moved along the permutation's cycles (nvtx_kern_sum alone on PyTorch's shape
-// at 1 M kernels: x0.95). pid is the trace's for every row; a group's ranges share one style.
+// it stays, not moved along the permutation's cycles. pid is the trace's for every row; a
+// group's ranges share one style.
 inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, kern_rows& rows, const kernel_name_numbers& kernel_names) {
   const auto stats = kern_row_stats(rows);
   // The groups and kernel names the rows hold, each numbered once (through tables as large as

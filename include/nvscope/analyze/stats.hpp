@@ -55,8 +55,8 @@ struct each_value {
   }
 };
 
-// The histograms a level counts into, in turn (count_level): a run of equal values is then no
-// chain of increments of one counter. Its callers allocate this many; count_four fills them.
+// The histograms a level counts into, in turn (count_level), summed once the level is read: a run
+// of equal values is spread over them. Its callers allocate this many; count_four fills them.
 inline constexpr std::size_t histogram_ways = 4;
 
 // One read of a histogram level: each value v that `each` yields within [lo, lo + range] counted
@@ -64,14 +64,14 @@ inline constexpr std::size_t histogram_ways = 4;
 // counts + w * stride).
 template <class Each, class Count>
 void count_level(const Each& each, Count* counts, std::size_t stride, std::uint64_t lo, std::uint64_t range, int shift) noexcept {
-  std::uint32_t turn = 0; // not a std::uint64_t: a store to a count cannot change it
+  std::uint32_t turn = 0;
   each([counts, stride, &turn, lo, range, shift](std::uint64_t v) {
     if (v - lo <= range) ++counts[(turn++ % histogram_ways) * stride + ((v - lo) >> shift)];
   });
 }
 
-// Steps of count_level's read of an array: p[0 .. 3] each into its own histogram (the four read
-// before any count is stored: a store to a count could change a value), and one value alone.
+// Steps of count_level's read of an array: p[0 .. 3] each into its own histogram, and one value
+// alone.
 static_assert(histogram_ways == 4, "count_four fills four histograms, one a value of its step");
 template <class Count>
 NVSCOPE_DETAIL_INLINE void count_four(const std::uint64_t* p, Count* counts, std::size_t stride, std::uint64_t lo, std::uint64_t range, int shift) noexcept {
@@ -128,12 +128,10 @@ std::pair<std::uint64_t, std::uint64_t> ranks_across(const Each& each, const Cou
 }
 
 // The values at ranks k < m and k + 1 (`next`) or k alone of v[0 .. m), all within
-// [lo, lo + range]; writes over v (a copy of the values). A histogram of about m / 2 buckets (8 to 256) over the range
-// finds the bucket holding rank k, whose values are then moved to the front (usually a few),
-// and so on until at most 16 are left or they are all one value: nth_element on hundreds of
-// values of random order branched its way at 8-10 ns a value, counting and moving them costs
-// a few cycles each, with few branches taken at random (the rows of nvtx_kern_sum and of the
-// kernel summaries are mostly hundreds of values or fewer).
+// [lo, lo + range]; writes over v (a copy of the values). A histogram of about m / 2 buckets
+// (8 to 256) over the range finds the bucket holding rank k, whose values are then moved to the
+// front, and so on until they are all one value or at most 16 are left (nth_element on those).
+// Invariant: the ranks sought are ranks k (and k + 1) of v[0 .. m).
 inline std::pair<std::uint64_t, std::uint64_t> select_ranks(std::uint64_t* v, std::uint32_t m, std::uint64_t k, bool next, std::uint64_t lo,
                                                            std::uint64_t range) noexcept {
   constexpr std::uint32_t few = 16;
@@ -173,7 +171,7 @@ template <std::size_t most, class Each>
 std::pair<std::uint64_t, std::uint64_t> ranks_in_copy(const Each& each, std::uint64_t k, bool next, std::uint64_t lo,
                                                      std::uint64_t range) noexcept {
   std::uint64_t copy[most];
-  std::uint32_t m = 0; // not a std::uint64_t: a store to `copy` cannot change it (nor lo, range: copies)
+  std::uint32_t m = 0;
   each([&copy, &m, lo, range](std::uint64_t v) {
     if (v - lo <= range && m < most) copy[m++] = v; // at most `most` by the caller's count; never past the copy
   });
@@ -203,18 +201,17 @@ level_bucket rank_level(const Each& each, Count* counts, int bits, std::uint64_t
 // 1,024 buckets narrow the range, a level per 10 bits of it, until a bucket holds the ranks
 // alone or few enough values to select from a copy on the stack. From 16,384 values on, a
 // level has 4,096 buckets (12 bits; 64 KB of counts on the heap, where there is memory for
-// them): a span of up to 4,096 ns, one short kernel's usual spread, is then found in one
-// read, where 1,024 buckets 2 ns wide left a bucket of many values to read them all again
-// for (a median of 2 M durations in 7 values: 2.5 -> 1.1 ns a value). A level re-reads the
-// values where its bucket holds many of them or the level after it is the last; else (once:
-// `copies`) it reads a copy of its bucket's (usually n / 1,000 values; on no memory for it,
-// the values again). Linear: at 2 M values, 2-3 passes over them. Stack: 40 KB, twice at most.
+// them), so that a span of up to 4,096 ns, one short kernel's usual spread, is one level's
+// buckets of 1 ns. A level re-reads the values where its bucket holds many of them or the
+// level after it is the last; else (once: `copies`) it reads a copy of its bucket's (on no
+// memory for it, the values again). Linear: each level is one read of the values, and a level
+// takes 10 or 12 bits off the range. Stack: 40 KB, twice at most.
 template <class Each>
 std::pair<std::uint64_t, std::uint64_t> ranks_of(const Each& each, std::uint64_t n, std::uint64_t k, bool next, std::uint64_t lo,
                                                 std::uint64_t hi, bool copies = true) noexcept {
   constexpr int bucket_bits = 10, many_bits = 12;
   constexpr std::size_t bucket_count = std::size_t{1} << bucket_bits;
-  constexpr std::uint64_t many_from = std::uint64_t{1} << 14; // values: where 4,096 buckets' counts cost under a tenth of a read
+  constexpr std::uint64_t many_from = std::uint64_t{1} << 14; // values: from here the four histograms' counts are no more than the values
   if (lo == hi) return {lo, lo}; // every value one: no counts asked for
   std::uint64_t counts[histogram_ways][bucket_count];
   const std::unique_ptr<std::uint32_t[]> many( // 32-bit counts: at most 2^32 - 1 values
@@ -334,7 +331,7 @@ class rank_search {
       count_level(each_, counts_.get(), bucket_count, parts_[0].lo, parts_[0].range, parts_[0].shift);
       return;
     }
-    std::uint32_t turn = 0; // as in count_level: no std::uint64_t the loop stores to
+    std::uint32_t turn = 0;
     each_([&](std::uint64_t v) {
       for (std::size_t j = 0; j < np_; ++j) {
         part& p = parts_[j];
@@ -466,8 +463,7 @@ class rank_search {
 // level; a range of at most 1,024 values is copied instead and its ranks selected in the copy,
 // and buckets holding at most n / 8 values are copied once for the levels after. Each level is
 // one pass over the values for every rank not yet found, so a median's two middle values with
-// two percentiles cost what one rank costs alone: at 2 M values 2-3 passes, where a partial
-// sort made one nth_element a rank (each moving the values) and ranks_of a search a rank.
+// two percentiles take the passes one rank takes alone.
 // Memory: 96 KB on the heap for the copies and histograms (32 KB up to 1,024 values; none to be
 // had: ranks_of, a rank at a time), again for the search over a copy.
 template <class Each>
@@ -510,7 +506,7 @@ void count_level(const deviations_on_first_read<each_value>& e, Count* counts, s
                  int shift) noexcept {
   if (e.summed) return count_level(e.each, counts, stride, lo, range, shift);
   e.summed = true;
-  double m2 = e.m2; // held here: a store to a count may not change it
+  double m2 = e.m2;
   const double mean = e.mean;
   const std::uint64_t *p = e.each.first, *last = e.each.last;
   for (; last - p >= 4; p += 4) {
@@ -551,15 +547,12 @@ duration_stats moments_by(const Each& each) noexcept {
   return s;
 }
 
-// The same of an array, four values a step in four sums and extremes of their own (each
-// extreme a compare and a move that waits on the one before: one chain of them ran at a third
-// of the speed of four). Arrays of 16 values or fewer read one at a time, as the pairs' setup
-// would cost more than it saves.
+// The same of an array, four values a step in four sums and extremes of their own, joined at
+// the end (four chains of compares that do not wait on each other). Arrays of 16 values or
+// fewer are read one at a time.
 inline duration_stats moments_by(const each_value& each) noexcept {
   const std::uint64_t *p = each.first, *const last = each.last;
   if (last - p <= 16) return moments_by<each_value>(each);
-  // Named, not arrays: GCC vectorized a loop over arrays of four into slower code (SSE2 has no
-  // 64-bit unsigned compare).
   std::uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, h0 = 0, h1 = 0, h2 = 0, h3 = 0;
   std::uint64_t l0 = ~std::uint64_t{0}, l1 = l0, l2 = l0, l3 = l0;
   const auto step = [](std::uint64_t v, std::uint64_t& sum, std::uint64_t& lo, std::uint64_t& hi) {

@@ -21,11 +21,10 @@ inline namespace v1 {
 
 namespace detail {
 
-// step_ranges(t, options) read through the index: a range is a step when its group's name
-// names one (marks have no group), each group tried once through its first range. The index's
-// 4 bytes a range are read, not the 64-byte records (a range per operator: 1.34 M ranges, 8 ms
-// a read). Per-range activity and the step figures take it; the diagnosis, which has only the
-// attribution, takes step_ranges(t, options).
+// step_ranges(t, options) read through the index: a range is a step when its group's name names
+// one (marks have no group), each group tried once through its first range. The index's 4 bytes
+// a range are read, not the 64-byte records. Per-range activity and the step figures take it;
+// the diagnosis, which has only the attribution, takes step_ranges(t, options).
 inline std::vector<char> step_ranges(const trace& t, const trace_index& x, const analysis_options& options) {
   const step_matcher match(options);
   std::vector<char> of_group(x.group_first.size()), out(t.ranges.size(), 0);

@@ -52,9 +52,8 @@ struct chrome_trace_job {
       : t(tr), a(at), options(o), frame(tr), events(tr, frame, whole ? expected_bytes(tr) : 0) {}
 
   // About what each record takes (a kernel: its slice and the two ends of its arrow), and a
-  // quarter more, so that the text is not copied as it grows (for a million kernels that was
-  // most of the time; at 4 M kernels the plain estimate fell 0.3 % short, as timestamps
-  // gain digits). Reserved pages that are never written cost address space, not memory.
+  // quarter more, so that the text is not copied as it grows (timestamps gain digits as a trace
+  // grows longer). Reserved pages that are never written cost address space, not memory.
   static std::size_t expected_bytes(const trace& t) noexcept {
     const std::size_t guess = 4096 + 420 * t.kernels.size() + 320 * (t.copies.size() + t.memsets.size()) +
                               160 * (t.ranges.size() + t.syncs.size() + t.api_calls.size()) + 120 * t.launches.size();

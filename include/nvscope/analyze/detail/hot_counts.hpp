@@ -5,12 +5,11 @@
 // runs (internal to the analyze layer).
 //
 // A pass that adds to counts[key] for every record, where the records of one range come
-// together, adds to one address again and again: each add loads what the add before it stored,
-// and waits for that store (a chain of store-to-load forwarding, several cycles an add). Two
-// keys' counts are held here in locals instead, written back when another key takes their
-// place and at the end: a run of one key, or two keys in turn (a step and the start/end range
-// around it), costs compares, not that chain. `Count`: the table's type (counts, or sums of
-// nanoseconds).
+// together, adds to one address again and again. Two keys' counts are held here instead,
+// written back when another key takes their place and at the end: a run of one key, or two keys
+// in turn (a step and the start/end range around it), adds to a held count. Invariant: the
+// table plus the held counts is what adding to the table directly would give. `Count`: the
+// table's type (counts, or sums of nanoseconds).
 
 #include <nvscope/analyze/detail/inlining.hpp>
 

@@ -34,11 +34,10 @@ inline bool in_window(const time_window& w, timestamp_ns start) noexcept {
 }
 
 // Sorts [first, last), whose values lie within [lo, hi]: a radix sort of the values less the
-// smallest, 11 bits a pass, as many passes as the range needs (durations spanning up to 2 us:
-// one; up to 8.6 s: three); a comparison sort below 1,024 values. At 2 M durations, about a
-// third of std::sort's time. `first_read(v)`: called for each value in its place, in order,
-// before any moves (by the radix sort's first count: a caller's sum over the values in their
-// order then takes no read of its own).
+// smallest, 11 bits a pass, as many passes as the range needs (a span under 2^11 ns: one; under
+// 2^33 ns: three); a comparison sort below 1,024 values. `first_read(v)`: called for each value
+// in its place, in order, before any moves (by the radix sort's first count: a caller's sum
+// over the values in their order then takes no read of its own).
 template <class FirstRead>
 void sort_values(std::uint64_t* first, std::uint64_t* last, std::uint64_t lo, std::uint64_t hi, FirstRead&& first_read) {
   const auto n = static_cast<std::size_t>(last - first);
@@ -125,8 +124,7 @@ inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
   kept_values kept(runs.ids + 1, t.kernels.size());
   const auto nr = t.ranges.size();
   runs.owned_ns.assign(nr, 0);
-  // Held here: a store through `ok` or a column may not change them. A range's kernels come
-  // together: its owned time is summed in hot_counts, not added through memory a kernel.
+  // A range's kernels come together: its owned time is summed in hot_counts.
   const std::uint32_t* const owner = x.links.kernel_owner.data();
   const char* const ok = x.kernel_ok.data();
   const kernel_record* const kernels = t.kernels.data();

@@ -33,9 +33,8 @@ struct thread_timelines {
 inline thread_timelines timelines_of(const trace& t, const thread_table& slots, const std::vector<timestamp_ns>& end, bool same_thread_only,
                                      bool launches = true) {
   const auto nr = t.ranges.size(), nl = t.launches.size(), ns = slots.size(), none = ns;
-  // Each range's slot and role read once from its 64-byte record into 5 bytes: the three
-  // bucketings below read every key twice (PyTorch's shape at 2.7 M ranges: 6 passes over
-  // 170 MB of records were a quarter of `attribute`'s time).
+  // Each range's slot and role read once from its 64-byte record into 5 bytes, which the three
+  // bucketings below read twice each instead of the records.
   enum : std::uint8_t { push_pop, start_end, mark, left_out };
   scratch_vector<std::uint32_t> slot(nr);
   scratch_vector<std::uint8_t> role(nr);
@@ -189,9 +188,8 @@ inline bool launches_in_thread_order(const trace& t, const thread_table& slots) 
 // its first launch at or after them. The same results as the sweeps per thread (queries of one
 // time may go in either order: each sees the same ranges open), without a list of each thread's
 // launches made and read back, and the launch records read once in order rather than once a
-// thread (8 threads: each cache line of them read 4-8 times). `take`: sweep_start_end's, or null
-// for no start/end sweep; held here by value while the sweep runs, given back at its end (its
-// state among the loop's locals).
+// thread. `take`: sweep_start_end's, or null for no start/end sweep; held by value while the
+// sweep runs, given back at its end.
 template <class Take>
 void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelines& tl, const std::vector<timestamp_ns>& end,
                        std::vector<std::uint32_t>& parent, std::vector<std::uint16_t>& depth, scratch_vector<std::uint32_t>& launch_owner,
@@ -216,14 +214,11 @@ void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelin
     depth[m] = x.pp.level();
   };
   Take held = take ? *take : Take{};
-  // The current thread's state held here while its launches run (a run of one thread is the
-  // rule), given back to w at the next thread's launch: its cursors and flags, stored each launch,
-  // would otherwise be loaded back from w by the next.
+  // The current thread's state, taken from w at the first launch of a run of that thread and
+  // given back to w at the next thread's launch.
   std::uint32_t thread = 0, s = static_cast<std::uint32_t>(slots.slot(0));
   std::vector<std::uint32_t> unused_stack, unused_open; // a state for x while no thread's is held
   thread_state x = s < ns ? w[s] : thread_state{push_pop_sweep(nullptr, nullptr, unused_stack), start_end_sweep(nullptr, nullptr, unused_open), nullptr, nullptr};
-  // Held here: the calls the loop may make (a stack or list growing) could change anything in
-  // memory, and these were read back each launch.
   const launch_record* const launches = t.launches.data();
   std::uint32_t* const owner_of = launch_owner.data();
   for (std::uint32_t l = 0; l < nl; ++l) {

@@ -5,20 +5,17 @@
 // to the analyze layer).
 //
 // A pass over millions of records allocates arrays of tens of megabytes; first touching fresh
-// pages, one page fault per 4 KiB, then costs more than the pass itself (measured: 60 % of
-// `analyze` at 4 M kernels on a virtual machine). Arrays of 4 MiB or more are mapped directly,
-// whole huge pages from a huge-page boundary, and offered transparent huge pages (one fault per
-// 2 MiB) on Linux; the per-record indexes of `attribution` and `trace_index` live there too
-// (`record_indexes`). Inside a scratch_scope (analyze and diagnose open one) a freed array's
-// block serves the next array instead of going back to the kernel: a pass reuses the pages the
-// one before touched (at 2 M kernels, analyze's page faults 34,800 -> 23,800 and its time
-// x0.91, for a peak 160 MB higher while it runs: what one pass frees waits for the next;
-// bench/results/scale.json). A kept block larger than an array needs keeps the huge pages
+// pages, one page fault per 4 KiB, can cost more than the pass itself. Arrays of 4 MiB or more
+// are mapped directly, whole huge pages from a huge-page boundary, and offered transparent huge
+// pages (one fault per 2 MiB) on Linux; the per-record indexes of `attribution` and
+// `trace_index` live there too (`record_indexes`). Inside a scratch_scope (analyze and diagnose
+// open one) a freed array's block serves the next array instead of going back to the kernel: a
+// pass reuses the pages the one before touched, for a higher peak while it runs (what one pass
+// frees waits for the next). A kept block larger than an array needs keeps the huge pages
 // beyond it apart for the next array, and blocks too small for a new array are moved into its
-// front: the pages mapped fresh then grow to the peak of what is live, not past it (at 2 M
-// kernels, 321 MB mapped for a 216 MB peak before, 222 after; PyTorch's shape 318 -> 220 MB).
-// Everything else, and every build under AddressSanitizer or ThreadSanitizer (which must see
-// the memory), uses the standard allocator.
+// front: the pages mapped fresh then grow to the peak of what is live, not past it. Everything
+// else, and every build under AddressSanitizer or ThreadSanitizer (which must see the memory),
+// uses the standard allocator.
 
 #include <cstddef>
 #include <cstdint>

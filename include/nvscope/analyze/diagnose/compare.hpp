@@ -11,8 +11,8 @@
 /// noisy group whose median moved by chance does not count). The gate fails on a group above
 /// the threshold that is gated: GPU-side groups (kernels, GPU time of ranges and steps)
 /// always, host times only with `gate_host`. Host times of an unchanged program move between
-/// processes by far more than any useful threshold (three runs of examples/04 on an H100:
-/// range host medians 6-57% apart, kernel medians at most 0.9%; bench/results/diagnosis.json),
+/// processes by far more than any useful threshold (runs of examples/04: the spread of each
+/// group's median between runs, bench/results/diagnosis.json's gpu_session),
 /// and the bootstrap sees only the spread inside one run, so they are listed, not gated, by
 /// default. The generator is seeded from the group's name, so a comparison always gives the
 /// same figures.

@@ -95,12 +95,12 @@ struct no_readers {
 // charged as it is found. `readers` take every operation and every stretch as the walk meets
 // them (the diagnosis' other passes that read them: one walk of the operations, not several),
 // and the idle time of each run of stretches of one range (take_idle). The sums of a run of
-// stretches of one cause and range are held here and charged once the run ends: each add to
-// the same tally and cause sums would otherwise wait on the store of the add before it.
+// stretches of one cause and range are held here and charged once the run ends (charge_run):
+// what is charged is the same as charging each stretch.
 template <class Readers>
 void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_breakdown& b, Readers& readers) {
   timestamp_ns cover = 0, kernel_cover = 0;
-  std::uint64_t busy = 0, kernel = 0; // b's, summed here: a stretch written could have changed b's own
+  std::uint64_t busy = 0, kernel = 0; // b's, summed here and written back at the end
   lookup_hints hints(tl.threads); // the stretches come in time order
   range_cursor ranges(tl, hints);
   stretch_charges charges(*tl.t, o.top_idle);
@@ -114,7 +114,7 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
     readers.take_idle(run_range, run_ns);
     run_ns = run_count = run_longest = 0;
   };
-  const gpu_op* const ops = tl.ops.data(); // held here: the loop's calls (a run charged, a range's tally) could change anything in memory
+  const gpu_op* const ops = tl.ops.data();
   for (std::size_t i = 0, n = tl.ops.size(); i < n; ++i) {
     const gpu_op& op = ops[i];
     if (i > 0 && op.start > cover) {

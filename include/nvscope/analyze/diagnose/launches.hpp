@@ -5,7 +5,8 @@
 /// Launch statistics per kernel name, as Holistic Trace Analysis defines them
 /// (cuda_kernel_launch_stats): the CPU launch-call duration, the launch delay (GPU start minus
 /// the end of the launch call), short kernels (GPU time shorter than their launch call),
-/// call and delay outliers (HTA's 50 us and 100 us cut-offs), duration outliers (Tukey), and
+/// call and delay outliers (HTA's runtime_cutoff 50 and launch_delay_cutoff 100, in
+/// microseconds), duration outliers (Tukey), and
 /// the queue depth at each launch (operations of the stream launched and not yet ended).
 /// Call durations come from the trace's API records; without them each launch record is a
 /// call of zero length and the short-kernel test uses `assumed_launch_ns`. Linear: every
@@ -48,7 +49,7 @@ namespace diag {
 // operations by depth (a depth is at most one more than the stream's last, so the table grows
 // a row at a time, never past the operations). With `rows`, each stream's HTA idle row made on
 // the same walk (stream_row_builder: idle_time_of then takes them, not a second walk of every
-// operation through the grouping: 2 M kernels, 3.9 ms).
+// operation through the grouping).
 struct launch_queues {
   scratch_column<std::uint32_t> depth;
   std::vector<std::uint64_t> counts; // counts[d]: launched operations at depth d
@@ -56,9 +57,8 @@ struct launch_queues {
 };
 
 // One stream's launches at a time, in launch order: each one's depth found and counted. The
-// stream's ends (running maximum, in launch order) in `ends`, counted in a local (a vector's end,
-// stored and loaded again each launch, made each wait on the last); launches come in order, so
-// the ended ones only grow.
+// stream's ends (running maximum, in launch order) in `ends`; launches come in order, so the
+// ended ones only grow, and a launch's depth is the ends its call start has not passed.
 class depth_counter {
  public:
   depth_counter(launch_queues& q, timestamp_ns* ends) : counts_(q.counts), depth_(q.depth.data()), ends_(ends) {}
@@ -78,7 +78,7 @@ class depth_counter {
   std::uint32_t* depth_;
   timestamp_ns* ends_;
   std::size_t done_ = 0, n_ends_ = 0;
-  timestamp_ns latest_end_ = 0; // ends_[n_ends_ - 1], held here
+  timestamp_ns latest_end_ = 0; // ends_[n_ends_ - 1]
 };
 
 // The launches of one stream's operations [first, last) (in start order) placed while they come
@@ -223,8 +223,6 @@ inline void gather_launches(const timeline& tl, const std::vector<std::uint32_t>
     c.queue.resize(c.offset[ng]);
   }
   c.launched.assign(ng, 0);
-  // The columns' and tables' places held here: a store to a column (8 bytes) may change any
-  // 8-byte field the loop would read back, its vectors' sizes among them.
   const std::uint32_t *const depth = q.depth.data(), *const name_of = tl.names.data(), *const place_of = place.data(), *const offset = c.offset.data();
   std::uint32_t* const launched_of = c.launched.data();
   std::uint64_t *const duration_col = c.durations.data(), *const call_col = c.calls.data(), *const delay_col = c.delays.data();

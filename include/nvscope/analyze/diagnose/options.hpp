@@ -8,7 +8,7 @@
 ///
 /// \code
 ///   nvscope::diagnosis_options o;
-///   o.gpu_gap_min_ns = 1'000'000;   // report GPU gaps of 1 ms and more (nsys: gap=1)
+///   o.gpu_gap_min_ns = 1'000'000;   // report GPU gaps of a millisecond and more (nsys: gap=1)
 ///   o.step_range = "train_step";
 /// \endcode
 
@@ -35,7 +35,7 @@ struct diagnosis_options {
   /// of one stream shorter than this, with the next one already launched, is "kernel wait".
   std::uint64_t kernel_wait_max_ns = 30;
   /// A gap the host caused (it launched the next operation only after the GPU ran dry) shorter
-  /// than this is launch overhead, a longer one is host work. 20 us: the top of HTA's "launch
+  /// than this is launch overhead, a longer one is host work. 20'000 ns: the top of HTA's "launch
   /// time on the CPU side is between 5-20 microseconds" (cuda_kernel_launch_stats).
   std::uint64_t launch_gap_max_ns = 20'000;
   /// Idle stretches listed with their ranges, longest first.
@@ -44,11 +44,11 @@ struct diagnosis_options {
   /// HTA `get_cuda_kernel_launch_stats(runtime_cutoff=50, launch_delay_cutoff=100)` (us).
   std::uint64_t call_outlier_ns = 50'000;
   std::uint64_t delay_outlier_ns = 100'000;
-  /// Launch-call duration assumed when the trace has no API records (HTA: 5-20 us, low end),
+  /// Launch-call duration assumed when the trace has no API records (HTA: 5-20 microseconds, low end),
   /// for the short-kernel test "GPU time shorter than its launch".
   std::uint64_t assumed_launch_ns = 5'000;
 
-  /// nsys `gpu_gaps` (DEFAULT_GAP = 500 ms): GPU idle at least this long is a row.
+  /// nsys `gpu_gaps` (DEFAULT_GAP = 500, in milliseconds): GPU idle at least this long is a row.
   std::uint64_t gpu_gap_min_ns = 500'000'000;
   /// nsys `gpu_time_util` (DEFAULT_NUM_CHUNKS = 30, DEFAULT_THRESHOLD = 50 %).
   std::uint32_t utilization_chunks = 30;
@@ -66,7 +66,8 @@ struct diagnosis_options {
   std::uint32_t step_growth_rows = 3;
 
   /// Verdict: with the GPU busy at least this share of the window, removing every idle
-  /// stretch would give at most 1 / 0.8 = 1.25x, so GPU work is the lever (nvscope's choice).
+  /// stretch would shorten the window by at most a fifth, so GPU work is the lever (nvscope's
+  /// choice).
   double gpu_bound_busy = 0.80;
   /// Verdict: one cause of idle time (or copy-only time) must reach this share of the time
   /// not spent computing to name the class; below it, `mixed`.

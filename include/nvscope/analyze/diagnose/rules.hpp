@@ -7,7 +7,7 @@
 /// async copies touching pageable memory (cuda_memcpy_async), copies and memsets issued by
 /// synchronous calls (cuda_memcpy_sync, cuda_memset_sync: pinned or managed memory, as the
 /// rule script selects), device and stream synchronisations (cuda_api_sync), GPU gaps of
-/// 500 ms and more (gpu_gaps) and chunks of the window under 50 % use (gpu_time_util, 30
+/// half a second and more (gpu_gaps) and chunks of the window under 50 % use (gpu_time_util, 30
 /// chunks). Rules that need API names (the sync copy and memset rules) are marked not
 /// evaluated when the trace has no API records; the pageable rule then lists every pageable
 /// copy. n log n in the records.

@@ -156,8 +156,8 @@ class step_tally {
       if (k != diagnosis_none) columns_.add(op.kind() == op_kind::copy ? component_kind::copy : component_kind::memset, 0, k, op.end - op.start);
       return;
     }
-    // A kernel's owner, step and name number read through the columns' places held here (not
-    // through the timeline and attribution: a chain of loads each operation, after its stores).
+    // A kernel's owner, step and name number read through the columns' places held here, not
+    // through the timeline and attribution.
     const auto k = step_at(op.index() < kernel_owners_ ? kernel_owner_[op.index()] : diagnosis_none);
     if (k == diagnosis_none) return;
     if (k != pending_step_) pend(k);

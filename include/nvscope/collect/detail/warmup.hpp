@@ -1,8 +1,8 @@
 // nvscope-target: cupti
 #pragma once
 
-// CUPTI's first GPU operation after its activity kinds are enabled waits about 3 ms (seen on
-// an H200, 2026-11-21: once per start, whatever the operation, not once per kernel), which
+// CUPTI's first GPU operation after its activity kinds are enabled waits for CUPTI (once per
+// start, whatever the operation, not once per kernel; milliseconds on an H200), a wait that
 // would land on the program's first kernel. A 4-byte memset on a private non-blocking stream
 // takes it at start instead: no device-wide sync, so work the program has queued is not
 // waited on. Its records fall before the trace's begin and are dropped at stop.

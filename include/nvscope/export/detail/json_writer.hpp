@@ -212,8 +212,7 @@ class json_writer {
     if (!ok) throw stream_stopped{};
   }
   // Past the reserved size: a new buffer of twice the size, advised before the text is
-  // copied in. std::string's own regrowth would fault the copy in 4 KiB pages: at 4 M
-  // kernels that was 560,000 faults and four fifths of the Chrome trace's time.
+  // copied in. std::string's own regrowth would fault the copy in 4 KiB pages.
   void grow(std::size_t need) {
     std::string bigger;
     bigger.reserve(std::max(need, 2 * out_.capacity()));
@@ -223,8 +222,8 @@ class json_writer {
   }
   // A large output is written once, front to back: on Linux, ask for 2 MiB pages (where
   // transparent huge pages are on "madvise", the usual setting). The first touch of each 4 KiB
-  // page was half the time of a 500 MB Chrome trace; with huge pages it is 512 times fewer
-  // faults. Only an advice: ignored where unsupported.
+  // page costs a fault; a huge page is one fault for 512 of them. Only an advice: ignored where
+  // unsupported.
   static void prefer_huge_pages(char* data, std::size_t size) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;

@@ -246,8 +246,7 @@ class range_cursor {
 // Operation `at` of `ops` (tl's) made of record r, the i-th of its kind, launched by launch l
 // (or none): its thread and call start from the launch record, the call's from the API record
 // where the table has one (`any_calls`: the table is not empty). Written field by field where it
-// stays: an operation built aside and copied in 16-byte halves read back its 4-byte fields before
-// they had left the store buffer (timeline: x0.8 at 2 M).
+// stays.
 template <class Record>
 NVSCOPE_DETAIL_INLINE void make_op(timeline& tl, gpu_op* ops, std::size_t at, op_kind kind, const Record& r, std::uint32_t i, std::uint32_t l,
                                    const launch_record* launches, std::size_t nl, bool any_calls) {
@@ -283,8 +282,7 @@ void add_op(timeline& tl, std::size_t at, op_kind kind, const Record& r, std::ui
 // The records of one kind that the timeline takes (complete, started inside the window), by
 // (start, end), ties in record order: sorted only where they are not already (a collector's
 // records mostly are). Where every record is taken and they are in order already (the rule),
-// no list is kept: the i-th is record i, read straight from the records (no 8 MB of indexes
-// written and read back at 2 M kernels, and reads the prefetcher follows).
+// no list is kept: the i-th is record i, read straight from the records.
 struct op_order {
   scratch_vector<std::uint32_t> list; // empty where `all`
   std::size_t count = 0;
@@ -353,8 +351,7 @@ class stream_numbering {
  public:
   explicit stream_numbering(std::size_t ops) : group_(ops) {}
   // Operation `at` (of the `ops` the numbering was made for, each once, in order): record r's
-  // stream. A run's operations are counted where it ends, not one by one (each count's add
-  // waited on the store of the one before).
+  // stream. A run's operations are counted where it ends, not one by one.
   template <class Record>
   void add(const trace& t, std::size_t at, const Record& r) {
     const std::uint64_t key = (static_cast<std::uint64_t>(device_of(t, r)) << 32) | r.stream;
@@ -372,8 +369,8 @@ class stream_numbering {
     for (std::size_t p = 0; p < place.size(); ++p) out.first[p + 1] += out.first[p];
     out.order.resize(group_.size());
     auto cursor = out.first;
-    // A run of one stream (the rule) places its operations through a cursor held here: each
-    // placed through the table waited on the store of the one before.
+    // A run of one stream (the rule) places its operations through one cursor, written back to
+    // the table where the run ends.
     std::uint32_t* const order = out.order.data();
     const std::uint32_t* const group = group_.data();
     std::uint32_t run_group = no_index, next = 0, *slot = nullptr;
@@ -445,10 +442,7 @@ class name_numbering {
 
 // The kernels kernels[k ..) whose (start, end) is not after `until` (the next transfer's), made
 // operations as add_op makes them (with their names and streams numbered), from operation `at`;
-// returns the first kernel left. The places of the records, the launches and the columns are
-// held in locals, and the last end: the loop's calls (a new name or stream numbered) could
-// change anything in memory, and an operation's 8-byte stores the timeline's last end, each
-// read back every kernel.
+// returns the first kernel left.
 inline std::size_t take_kernel_run(timeline& tl, const op_order& kernels, std::size_t k, std::pair<timestamp_ns, timestamp_ns> until, std::size_t& at,
                                    name_numbering& names, stream_numbering& streams) {
   const trace& t = *tl.t;
