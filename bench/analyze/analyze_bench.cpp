@@ -6,6 +6,7 @@
 // median) over 8 M random durations (1-101 us, fixed seed) in rows of N values; counter
 // `values_per_s`. Rows of a few hundred values are the rule in nvtx_kern_sum and the kernel
 // summaries of real traces.
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include "synthetic_trace.hpp"
 
 #include <benchmark/benchmark.h>

@@ -11,6 +11,7 @@
 // durations grouped by name (one counting sort), a median needs a selection over a column, the
 // launch statistics need each kernel's launch found by correlation and read. 20 M records a
 // second at 2 M kernels is ~205 ms for all of it.
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include "synthetic_trace.hpp"
 
 #include <nvscope/analysis.hpp>

@@ -10,6 +10,7 @@
 // Each pass runs once through a function of its own, named pass_<name> and kept out of line,
 // so that callgrind's inclusive count of that function is the pass's; `whole_analyze` is one
 // analyze(t) (the index included), as scale_bench times it. Prints the trace's records.
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include "synthetic_trace.hpp"
 
 #include <nvscope/analysis.hpp>

@@ -12,6 +12,7 @@
 // ranges ended on other threads, marks, graphs, copies, memsets, syncs, API calls, kernels and
 // copies with no end, unclosed pushes and a thread index outside the table; the 6 diagnosis
 // scenarios (tests/diagnose/scenarios.hpp). About 30 MB of text, 2 s.
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include <nvscope/analysis.hpp>
 #include <nvscope/export.hpp>
 #include "synthetic_trace.hpp"

@@ -23,6 +23,7 @@
 //   worst_doubling_ratio          the largest time(2n) / time(n) over 1-8 M kernels and the three
 //                                 passes, medians on fresh memory (page faults included; the
 //                                 scaling test bounds the passes' own work on warm memory)
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include "scale_measure.hpp"
 
 #include <nvscope/export/output_path.hpp>

@@ -9,6 +9,7 @@
 //                             median of 5 calls from the first, CPU time of this thread (page
 //                             faults included)
 // Prints the median milliseconds, then the records.
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include "synthetic_trace.hpp"
 
 #include <nvscope/analysis.hpp>

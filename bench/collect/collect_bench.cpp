@@ -20,6 +20,7 @@
  * The nvscope runs also time the analysis of the collected trace (analysis_records_per_s).
  * bench/collect/run.sh runs BM_launch/plain under nsys as a separate process.
  * BM_axpy_adapter shows nvscope/collect/benchmark.hpp: collector-measured GPU time, GB/s, cold L2. */
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include <nvscope/analysis.hpp>
 #include <nvscope/collect/benchmark.hpp>
 #include <nvscope/collector.hpp>

@@ -10,6 +10,7 @@
 //  - speed: diagnose() on a launch-bound trace of 240,000 kernels, records per second.
 // usage: diagnosis_bench [--seeds N] [--commit HASH] [--command TEXT]
 
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include "noise.hpp"
 #include "scenarios.hpp"
 

@@ -16,6 +16,7 @@
 // (tests/analyze/synthetic_trace.hpp's training_run: 100 steps x 12 layers x (attention, ffn)
 // ranges, ~1M kernels, a copy per layer, a graph launch per step). "Records" counts kernels,
 // copies, memsets, ranges, launches and syncs, as scale_bench counts them.
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include "chrome_trace_before.hpp"
 #include "synthetic_trace.hpp"
 

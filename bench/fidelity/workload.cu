@@ -9,6 +9,7 @@
  * custom domain, marks, and start/end ranges (one opened on the main thread and ended on the
  * worker while main keeps launching). Every count is fixed, so the tables are comparable.
  */
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include <nvscope/analysis.hpp>
 #include <nvscope/collector.hpp>
 #include <nvscope/export.hpp>

@@ -9,6 +9,7 @@
  *   summary.json         every table and metric as JSON
  *   stacks.folded        GPU time by NVTX path, for flamegraph.pl or speedscope
  * Without a GPU it says "no CUDA device" and exits 0. */
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include <nvscope/analysis.hpp>
 #include <nvscope/collector.hpp>
 #include <nvscope/export.hpp>

@@ -20,6 +20,7 @@
  *
  *   04_transformer_block [--layers N] [--tokens N] [--dim N] [--width N] [--iters N]
  */
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include <kernels/transformer_block.hpp>
 
 #include <nvscope/analysis.hpp>

@@ -4,6 +4,7 @@
 // Each step: forward launches gemm (4000 ns) and softmax (2000 ns), backward launches gemm
 // (1000 ns) and gemm_grad (2000 ns); the browser check reads the totals over both steps
 // (step_N 18000 ns, forward 12000, backward 6000, gemm 10000 in two places) from the page.
+#define NVSCOPE_IMPLEMENTATION // this program's one file with the analysis definitions (docs/analysis.md, "Building")
 #include <nvscope/export.hpp>
 #include <nvscope/trace.hpp>
 

@@ -2,6 +2,7 @@
 // CUPTI's headers are on the include path the umbrella brings the collector (no define
 // needed); the program then says whether libcupti loaded and whether the collector started,
 // and a refusal is the collector's one line on stderr, never a loader failure.
+#define NVSCOPE_IMPLEMENTATION // the program's one file with the analysis definitions
 #include <nvscope/nvscope.hpp>
 
 #include <cstdio>
@@ -18,7 +19,8 @@ int main() {
 #endif
   nvscope::trace t;
   t.strings.intern("consumer");
-  std::printf("consumer ok: nvscope %d.%d.%d (%zu strings)\n", NVSCOPE_VERSION_MAJOR,
-              NVSCOPE_VERSION_MINOR, NVSCOPE_VERSION_PATCH, t.strings.size());
+  const auto r = nvscope::analyze(t); // defined here, through NVSCOPE_IMPLEMENTATION
+  std::printf("consumer ok: nvscope %d.%d.%d (%zu strings, %zu kernel rows)\n", NVSCOPE_VERSION_MAJOR,
+              NVSCOPE_VERSION_MINOR, NVSCOPE_VERSION_PATCH, t.strings.size(), r.kernels.size());
   return 0;
 }

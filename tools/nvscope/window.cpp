@@ -1,6 +1,7 @@
 #include "window.hpp"
 
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/step_names.hpp>
 #include <nvscope/capture/schedule.hpp>
 
 #include <algorithm>

@@ -15,6 +15,7 @@
 
 #include <nvscope/analyze/activity.hpp>
 #include <nvscope/analyze/diagnose/diagnose.hpp>
+#include <nvscope/analyze/entry.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/losses.hpp>
 #include <nvscope/analyze/projection.hpp>
@@ -106,15 +107,8 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
 
 } // namespace detail
 
-/// Computes every summary and metric of `t`. Records with no end (or an end before their
-/// start) are skipped and counted; ranges never closed are closed at the end of the trace
-/// (as nsys does) and counted; every loss is listed in `losses`.
-/// \code
-///   nvscope::analysis_options o;
-///   o.step_range = "train_step";
-///   auto r = nvscope::analyze(t, o);
-/// \endcode
-/// With `x`, the trace's index from `index_trace(t, options.start_end)`: analysed without
+/// `analyze(t, options)` (analyze/entry.hpp) with `x`, the trace's index from
+/// `index_trace(t, options.start_end)`: analysed without
 /// indexing it again, and `x.links` left for the exports (to_folded, to_chrome_trace take it).
 /// An index of another trace throws std::invalid_argument.
 /// \code
@@ -124,13 +118,16 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
 /// \endcode
 inline analysis_report analyze(const trace& t, const trace_index& x, const analysis_options& options) { return detail::analyze_indexed(t, x, options, nullptr); }
 
-/// Indexes the trace (`index_trace(t, options.start_end)`), then analyses it (above).
-inline analysis_report analyze(const trace& t, const analysis_options& options = {}) {
+#if defined(NVSCOPE_IMPLEMENTATION)
+// analyze(t, options) (declared in analyze/entry.hpp): indexes the trace
+// (`index_trace(t, options.start_end)`), then analyses it.
+analysis_report analyze(const trace& t, const analysis_options& options) {
   const detail::scratch_scope reuse; // the index's arrays, too, give their pages to the passes
   const detail::thread_table threads(t); // read once, for the index and the diagnosis' timeline
   auto x = detail::indexed(t, options.start_end, &threads);
   return detail::analyze_indexed(t, x, options, &x, &threads);
 }
+#endif
 
 } // namespace v1
 } // namespace nvscope

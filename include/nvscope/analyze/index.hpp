@@ -17,6 +17,7 @@
 #include <nvscope/analyze/detail/buckets.hpp>
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/nesting.hpp>
+#include <nvscope/analyze/attribution.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/report.hpp>
@@ -32,24 +33,6 @@
 
 namespace nvscope {
 inline namespace v1 {
-
-/// One index per record (millions in a long run): a std::vector but for its allocator, which
-/// takes arrays of 4 MiB and more from the analysis' storage for large arrays (huge pages where
-/// Linux offers them, pages reused from pass to pass inside `analyze`).
-using record_indexes = std::vector<std::uint32_t, detail::scratch_allocator<std::uint32_t>>;
-
-/// Where each GPU record came from: its launch and the innermost push/pop range open on the
-/// launching thread at that moment; and how ranges nest (computed from times, per thread).
-struct attribution {
-  static constexpr std::uint32_t none = no_index;
-  record_indexes kernel_launch, copy_launch, memset_launch; ///< into trace::launches
-  record_indexes kernel_owner, copy_owner, memset_owner;    ///< into trace::ranges
-  std::vector<std::uint32_t> parent;   ///< per range: enclosing push/pop range on its thread (marks too)
-  std::vector<std::uint16_t> depth;    ///< per range: 0 for outermost
-  std::vector<timestamp_ns> range_end; ///< per range: its end, or the trace end when unclosed
-  std::vector<std::uint32_t> children_first; ///< every range once, children before their parents (read backwards: parents first)
-  timestamp_ns trace_end = 0;
-};
 
 namespace detail {
 inline timestamp_ns trace_end_of(const trace& t) noexcept {
@@ -112,10 +95,11 @@ inline std::vector<timestamp_ns> closed_range_ends(const trace& t, timestamp_ns 
 /// The indexed view of a trace that every analysis pass reads: built once by `index_trace`.
 struct trace_index {
   attribution links;                           ///< launches, owners, nesting, closed ends
+  std::vector<std::uint32_t> children_first;   ///< every range once, children before their parents (read backwards: parents first)
   record_indexes launch_owner;     ///< per launch: innermost push/pop range open, or none
   record_indexes start_end_offset; ///< per launch, and one past: into start_end_ranges
   record_indexes start_end_ranges; ///< start/end ranges open at each launch
-  std::vector<char, detail::scratch_allocator<char>> kernel_ok; ///< per kernel: has a valid interval
+  std::vector<char> kernel_ok;                 ///< per kernel: has a valid interval
   std::vector<std::uint32_t> group_of;         ///< per range: its (domain, name, style) group; none for marks
   std::vector<std::uint32_t> group_first;      ///< per group: its first range
   std::uint64_t incomplete_found = 0;          ///< GPU records and ranges with no valid end
@@ -280,7 +264,7 @@ inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_s
   x.links.trace_end = trace_end_of(t);
   x.links.range_end = closed_range_ends(t, x.links.trace_end);
   nest_ranges(t, x, rule, open_start_end, table);
-  children_first(x.links.parent, static_cast<std::uint32_t>(t.ranges.size()), x.links.children_first); // once, for every pass that follows the nesting
+  children_first(x.links.parent, static_cast<std::uint32_t>(t.ranges.size()), x.children_first); // once, for every pass that follows the nesting
   link_launches(t, x, table);
   return x;
 }
@@ -302,42 +286,21 @@ inline trace_index indexed(const trace& t, start_end_rule rule, const thread_tab
 /// \endcode
 inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) { return detail::indexed(t, rule, nullptr); }
 
-/// Ties every kernel, copy and memset to its launch (by correlation id) and to the innermost
-/// push/pop range open on the launching thread at the launch; ranges get their parents and
-/// depths. All kernels of one graph launch share a correlation id, so one launch and range.
-/// The `links` of `index_trace(t)`, without the rest of the index (the start/end ranges open at
-/// each launch, range groups), which they do not depend on.
-/// \code
-///   auto a = nvscope::attribute(t);
-///   auto r = a.kernel_owner[0];   // index into t.ranges, or attribution::none
-/// \endcode
-inline attribution attribute(const trace& t) { return detail::linked_index(t, start_end_rule::nsys, false).links; }
+// attribute(t) (declared in attribution.hpp): the links of linked_index, in the implementation file.
+#if defined(NVSCOPE_IMPLEMENTATION)
+attribution attribute(const trace& t) { return detail::linked_index(t, start_end_rule::nsys, false).links; }
+#endif
 
-namespace detail {
-// Throws std::invalid_argument (one line, naming `who`) unless `a` has a slot for every
-// record and range of `t`: an attribution of another trace would be read past its end.
-inline void check_attribution(const trace& t, const attribution& a, const char* who) {
-  const bool fits = a.kernel_launch.size() == t.kernels.size() && a.kernel_owner.size() == t.kernels.size() &&
-                    a.copy_launch.size() == t.copies.size() && a.copy_owner.size() == t.copies.size() &&
-                    a.memset_launch.size() == t.memsets.size() && a.memset_owner.size() == t.memsets.size() &&
-                    a.parent.size() == t.ranges.size() && a.depth.size() == t.ranges.size() && a.range_end.size() == t.ranges.size();
-  if (!fits) throw std::invalid_argument(std::string("nvscope: ") + who + ": the attribution is not of this trace (pass attribute(t) of the same trace)");
-}
-} // namespace detail
 
-/// Per CUDA API call of `t` (`trace::api_calls`), the launch with its correlation id (an index
-/// into `trace::launches`, the first of that id), or `attribution::none`: the lookup analysis
-/// links GPU records with, for exports that draw API calls.
-/// \code
-///   auto l = nvscope::api_call_launches(t);
-///   if (l[0] != nvscope::attribution::none) std::printf("%llu\n", (unsigned long long)t.launches[l[0]].time);
-/// \endcode
-inline std::vector<std::uint32_t> api_call_launches(const trace& t) {
+#if defined(NVSCOPE_IMPLEMENTATION)
+// api_call_launches(t) (declared in attribution.hpp).
+std::vector<std::uint32_t> api_call_launches(const trace& t) {
   const detail::launch_lookup lookup(t.launches);
   std::vector<std::uint32_t> out(t.api_calls.size());
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = lookup.find(t.api_calls[i].correlation);
   return out;
 }
+#endif
 
 /// How the ranges of `t` nest, computed from times per thread: per range its parent (or
 /// `attribution::none`) and depth. The trace itself is left as its producer wrote it.

@@ -36,17 +36,18 @@ struct range_projection {
 
 namespace detail {
 
-// Every range, children before their parents (detail::children_first): the attribution's own
-// order where it has one for these ranges (index_trace and attribute make it once), else made here.
+// Every range, children before their parents (detail::children_first): made here from an
+// attribution's parents, or the index's own order (index_trace makes it once with the nesting).
 inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const attribution& a) {
-  const auto nr = static_cast<std::uint32_t>(t.ranges.size());
-  if (a.children_first.size() == nr) return scratch_vector<std::uint32_t>(a.children_first.begin(), a.children_first.end());
   scratch_vector<std::uint32_t> order;
-  children_first(a.parent, nr, order);
+  children_first(a.parent, static_cast<std::uint32_t>(t.ranges.size()), order);
   return order;
 }
 
-inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const trace_index& x) { return deepest_first(t, x.links); }
+inline scratch_vector<std::uint32_t> deepest_first(const trace& t, const trace_index& x) {
+  if (x.children_first.size() == t.ranges.size()) return scratch_vector<std::uint32_t>(x.children_first.begin(), x.children_first.end());
+  return deepest_first(t, x.links);
+}
 
 } // namespace detail
 

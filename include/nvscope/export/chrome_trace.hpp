@@ -13,7 +13,8 @@
 /// `write_chrome_trace` writes the same bytes to a file as they are made (a trace of millions
 /// of records is a gigabyte as one string).
 
-#include <nvscope/analysis.hpp>
+#include <nvscope/analyze/attribution.hpp>
+#include <nvscope/analyze/report.hpp>
 #include <nvscope/export/detail/chrome_events.hpp>
 #include <nvscope/export/output_path.hpp>
 #include <nvscope/trace.hpp>

@@ -14,7 +14,8 @@
 ///   // perl flamegraph.pl stacks.folded > gpu.svg
 /// \endcode
 
-#include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/attribution.hpp>
+#include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/step_names.hpp>
 

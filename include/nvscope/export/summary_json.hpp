@@ -10,7 +10,7 @@
 ///   nvscope::write_output("summary.json", nvscope::to_json(r));
 /// \endcode
 
-#include <nvscope/analysis.hpp>
+#include <nvscope/analyze/report.hpp>
 #include <nvscope/export/detail/json_text.hpp>
 #include <nvscope/export/diagnosis_json.hpp>
 #include <nvscope/export/table.hpp>

@@ -139,7 +139,7 @@ class start_end_sweep {
 // and marks, and the innermost range open at each of its launches.
 inline void sweep_push_pop(const trace& t, const std::uint32_t* r_first, const std::uint32_t* r_last, const std::uint32_t* q_first,
                            const std::uint32_t* q_last, const std::vector<timestamp_ns>& end, std::vector<std::uint32_t>& parent,
-                           std::vector<std::uint16_t>& depth, scratch_vector<std::uint32_t>& launch_owner, std::vector<std::uint32_t>& stack) {
+                           std::vector<std::uint16_t>& depth, std::vector<std::uint32_t>& launch_owner, std::vector<std::uint32_t>& stack) {
   const auto nl = t.launches.size();
   push_pop_sweep w(r_first, r_last, stack);
   for (auto q = q_first; q != q_last; ++q) {
@@ -192,7 +192,7 @@ inline bool launches_in_thread_order(const trace& t, const thread_table& slots) 
 // sweep runs, given back at its end.
 template <class Take>
 void sweep_interleaved(const trace& t, const thread_table& slots, thread_timelines& tl, const std::vector<timestamp_ns>& end,
-                       std::vector<std::uint32_t>& parent, std::vector<std::uint16_t>& depth, scratch_vector<std::uint32_t>& launch_owner,
+                       std::vector<std::uint32_t>& parent, std::vector<std::uint16_t>& depth, std::vector<std::uint32_t>& launch_owner,
                        Take* take) {
   const auto ns = slots.size(), nl = t.launches.size();
   std::vector<std::vector<std::uint32_t>> stacks(ns), opens(ns);

@@ -12,7 +12,6 @@
 ///   std::uint64_t waited = d.idle.cause_ns[static_cast<int>(nvscope::idle_cause::sync)];
 /// \endcode
 
-#include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cstdint>
@@ -82,9 +81,7 @@ struct idle_breakdown {
   std::vector<range_time> cause_ranges[idle_cause_count]; ///< by range at the stretch's start, largest first
   std::vector<stream_idle_row> streams;
   std::vector<idle_stretch> longest; ///< `top_idle` longest stretches
-  /// Every stretch, in time order: millions in a long run, so held in the analysis' storage
-  /// for large arrays (huge pages where Linux offers them); a std::vector but for its allocator.
-  std::vector<idle_stretch, detail::scratch_allocator<idle_stretch>> stretches;
+  std::vector<idle_stretch> stretches; ///< every stretch, in time order
 };
 
 /// Launch statistics of one kernel name (HTA cuda_kernel_launch_stats, per name).
