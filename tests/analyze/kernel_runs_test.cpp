@@ -1,4 +1,4 @@
-// The kernels' durations by name that `analyze` groups once (analyze/detail/kernel_runs.hpp):
+// The kernels' durations by name that `analyze` groups once (analyze/kernel_runs.hpp):
 // `stats_then_sort` against `stats_of` (every figure equal to the bit, the values left sorted),
 // `median_of_runs` against `median_of` over all the runs' values, on fresh random values of
 // several shapes; and `analyze`'s kernel table, overall activity and diagnosis against the

@@ -3,7 +3,7 @@
 // noise (sigma 2 % to 10 %), 1 % of instances slowed 1.5x to 3x (preemption, clocks).
 // Shared by the tests and bench/diagnose.
 
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 
 #include <cstdint>
 #include <algorithm>

@@ -7,6 +7,11 @@ Layers, in the order data flows: annotate -> capture -> collect -> trace -> anal
 - No header includes another layer's detail/ folder.
 - The thin top-level headers belong to their layer (annotate.hpp to annotate, ...);
   nvscope.hpp, the umbrella, may include any header that is not under a detail/ folder.
+- Inside analyze, floors (issue 44): analyze/detail/ (the engine's primitives) < analyze/*.hpp
+  (types and passes) < analyze/diagnose/ (the diagnosis' passes) < analyze/analyze.hpp (the
+  pipeline); a header includes its own floor and those below, never one above. The reference
+  definitions (analyze/reference/) include each other, trace.hpp and the headers that define
+  what they transcribe (DEFINITIONS), never the engine.
 Exit status 0 when every include keeps the rules, 1 otherwise (each offending line listed).
 """
 import os
@@ -27,6 +32,7 @@ THIN = {"annotate.hpp": "annotate", "capture.hpp": "capture", "collector.hpp": "
         "trace.hpp": "trace", "analysis.hpp": "analyze", "export.hpp": "export"}
 SHARED = {"version.hpp"}
 UMBRELLA = "nvscope.hpp"
+DEFINITIONS = {"analyze/report.hpp", "analyze/diagnosis.hpp", "analyze/step_names.hpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 
 
@@ -40,7 +46,34 @@ def classify(rel):
     return parts[0], "detail" in parts[1:-1]
 
 
+def analyze_floor(rel):
+    """The floor of a header of the analyze layer (see the module comment); None for reference/."""
+    parts = rel.split("/")
+    if parts[1] == "reference":
+        return None
+    if rel == "analyze/analyze.hpp":
+        return 3
+    if parts[1] == "diagnose":
+        return 2
+    return 0 if parts[1] == "detail" else 1
+
+
+def floor_offence(src, dst):
+    if src.split("/")[1] == "reference":
+        if dst.split("/")[1] == "reference" or dst in DEFINITIONS:
+            return None
+        return f"a reference definition includes the engine (nvscope/{dst}): only reference/ and {', '.join(sorted(DEFINITIONS))}"
+    s, d = analyze_floor(src), analyze_floor(dst)
+    if d is not None and d > s:
+        return f"includes nvscope/{dst}, a floor above its own inside analyze"
+    return None
+
+
 def offence(src, dst):
+    if src.startswith("analyze/") and dst.startswith("analyze/"):
+        why = floor_offence(src, dst)
+        if why:
+            return why
     src_layer, _ = classify(src)
     dst_layer, dst_detail = classify(dst)
     if dst_layer is None:
@@ -61,7 +94,8 @@ def offence(src, dst):
 def check(root):
     base = os.path.join(root, "nvscope")
     problems, headers, includes = [], 0, 0
-    for folder, _, files in os.walk(base):
+    for folder, folders, files in os.walk(base):
+        folders.sort()  # every run lists the same offences in the same order
         for name in sorted(files):
             if not name.endswith((".hpp", ".h", ".cuh")):
                 continue

@@ -4,7 +4,7 @@
 // interval, and exits 1 when a regression's whole interval lies above the threshold, 0
 // otherwise, 2 on unreadable or mismatched input (one line saying why).
 
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 
 #include <string>
 #include <string_view>

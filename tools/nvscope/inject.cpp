@@ -11,6 +11,7 @@
 
 #include <nvscope/detail/quote.hpp>
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/analyze.hpp> // the engine: the trace indexed once for analyze and the exports
 #include <nvscope/collector.hpp>
 #include <nvscope/export.hpp>
 

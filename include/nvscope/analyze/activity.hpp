@@ -11,7 +11,7 @@
 /// \endcode
 
 #include <nvscope/analyze/detail/inlining.hpp>
-#include <nvscope/analyze/detail/kernel_runs.hpp>
+#include <nvscope/analyze/kernel_runs.hpp>
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/stats.hpp>

@@ -84,7 +84,7 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
   if (owned != nullptr) // read by no pass below (losses_of reads the index's counts)
     for (auto* column : {&owned->launch_owner, &owned->start_end_offset, &owned->start_end_ranges}) record_indexes().swap(*column);
   {
-    // The kernels' durations by name, grouped once and sorted once (detail/kernel_runs.hpp) for
+    // The kernels' durations by name, grouped once and sorted once (analyze/kernel_runs.hpp) for
     // the three passes that read them by name; last, so that they are not held through the others.
     auto runs = detail::kernel_runs_of(t, x);
     const diagnosis_options diagnosis_settings = detail::diagnosis_options_of(t, options, &runs); // the window found once, for both

@@ -12,7 +12,7 @@
 /// \endcode
 
 #include <nvscope/analyze/stats.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cstdint>

@@ -11,7 +11,7 @@
 ///   for (const auto& row : nvscope::kernel_summary(t, x)) std::puts(row.name.c_str());
 /// \endcode
 
-#include <nvscope/analyze/detail/kernel_runs.hpp>
+#include <nvscope/analyze/kernel_runs.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/names.hpp>

@@ -16,7 +16,7 @@
 /// \endcode
 
 #include <nvscope/analyze/diagnose/compare.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/export/detail/json_text.hpp>
 #include <nvscope/export/diagnosis_text.hpp>
 #include <nvscope/trace.hpp>

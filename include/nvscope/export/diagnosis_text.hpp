@@ -15,7 +15,7 @@
 /// \endcode
 
 #include <nvscope/analyze/diagnose/compare.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cinttypes>

@@ -25,7 +25,7 @@
 ///   return c.gate_failed ? 1 : 0;
 /// \endcode
 
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -17,13 +17,13 @@
 /// \endcode
 
 #include <nvscope/analyze/detail/inlining.hpp>
-#include <nvscope/analyze/detail/kernel_runs.hpp>
+#include <nvscope/analyze/kernel_runs.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/launches.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/analyze/diagnose/rules.hpp>
 #include <nvscope/analyze/diagnose/samples.hpp>
 #include <nvscope/analyze/diagnose/steps.hpp>
@@ -52,7 +52,7 @@ struct walk_readers {
 };
 
 // diagnose (below); `runs`, where given, the kernels' durations by name that analyze grouped and
-// sorted once (detail/kernel_runs.hpp), for the kernel samples; let go once the samples are
+// sorted once (analyze/kernel_runs.hpp), for the kernel samples; let go once the samples are
 // taken, so that their pages serve the timeline. `threads`: the trace's thread table where
 // analyze made it, else null.
 inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagnosis_options& o, kernel_runs* runs,

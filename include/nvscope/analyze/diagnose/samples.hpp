@@ -19,7 +19,7 @@
 ///   // s.kernels[i].name, s.kernels[i].ns (sorted), s.kernels[i].count
 /// \endcode
 
-#include <nvscope/analyze/detail/kernel_runs.hpp>
+#include <nvscope/analyze/kernel_runs.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/projection.hpp>
@@ -27,7 +27,7 @@
 #include <nvscope/analyze/step_names.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>

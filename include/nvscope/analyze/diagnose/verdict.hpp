@@ -22,7 +22,7 @@
 #include <nvscope/analyze/diagnose/detail/findings.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 
 #include <algorithm>
 #include <cstdint>

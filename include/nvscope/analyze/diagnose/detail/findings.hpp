@@ -5,7 +5,7 @@
 // ranges responsible, the kernels behind it and what to try. Internal.
 
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -5,7 +5,7 @@
 // any stretch in log time. Internal.
 
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 
 #include <algorithm>
 #include <cstdint>

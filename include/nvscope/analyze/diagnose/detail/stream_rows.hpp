@@ -8,7 +8,7 @@
 
 #include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 
 #include <algorithm>
 #include <cstdint>

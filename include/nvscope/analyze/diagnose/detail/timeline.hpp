@@ -6,13 +6,13 @@
 // time, each thread's synchronisations, the API name of a correlation id. Internal.
 
 #include <nvscope/analyze/detail/buckets.hpp>
-#include <nvscope/analyze/detail/kernel_runs.hpp>
+#include <nvscope/analyze/kernel_runs.hpp>
 #include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/stats.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>

@@ -1,16 +1,21 @@
 // nvscope-target: nvscope
 #pragma once
 
-// analyze/detail/kernel_runs.hpp: every valid kernel's duration grouped by name id, once, for
-// the passes of `analyze` that read them by name (internal to the analyze layer).
-//
-// The kernel summary (its statistics), the overall activity (its kernel median) and the
-// diagnosis' kernel samples (sorted durations by name) each grouped the kernels' durations by
-// name, then selected in them or sorted them. Inside `analyze` they are grouped by one read of
-// the kernel records (kernel_runs_of); the kernel summary takes each name's figures that depend
-// on the values' order, then sorts its run in place (stats_then_sort), so that the medians are
-// read off the sorted runs, the overall median is found across them (median_of_runs), and the
-// samples take them as they lie where the diagnosis window holds every kernel.
+/// \file analyze/kernel_runs.hpp
+/// Every valid kernel's duration grouped by name id, once, for the passes of `analyze` that
+/// read them by name (a pass of the engine; its types are in namespace detail, not promised).
+///
+/// The kernel summary (its statistics), the overall activity (its kernel median) and the
+/// diagnosis' kernel samples (sorted durations by name) each group the kernels' durations by
+/// name, then select in them or sort them. Inside `analyze` they are grouped by one read of
+/// the kernel records (kernel_runs_of); the kernel summary takes each name's figures that depend
+/// on the values' order, then sorts its run in place (stats_then_sort), so that the medians are
+/// read off the sorted runs, the overall median is found across them (median_of_runs), and the
+/// samples take them as they lie where the diagnosis window holds every kernel.
+///
+/// \code
+///   auto runs = nvscope::detail::kernel_runs_of(t, nvscope::index_trace(t));
+/// \endcode
 
 #include <nvscope/analyze/detail/hot_counts.hpp>
 #include <nvscope/analyze/grouping.hpp>

@@ -1,7 +1,7 @@
 // nvscope-target: nvscope
 #pragma once
 
-/// \file analyze/diagnose/results.hpp
+/// \file analyze/diagnosis.hpp
 /// What the diagnosis passes return: numbers, enums and indexes into the trace (ranges by
 /// index into `trace::ranges`, names by `string_id`). Every word a person reads is made by
 /// export/diagnosis_text.hpp and export/diagnosis_json.hpp.
