@@ -7,6 +7,7 @@
 /// `nvscope::cupti`; libcupti is loaded at run time. Full guide: docs/collector.md.
 ///
 /// \code
+///   #define NVSCOPE_IMPLEMENTATION   // in one file of the program (analysis.hpp says why)
 ///   #include <nvscope/collector.hpp>
 ///   #include <nvscope/analysis.hpp>
 ///

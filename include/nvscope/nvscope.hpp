@@ -8,7 +8,9 @@
 /// `cudaProfilerStart/Stop` backend and stream/device naming when the CUDA runtime's headers
 /// are on the include path; the collector when CUPTI's headers are too. No define is needed:
 /// the headers are looked for with `__has_include`. `NVSCOPE_HAS_CUDART=0` or
-/// `NVSCOPE_HAS_CUPTI=0` leaves a part out although its headers are there.
+/// `NVSCOPE_HAS_CUPTI=0` leaves a part out although its headers are there. The analysis and
+/// export definitions compile in the one file of the program that defines
+/// `NVSCOPE_IMPLEMENTATION` first (analysis.hpp).
 ///
 /// It is the expensive include (about 2.7 times the parse time of annotate.hpp): annotated
 /// files should include only `<nvscope/annotate.hpp>`, the file that drives the collector

@@ -14,7 +14,52 @@
 /// of records is a gigabyte as one string).
 
 #include <nvscope/analyze/attribution.hpp>
-#include <nvscope/analyze/report.hpp>
+#include <nvscope/export/output_path.hpp>
+#include <nvscope/trace.hpp>
+
+#include <string>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// What the Chrome trace holds.
+struct chrome_trace_options {
+  bool flows = true;      ///< arrows from each launch to its GPU work
+  bool api_calls = true;  ///< CUDA API calls as slices on their threads
+};
+
+/// `t` as a Chrome trace (JSON object format, microsecond timestamps from the trace start):
+/// the host process with a track per thread (NVTX ranges and marks, API calls, launches)
+/// plus tracks for start/end ranges and synchronisations, a process per device with a
+/// track per stream, and an arrow from each launch to the GPU work it caused.
+/// \code
+///   nvscope::write_output("trace_%p.json", nvscope::to_chrome_trace(t));
+/// \endcode
+/// With `a`, the trace's attribution from an earlier pass (see to_folded): not indexed again.
+std::string to_chrome_trace(const trace& t, const chrome_trace_options& options, const attribution& a);
+
+/// The same, the trace indexed here (`attribute(t)`).
+std::string to_chrome_trace(const trace& t, const chrome_trace_options& options = {});
+
+/// The Chrome trace written to `path` as it is made, never whole in memory (about 270 bytes
+/// a record: 1 GB at 2 M kernels as a string), with `write_file`'s contract (a temporary file
+/// renamed into place, the old file kept if the write fails, no symbolic link followed, a
+/// device or pipe written in place). The bytes are to_chrome_trace's.
+/// \code
+///   const auto x = nvscope::index_trace(t);
+///   if (auto w = nvscope::write_chrome_trace("trace.json", t, {}, x.links); !w) std::fputs(w.error.c_str(), stderr);
+/// \endcode
+write_result write_chrome_trace(const std::string& path, const trace& t, const chrome_trace_options& options, const attribution& a);
+
+/// The same, the trace indexed here (`attribute(t)`).
+write_result write_chrome_trace(const std::string& path, const trace& t, const chrome_trace_options& options = {});
+
+} // namespace v1
+} // namespace nvscope
+
+#if defined(NVSCOPE_IMPLEMENTATION)
+#include <nvscope/analyze/intervals.hpp>
+#include <nvscope/analyze/names.hpp>
 #include <nvscope/export/detail/chrome_events.hpp>
 #include <nvscope/export/output_path.hpp>
 #include <nvscope/trace.hpp>
@@ -29,12 +74,6 @@
 
 namespace nvscope {
 inline namespace v1 {
-
-/// What the Chrome trace holds.
-struct chrome_trace_options {
-  bool flows = true;      ///< arrows from each launch to its GPU work
-  bool api_calls = true;  ///< CUDA API calls as slices on their threads
-};
 
 namespace detail {
 
@@ -279,35 +318,18 @@ inline void write_chrome_events(chrome_trace_job& job) {
 
 } // namespace detail
 
-/// `t` as a Chrome trace (JSON object format, microsecond timestamps from the trace start):
-/// the host process with a track per thread (NVTX ranges and marks, API calls, launches)
-/// plus tracks for start/end ranges and synchronisations, a process per device with a
-/// track per stream, and an arrow from each launch to the GPU work it caused.
-/// \code
-///   nvscope::write_output("trace_%p.json", nvscope::to_chrome_trace(t));
-/// \endcode
-/// With `a`, the trace's attribution from an earlier pass (see to_folded): not indexed again.
-inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options, const attribution& a) {
+std::string to_chrome_trace(const trace& t, const chrome_trace_options& options, const attribution& a) {
   detail::check_attribution(t, a, "to_chrome_trace");
   detail::chrome_trace_job job(t, a, options);
   detail::write_chrome_events(job);
   return job.events.take();
 }
 
-/// The same, the trace indexed here (`attribute(t)`).
-inline std::string to_chrome_trace(const trace& t, const chrome_trace_options& options = {}) {
+std::string to_chrome_trace(const trace& t, const chrome_trace_options& options) {
   return to_chrome_trace(t, options, attribute(t));
 }
 
-/// The Chrome trace written to `path` as it is made, never whole in memory (about 270 bytes
-/// a record: 1 GB at 2 M kernels as a string), with `write_file`'s contract (a temporary file
-/// renamed into place, the old file kept if the write fails, no symbolic link followed, a
-/// device or pipe written in place). The bytes are to_chrome_trace's.
-/// \code
-///   const auto x = nvscope::index_trace(t);
-///   if (auto w = nvscope::write_chrome_trace("trace.json", t, {}, x.links); !w) std::fputs(w.error.c_str(), stderr);
-/// \endcode
-inline write_result write_chrome_trace(const std::string& path, const trace& t, const chrome_trace_options& options, const attribution& a) {
+write_result write_chrome_trace(const std::string& path, const trace& t, const chrome_trace_options& options, const attribution& a) {
   detail::check_attribution(t, a, "write_chrome_trace");
   return write_file_from(path, [&](auto&& emit) {
     using emit_type = std::remove_reference_t<decltype(emit)>;
@@ -322,10 +344,10 @@ inline write_result write_chrome_trace(const std::string& path, const trace& t, 
   });
 }
 
-/// The same, the trace indexed here (`attribute(t)`).
-inline write_result write_chrome_trace(const std::string& path, const trace& t, const chrome_trace_options& options = {}) {
+write_result write_chrome_trace(const std::string& path, const trace& t, const chrome_trace_options& options) {
   return write_chrome_trace(path, t, options, attribute(t));
 }
 
 } // namespace v1
 } // namespace nvscope
+#endif

@@ -15,16 +15,9 @@
 /// \endcode
 
 #include <nvscope/analyze/attribution.hpp>
-#include <nvscope/analyze/intervals.hpp>
-#include <nvscope/analyze/names.hpp>
-#include <nvscope/analyze/step_names.hpp>
+#include <nvscope/trace.hpp>
 
-#include <cstdint>
-#include <map>
 #include <string>
-#include <string_view>
-#include <unordered_map>
-#include <vector>
 
 namespace nvscope {
 inline namespace v1 {
@@ -38,6 +31,42 @@ struct folded_options {
   std::string step_range;          ///< as `analysis_options::step_range`
   std::string step_pattern;        ///< as `analysis_options::step_pattern`: the same rule decides what a step is
 };
+
+/// GPU time (kernels, and copies/memsets unless left out) folded by the NVTX push/pop path of
+/// the launching thread at launch; work with no range is a stack of its own name alone.
+/// \code
+///   std::string folded = nvscope::to_folded(t);   // "step_N;forward;layer_N;gemm 123456\n..."
+/// \endcode
+/// With `a`, the trace's attribution from an earlier pass (`attribute(t)`, or the `links` of
+/// `index_trace(t)`): the trace is not indexed again. An attribution of another trace throws
+/// std::invalid_argument.
+/// \code
+///   const auto x = nvscope::index_trace(t);
+///   auto report = nvscope::analyze(t, x, {});
+///   std::string folded = nvscope::to_folded(t, {}, x.links);
+/// \endcode
+std::string to_folded(const trace& t, const folded_options& options, const attribution& a);
+
+/// The same, the trace indexed here (`attribute(t)`).
+std::string to_folded(const trace& t, const folded_options& options = {});
+
+} // namespace v1
+} // namespace nvscope
+
+#if defined(NVSCOPE_IMPLEMENTATION)
+#include <nvscope/analyze/intervals.hpp>
+#include <nvscope/analyze/names.hpp>
+#include <nvscope/analyze/step_names.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
 
 namespace detail {
 // ';' separates frames and a newline ends the line: neither may appear inside a frame.
@@ -136,20 +165,7 @@ inline void append_leaf(std::string& out, const trace& t, std::uint32_t frame) {
 
 } // namespace detail
 
-/// GPU time (kernels, and copies/memsets unless left out) folded by the NVTX push/pop path of
-/// the launching thread at launch; work with no range is a stack of its own name alone.
-/// \code
-///   std::string folded = nvscope::to_folded(t);   // "step_N;forward;layer_N;gemm 123456\n..."
-/// \endcode
-/// With `a`, the trace's attribution from an earlier pass (`attribute(t)`, or the `links` of
-/// `index_trace(t)`): the trace is not indexed again. An attribution of another trace throws
-/// std::invalid_argument.
-/// \code
-///   const auto x = nvscope::index_trace(t);
-///   auto report = nvscope::analyze(t, x, {});
-///   std::string folded = nvscope::to_folded(t, {}, x.links);
-/// \endcode
-inline std::string to_folded(const trace& t, const folded_options& options, const attribution& a) {
+std::string to_folded(const trace& t, const folded_options& options, const attribution& a) {
   detail::check_attribution(t, a, "to_folded");
   detail::folded_paths paths(t, a, options);
   std::unordered_map<std::uint64_t, std::uint64_t> by_leaf; // (node, frame) -> ns: one entry per distinct stack
@@ -188,8 +204,8 @@ inline std::string to_folded(const trace& t, const folded_options& options, cons
   return out;
 }
 
-/// The same, the trace indexed here (`attribute(t)`).
-inline std::string to_folded(const trace& t, const folded_options& options = {}) { return to_folded(t, options, attribute(t)); }
+std::string to_folded(const trace& t, const folded_options& options) { return to_folded(t, options, attribute(t)); }
 
 } // namespace v1
 } // namespace nvscope
+#endif
