@@ -92,43 +92,6 @@ inline time_window analysis_window(const trace& t, const analysis_options& optio
   return w.end == 0 ? time_window{} : w;
 }
 
-/// GPU activity over `window` (`activity_metrics`' definitions): busy, kernel, copy and sync
-/// time are unions clipped to the window; the overlap of kernels and copies, the copy time it
-/// is a share of, the gaps between the busy union's spans and the counts and kernel median
-/// take every record, inside the window or not.
-inline activity_metrics overall_activity(const trace& t, time_window window) {
-  activity_metrics m;
-  const auto lo = window.begin, hi = window.end;
-  const auto kernels = spans_of(t.kernels), copies = spans_of(t.copies), memsets = spans_of(t.memsets);
-  std::vector<span> all = kernels;
-  all.insert(all.end(), copies.begin(), copies.end());
-  all.insert(all.end(), memsets.begin(), memsets.end());
-  const auto busy = merged(all), kernel_union = merged(kernels), copy_union = merged(copies), sync_union = merged(spans_of(t.syncs));
-  m.window_begin = lo;
-  m.window_end = std::max(hi, lo);
-  m.window_ns = m.window_end - m.window_begin;
-  m.busy_ns = length(busy, lo, hi);
-  m.kernel_ns = length(kernel_union, lo, hi);
-  m.copy_ns = length(copy_union, lo, hi);
-  m.sync_ns = length(sync_union, lo, hi);
-  m.overlap_ns = overlap(kernel_union, copy_union);
-  const auto copy_total = length(copy_union, 0, ~timestamp_ns{0});
-  if (m.window_ns > 0) m.gpu_busy_percent = percent(m.busy_ns, m.window_ns), m.sync_percent = percent(m.sync_ns, m.window_ns);
-  if (copy_total > 0) m.copy_compute_overlap_percent = percent(m.overlap_ns, copy_total);
-  std::vector<std::uint64_t> gaps;
-  for (std::size_t i = 1; i < busy.size(); ++i) gaps.push_back(busy[i].first - busy[i - 1].second);
-  m.gap_count = gaps.size();
-  if (!gaps.empty()) m.gap_median_ns = stats(gaps).median, m.gap_p90_ns = nearest_rank(gaps, 0.9);
-  std::vector<std::uint64_t> durations;
-  for (const auto& k : t.kernels)
-    if (valid(k.start, k.end)) durations.push_back(k.end - k.start);
-  m.kernels = durations.size();
-  m.copies = copies.size();
-  m.memsets = memsets.size();
-  if (!durations.empty()) m.kernel_median_ns = stats(durations).median;
-  return m;
-}
-
 /// The figures of one set of GPU records over [lo, hi): `overall_activity`'s definitions, with
 /// the syncs of the whole trace; the medians are left to the caller (a row takes them over all
 /// its instances).
@@ -159,6 +122,20 @@ inline activity_metrics activity_of(const record_spans& g, const std::vector<spa
   m.kernels = g.kernels.size();
   m.copies = g.copies.size();
   m.memsets = g.memsets.size();
+  return m;
+}
+
+/// GPU activity over `window` (`activity_metrics`' definitions): busy, kernel, copy and sync
+/// time are unions clipped to the window; the overlap of kernels and copies, the copy time it
+/// is a share of, the gaps between the busy union's spans and the counts and kernel median
+/// take every record, inside the window or not.
+inline activity_metrics overall_activity(const trace& t, time_window window) {
+  const record_spans all{spans_of(t.kernels), spans_of(t.copies), spans_of(t.memsets)};
+  std::vector<std::uint64_t> gaps, durations;
+  auto m = activity_of(all, spans_of(t.syncs), window.begin, window.end, gaps);
+  if (!gaps.empty()) m.gap_median_ns = stats(gaps).median, m.gap_p90_ns = nearest_rank(gaps, 0.9);
+  for (const auto& k : all.kernels) durations.push_back(k.second - k.first);
+  if (!durations.empty()) m.kernel_median_ns = stats(durations).median;
   return m;
 }
 
