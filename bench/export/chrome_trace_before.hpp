@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/analyze.hpp> // the engine's passes, called alone
 #include <nvscope/export/chrome_trace.hpp>
 #include <nvscope/export/detail/json_text.hpp>
 

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/analyze.hpp> // the engine's passes, called alone
 #include <nvscope/export/table.hpp>
 
 #include <algorithm>

@@ -4,6 +4,7 @@
 // start/end rule's reading of where a range ended.
 #include <doctest/doctest.h>
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/analyze.hpp> // the engine's passes, called alone
 #include <nvscope/export/folded.hpp>
 #include <nvscope/export/table.hpp>
 

@@ -3,6 +3,7 @@
 #include "test_seed.hpp"
 #include "synthetic_trace.hpp"
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/analyze.hpp> // the engine's passes, called alone
 #include <nvscope/export/summary_json.hpp>
 #include <nvscope/export/table.hpp>
 

@@ -6,6 +6,7 @@
 // every kernel, cut some off, or end at a kernel's start.
 
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/analyze.hpp> // the engine's passes, called alone
 #include <nvscope/export.hpp>
 
 #include <doctest/doctest.h>

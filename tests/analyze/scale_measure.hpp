@@ -17,6 +17,7 @@
 #include "synthetic_trace.hpp"
 
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/analyze.hpp> // the engine's passes, called alone
 #include <nvscope/export.hpp>
 
 #include <malloc.h>

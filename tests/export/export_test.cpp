@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <nvscope/analysis.hpp>
+#include <nvscope/analyze/analyze.hpp> // the engine's passes, called alone
 #include <nvscope/export/chrome_trace.hpp>
 #include <nvscope/export/folded.hpp>
 #include <nvscope/export/summary_json.hpp>
