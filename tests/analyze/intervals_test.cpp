@@ -454,14 +454,15 @@ TEST_CASE("deepest_first puts every range once, each before its parent; last to 
   for (const bool shuffled : {false, true}) {
     auto t = synthetic::make_trace(3000);
     if (shuffled) std::shuffle(t.ranges.begin(), t.ranges.end(), rng); // parents after children too
-    const auto a = nvscope::attribute(t);
+    const auto x = nvscope::index_trace(t);
+    const auto& a = x.links;
     const auto nr = static_cast<std::uint32_t>(t.ranges.size());
-    REQUIRE(a.children_first.size() == nr);
+    REQUIRE(x.children_first.size() == nr);
     std::vector<std::uint32_t> place(nr, nvscope::attribution::none);
     for (std::uint32_t i = 0; i < nr; ++i) {
-      REQUIRE(a.children_first[i] < nr);
-      CHECK(place[a.children_first[i]] == nvscope::attribution::none);
-      place[a.children_first[i]] = i;
+      REQUIRE(x.children_first[i] < nr);
+      CHECK(place[x.children_first[i]] == nvscope::attribution::none);
+      place[x.children_first[i]] = i;
     }
     std::size_t nested = 0;
     for (std::uint32_t r = 0; r < nr; ++r) {
@@ -470,7 +471,8 @@ TEST_CASE("deepest_first puts every range once, each before its parent; last to 
       ++nested;
     }
     CHECK(nested > 100);
-    const auto order = nvscope::detail::deepest_first(t, a);
-    CHECK(std::equal(order.begin(), order.end(), a.children_first.begin(), a.children_first.end()));
+    const auto order = nvscope::detail::deepest_first(t, x), made = nvscope::detail::deepest_first(t, a);
+    CHECK(std::equal(order.begin(), order.end(), x.children_first.begin(), x.children_first.end()));
+    CHECK(std::equal(made.begin(), made.end(), x.children_first.begin(), x.children_first.end())); // made again from the parents alone
   }
 }
