@@ -80,12 +80,12 @@ inline std::vector<rule_result> memop_rules(const trace& t, const std::vector<gp
   return out;
 }
 
-/// `cuda_api_sync`: every device and stream synchronisation (and event wait where
+/// `cuda_api_sync`'s rows: every device and stream synchronisation (and event wait where
 /// `sync_rule_includes_events`) with a valid end that starts inside the window, in record
-/// order before the sort; its call, thread, stream, the innermost push/pop range open on its
-/// thread at its start, and the GPU's busy share during the wait (the union of the timeline's
-/// operations inside it, of its duration).
-inline rule_result sync_rule(const trace& t, const std::vector<gpu_op>& ops, const diagnosis_options& o) {
+/// order; its call, thread, stream, the innermost push/pop range open on its thread at its
+/// start, and the GPU's busy share during the wait (the union of the timeline's operations
+/// inside it, of its duration).
+inline std::vector<rule_row> sync_rows(const trace& t, const std::vector<gpu_op>& ops, const diagnosis_options& o) {
   const auto ends = range_ends(t);
   std::vector<rule_row> rows;
   for (std::uint32_t i = 0; i < t.syncs.size(); ++i) {
@@ -99,7 +99,12 @@ inline rule_result sync_rule(const trace& t, const std::vector<gpu_op>& ops, con
     if (row.duration > 0) row.gpu_busy_percent = 100.0 * static_cast<double>(busy) / static_cast<double>(row.duration);
     rows.push_back(row);
   }
-  return finished(rule_id::sync_call, rows, o.rule_rows);
+  return rows;
+}
+
+/// `cuda_api_sync`: its rows (`sync_rows`), longest first.
+inline rule_result sync_rule(const trace& t, const std::vector<gpu_op>& ops, const diagnosis_options& o) {
+  return finished(rule_id::sync_call, sync_rows(t, ops, o), o.rule_rows);
 }
 
 /// `gpu_gaps`: every idle stretch of at least `gpu_gap_min_ns`, with its range and thread.
