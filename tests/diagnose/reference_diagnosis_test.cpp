@@ -366,7 +366,7 @@ bool step_sync_outside(const trace& t, const diagnosis_options& o) {
   const auto n = ref::nest(t, ends);
   const auto steps = ref::step_ranges(t, o);
   for (const auto& s : t.syncs)
-    if (ref::valid(s.start, s.end) && !ref::inside(o.window, s.start) &&
+    if (ref::valid(s.start, s.end) && !ref::starts_inside(o.window, s.start) &&
         ref::step_holding(steps, n, ref::innermost_at(t, ends, s.thread, s.start)) != diagnosis_none)
       return true;
   return false;
@@ -383,7 +383,7 @@ std::pair<bool, bool> verdict_as_engine(const trace& t, const std::vector<ref::g
     if (f.kind == finding_kind::sync_calls && sync.matches > o.rule_rows) {
       double busy = 0.0;
       for (const auto& row : sync.rows) busy += row.gpu_busy_percent / 100.0 * static_cast<double>(row.duration);
-      f.gpu_busy_share = ref::share(static_cast<std::uint64_t>(busy), f.ns);
+      f.gpu_busy_share = ref::window_share(static_cast<std::uint64_t>(busy), f.ns);
       f.todo = f.gpu_busy_share >= 0.8 ? advice::none : advice::drop_sync;
       met.first = true;
     }

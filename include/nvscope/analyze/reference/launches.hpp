@@ -46,7 +46,7 @@ inline std::uint64_t queue_depth(const std::vector<gpu_op>& ops, std::size_t i) 
 }
 
 /// The median of a column as nsys takes it (`stats`), 0 for none.
-inline double median_of(const std::vector<std::uint64_t>& v) { return stats(v).median; }
+inline double nsys_median(const std::vector<std::uint64_t>& v) { return stats(v).median; }
 
 /// Tukey's outliers: values above Q3 + 1.5 (Q3 - Q1), quartiles by nearest rank.
 inline std::uint64_t above_fence(const std::vector<std::uint64_t>& v) {
@@ -80,14 +80,14 @@ inline launch_stats_row launch_row(const std::vector<gpu_op>& ops, string_id nam
     queues.push_back(queue_depth(ops, i));
   }
   row.with_call = calls.size();
-  row.call_median_ns = median_of(calls);
+  row.call_median_ns = nsys_median(calls);
   row.call_p90_ns = nearest_rank(calls, 0.9);
-  row.delay_median_ns = median_of(delays);
+  row.delay_median_ns = nsys_median(delays);
   row.delay_p90_ns = nearest_rank(delays, 0.9);
   row.delay_max_ns = stats(delays).max;
-  row.kernel_median_ns = median_of(durations);
+  row.kernel_median_ns = nsys_median(durations);
   row.duration_outliers = above_fence(durations);
-  row.queue_median = median_of(queues);
+  row.queue_median = nsys_median(queues);
   row.queue_max = stats(queues).max;
   return row;
 }
@@ -109,7 +109,7 @@ inline launch_overview launch_statistics(const std::vector<gpu_op>& ops, const d
   for (const auto name : names) out.kernels.push_back(launch_row(ops, name, o));
   for (const auto& row : out.kernels) out.launches += row.launches, out.short_kernels += row.short_kernels;
   std::stable_sort(out.kernels.begin(), out.kernels.end(), [](const launch_stats_row& x, const launch_stats_row& y) { return x.launches > y.launches; });
-  out.queue_median = median_of(queues);
+  out.queue_median = nsys_median(queues);
   out.queue_max = stats(queues).max;
   return out;
 }

@@ -91,7 +91,7 @@ inline std::vector<rule_row> sync_rows(const trace& t, const std::vector<gpu_op>
   for (std::uint32_t i = 0; i < t.syncs.size(); ++i) {
     const auto& s = t.syncs[i];
     const bool blocking = s.kind == sync_kind::stream || s.kind == sync_kind::context || (o.sync_rule_includes_events && s.kind == sync_kind::event);
-    if (!blocking || !valid(s.start, s.end) || !inside(o.window, s.start)) continue;
+    if (!blocking || !valid(s.start, s.end) || !starts_inside(o.window, s.start)) continue;
     rule_row row;
     row.start = s.start, row.duration = s.end - s.start, row.record = i, row.call = call_name(t, s.correlation);
     row.thread = s.thread, row.range = innermost_at(t, ends, s.thread, s.start), row.stream = s.stream;

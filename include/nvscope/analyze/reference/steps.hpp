@@ -45,7 +45,7 @@ inline std::vector<std::uint32_t> step_ranges(const trace& t, const diagnosis_op
   const auto is_step = steps_of(o);
   std::vector<std::uint32_t> out;
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i)
-    if (!t.ranges[i].is_mark && is_step(t.strings[t.ranges[i].name]) && inside(o.window, t.ranges[i].start)) out.push_back(i);
+    if (!t.ranges[i].is_mark && is_step(t.strings[t.ranges[i].name]) && starts_inside(o.window, t.ranges[i].start)) out.push_back(i);
   std::sort(out.begin(), out.end(), [&](std::uint32_t x, std::uint32_t y) { return std::make_pair(t.ranges[x].start, x) < std::make_pair(t.ranges[y].start, y); });
   return out;
 }
@@ -82,7 +82,7 @@ inline std::map<std::pair<component_kind, string_id>, std::vector<std::uint64_t>
   }
   for (const auto& s : idle.stretches) add(component_kind::idle, 0, s.range, s.duration);
   for (const auto& s : t.syncs)
-    if (valid(s.start, s.end) && inside(o.window, s.start)) add(component_kind::sync, 0, innermost_at(t, ends, s.thread, s.start), s.end - s.start);
+    if (valid(s.start, s.end) && starts_inside(o.window, s.start)) add(component_kind::sync, 0, innermost_at(t, ends, s.thread, s.start), s.end - s.start);
   return out;
 }
 
@@ -94,7 +94,7 @@ inline std::vector<step_growth> growth(const std::map<std::pair<component_kind, 
   std::vector<step_growth> out;
   for (const auto& [key, per_step] : components) {
     step_growth g;
-    g.kind = key.first, g.name = key.second, g.median_ns = median_of(per_step), g.step_ns = per_step[k];
+    g.kind = key.first, g.name = key.second, g.median_ns = nsys_median(per_step), g.step_ns = per_step[k];
     if (static_cast<double>(g.step_ns) > g.median_ns) out.push_back(g);
   }
   std::sort(out.begin(), out.end(), [](const step_growth& x, const step_growth& y) {
@@ -114,7 +114,7 @@ inline std::vector<outlier_step> all_outliers(const trace& t, const std::vector<
   for (const auto r : steps) durations.push_back(ends[r] - t.ranges[r].start);
   s.steps = steps.size();
   if (steps.empty()) return {};
-  s.median_ns = median_of(durations);
+  s.median_ns = nsys_median(durations);
   s.p90_ns = nearest_rank(durations, 0.9);
   s.max_ns = stats(durations).max;
   const double q1 = nearest_rank(durations, 0.25), q3 = nearest_rank(durations, 0.75);
@@ -189,7 +189,7 @@ inline run_samples collect_samples(const trace& t, const std::vector<gpu_op>& op
     if (op.kind == op_kind::kernel) kernels[std::string(t.strings[op.name])].push_back(op.end - op.start);
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i) {
     const auto& r = t.ranges[i];
-    if (r.is_mark || !inside(o.window, r.start)) continue;
+    if (r.is_mark || !starts_inside(o.window, r.start)) continue;
     const bool step = is_step(t.strings[r.name]);
     const std::string domain(t.strings[r.domain]);
     const std::string name = step ? "steps" : (domain.empty() ? "" : domain + ":") + std::string(t.strings[r.name]);

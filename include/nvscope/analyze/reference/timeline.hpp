@@ -50,7 +50,7 @@ struct gpu_op {
 
 /// Where the diagnosis looks (`diagnosis_options::window`): what starts in [begin, end); end 0:
 /// everything.
-inline bool inside(const time_window& w, timestamp_ns start) { return w.end == 0 || (w.begin <= start && start < w.end); }
+inline bool starts_inside(const time_window& w, timestamp_ns start) { return w.end == 0 || (w.begin <= start && start < w.end); }
 
 /// The API call of a correlation id (the call table of the diagnosis): among the API records
 /// with that id (not 0) and an end not before their start, the first runtime call in record
@@ -108,14 +108,14 @@ inline std::vector<gpu_op> timeline(const trace& t, const time_window& window) {
   std::vector<gpu_op> ops;
   for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
     const auto& k = t.kernels[i];
-    if (!valid(k.start, k.end) || !inside(window, k.start)) continue;
+    if (!valid(k.start, k.end) || !starts_inside(window, k.start)) continue;
     ops.push_back(op_of(t, ends, op_kind::kernel, i, k));
     ops.back().name = k.name;
   }
   for (std::uint32_t i = 0; i < t.copies.size(); ++i)
-    if (valid(t.copies[i].start, t.copies[i].end) && inside(window, t.copies[i].start)) ops.push_back(op_of(t, ends, op_kind::copy, i, t.copies[i]));
+    if (valid(t.copies[i].start, t.copies[i].end) && starts_inside(window, t.copies[i].start)) ops.push_back(op_of(t, ends, op_kind::copy, i, t.copies[i]));
   for (std::uint32_t i = 0; i < t.memsets.size(); ++i)
-    if (valid(t.memsets[i].start, t.memsets[i].end) && inside(window, t.memsets[i].start)) ops.push_back(op_of(t, ends, op_kind::memset, i, t.memsets[i]));
+    if (valid(t.memsets[i].start, t.memsets[i].end) && starts_inside(window, t.memsets[i].start)) ops.push_back(op_of(t, ends, op_kind::memset, i, t.memsets[i]));
   std::sort(ops.begin(), ops.end(), [](const gpu_op& x, const gpu_op& y) {
     return std::make_tuple(x.start, x.end, x.kind, x.record) < std::make_tuple(y.start, y.end, y.kind, y.record);
   });

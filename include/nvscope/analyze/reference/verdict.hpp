@@ -35,7 +35,7 @@ struct verdict_inputs {
 };
 
 /// A share of the window, 0 for an empty one.
-inline double share(std::uint64_t ns, std::uint64_t window) { return window ? static_cast<double>(ns) / static_cast<double>(window) : 0.0; }
+inline double window_share(std::uint64_t ns, std::uint64_t window) { return window ? static_cast<double>(ns) / static_cast<double>(window) : 0.0; }
 
 /// The three kernel names a finding names, from the launch rows: by GPU time, or by short
 /// kernels or launches (then GPU time), then by name.
@@ -120,7 +120,7 @@ inline finding sync_finding(const verdict_inputs& in) {
   auto f = make_finding(in.t, finding_kind::sync_calls, advice::none, r.total_ns, r.matches, row_ranges(r));
   double busy = 0.0;
   for (const auto& row : finished(rule_id::sync_call, sync_rows(in.t, in.ops, in.o), ~std::uint32_t{0}).rows) busy += row.gpu_busy_percent / 100.0 * static_cast<double>(row.duration);
-  f.gpu_busy_share = share(static_cast<std::uint64_t>(busy), f.ns);
+  f.gpu_busy_share = window_share(static_cast<std::uint64_t>(busy), f.ns);
   f.todo = f.gpu_busy_share >= 0.8 ? advice::none : advice::drop_sync;
   return f;
 }
@@ -154,7 +154,7 @@ inline bottleneck classify(const idle_breakdown& b, const diagnosis_options& o, 
 }
 
 /// Adds `f` where it has time, there is room (three) and no finding of its kind yet.
-inline void add(std::vector<finding>& out, finding f) {
+inline void add_finding(std::vector<finding>& out, finding f) {
   const bool room = out.size() < 3 && std::none_of(out.begin(), out.end(), [&](const finding& g) { return g.kind == f.kind; });
   if (room && f.ns > 0) out.push_back(std::move(f));
 }
@@ -166,16 +166,16 @@ inline void add(std::vector<finding>& out, finding f) {
 inline std::vector<finding> findings(const verdict_inputs& in, bottleneck kind, int largest) {
   std::vector<finding> out;
   const auto& b = in.d.idle;
-  add(out, kind == bottleneck::gpu_bound ? gpu_finding(in) : candidate(in, largest));
-  if (kind == bottleneck::launch_bound) add(out, short_finding(in));
-  if (kind == bottleneck::sync_bound || kind == bottleneck::gpu_bound) add(out, sync_finding(in));
+  add_finding(out, kind == bottleneck::gpu_bound ? gpu_finding(in) : candidate(in, largest));
+  if (kind == bottleneck::launch_bound) add_finding(out, short_finding(in));
+  if (kind == bottleneck::sync_bound || kind == bottleneck::gpu_bound) add_finding(out, sync_finding(in));
   std::vector<int> order{0, 1, 2, 3, 4};
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return candidate_ns(b, x) > candidate_ns(b, y); });
   const std::size_t room = in.d.steps.outlier_count ? 2 : 3;
   for (const int i : order)
-    if (out.size() < room && (out.size() < 2 || share(candidate_ns(b, i), b.window_ns) >= 0.01)) add(out, candidate(in, i));
-  if (in.d.steps.outlier_count) add(out, step_finding(in));
-  for (auto& f : out) f.share = share(f.ns, b.window_ns);
+    if (out.size() < room && (out.size() < 2 || window_share(candidate_ns(b, i), b.window_ns) >= 0.01)) add_finding(out, candidate(in, i));
+  if (in.d.steps.outlier_count) add_finding(out, step_finding(in));
+  for (auto& f : out) f.share = window_share(f.ns, b.window_ns);
   return out;
 }
 
@@ -185,10 +185,10 @@ inline diagnosis_verdict verdict(const verdict_inputs& in) {
   diagnosis_verdict v;
   const auto& b = in.d.idle;
   if (in.ops.empty()) return v;
-  v.busy_share = share(b.busy_ns, b.window_ns);
-  v.kernel_share = share(b.kernel_ns, b.window_ns);
-  v.copy_only_share = share(b.copy_only_ns, b.window_ns);
-  for (int i = 0; i < idle_cause_count; ++i) v.cause_share[i] = share(b.cause_ns[i], b.window_ns);
+  v.busy_share = window_share(b.busy_ns, b.window_ns);
+  v.kernel_share = window_share(b.kernel_ns, b.window_ns);
+  v.copy_only_share = window_share(b.copy_only_ns, b.window_ns);
+  for (int i = 0; i < idle_cause_count; ++i) v.cause_share[i] = window_share(b.cause_ns[i], b.window_ns);
   int largest = 0;
   v.kind = classify(b, in.o, largest);
   v.findings = findings(in, v.kind, largest);
