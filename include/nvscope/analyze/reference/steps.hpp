@@ -14,7 +14,7 @@
 /// \endcode
 
 #include <nvscope/analyze/diagnose/options.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/analyze/reference/common.hpp>
 #include <nvscope/analyze/reference/launches.hpp>
 #include <nvscope/analyze/reference/timeline.hpp>

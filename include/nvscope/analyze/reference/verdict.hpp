@@ -12,7 +12,7 @@
 /// \endcode
 
 #include <nvscope/analyze/diagnose/options.hpp>
-#include <nvscope/analyze/diagnose/results.hpp>
+#include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/analyze/reference/rules.hpp>
 #include <nvscope/analyze/reference/steps.hpp>
 #include <nvscope/analyze/reference/timeline.hpp>
