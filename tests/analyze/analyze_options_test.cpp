@@ -157,8 +157,14 @@ TEST_CASE("text tables cap long names with a visible cut; CSV keeps them whole")
   nvscope::text_options whole;
   whole.max_name_width = 0;
   CHECK(nvscope::to_text(r, nvscope::report::cuda_gpu_kern_sum, whole).find(longname) != std::string::npos);
-  // a cut never splits a UTF-8 character: 2-byte characters, cut at an odd width
-  CHECK(nvscope::detail::cut_name(std::string(20, 'a') + "\xc3\xa9\xc3\xa9\xc3\xa9", 24) == std::string(20, 'a') + "...");
+  // a cut counts display columns and never splits a UTF-8 character: 2-byte characters of one
+  // column each, 3-byte characters of two columns each (CJK), stray bytes of one
+  const std::string e = "\xc3\xa9", han = "\xe5\xad\x97";
+  CHECK(nvscope::detail::cut_name(std::string(20, 'a') + e + e + e, 24) == std::string(20, 'a') + e + e + e);
+  CHECK(nvscope::detail::cut_name(std::string(20, 'a') + e + e + e + e + e + e, 24) == std::string(20, 'a') + e + "...");
+  CHECK(nvscope::detail::cut_name("aaaa" + han + han + han + han, 9) == "aaaa" + han + "...");
+  CHECK(nvscope::detail::cut_name("aaaa" + han + han + han + han, 10) == "aaaa" + han + "...");
+  CHECK(nvscope::detail::cut_name(std::string(10, '\xff'), 6) == "\xff\xff\xff...");
 }
 
 TEST_CASE("start/end rule: a range ended on another thread takes no launches (nsys), unless asked") {

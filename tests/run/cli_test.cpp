@@ -157,6 +157,8 @@ TEST_CASE("bad options: exit 2, one line naming the bad part, the program not st
       {{"--frobnicate=1"}, "nvscope: run: unknown option '--frobnicate' (see nvscope run --help)"},
       {{"--capture-range=nvtx"}, "nvscope: run: --capture-range=nvtx needs --nvtx-capture=NAME"},
       {{"--outputs=pdf"}, "nvscope: run: bad --outputs='pdf': unknown output 'pdf' (want summary, csv, json, trace, folded, all or none)"},
+      {{"--summary=tables"}, "nvscope: run: bad --summary='tables': want short, full or none"},
+      {{"--color", "yes"}, "nvscope: run: bad --color='yes': want auto, always or never"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {NVSCOPE_TEST_TOOL, "run"};
@@ -232,6 +234,10 @@ TEST_CASE("nvscope without a command, with an unknown one, and diff") {
   o = run({NVSCOPE_TEST_TOOL, "frob\x01"});
   CHECK(o.status == 2);
   CHECK(o.err == "nvscope: unknown command 'frob\\x01' (want run or diff; see nvscope --help)\n");
+  o = run({NVSCOPE_TEST_TOOL, "run", "--help"});
+  CHECK(o.status == 0);
+  CHECK((o.out + o.err).find("--summary=short|full|none") != std::string::npos);
+  CHECK((o.out + o.err).find("--color=auto|always|never") != std::string::npos);
   o = run({NVSCOPE_TEST_TOOL, "--version"});
   CHECK(o.status == 0);
   CHECK(o.out.rfind("nvscope ", 0) == 0);

@@ -5,6 +5,7 @@
 // end of the process (exit, or SIGINT/SIGTERM when the program left them at their default),
 // stops it and writes the summary and the files. Why this mechanism: docs/run.md.
 
+#include "process_outputs.hpp"
 #include "run_options.hpp"
 #include "session.hpp"
 #include "window.hpp"
@@ -57,57 +58,6 @@ void say(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); 
 
 std::string pid_text() { return std::to_string(static_cast<long long>(::getpid())); }
 
-// mkdir -p for an expanded folder.
-std::string make_folder(const std::string& dir) {
-  std::string partial;
-  for (std::size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      if (!partial.empty() && ::mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST)
-        return "nvscope: run: cannot create folder '" + nvscope::detail::escape_input(partial, 256) + "': " + std::strerror(errno);
-    }
-    if (i < dir.size()) partial += dir[i];
-  }
-  return {};
-}
-
-struct written {
-  std::vector<std::string> files;
-  std::vector<std::string> errors;
-};
-
-void note_write(written& w, const std::string& path, const write_result& r) {
-  if (!r) w.errors.push_back(r.error);
-  else w.files.push_back(path);
-}
-
-void write_one(written& w, const std::string& stem, const char* suffix, const std::string& content) {
-  const std::string path = stem + suffix;
-  note_write(w, path, write_file(path, content));
-}
-
-// `a`: the trace's attribution, from the analysis' index (the exports do not index it again).
-written write_outputs(const run_options& o, const trace& t, const analysis_report& r, const attribution& a) {
-  written w;
-  const auto dir = expand_output_path(o.output_dir);
-  const auto name = expand_output_path(o.name);
-  if (!dir || !name) {
-    w.errors.push_back(!dir ? dir.error : name.error);
-    return w;
-  }
-  if (auto e = make_folder(dir.path); !e.empty()) {
-    w.errors.push_back(e);
-    return w;
-  }
-  const std::string stem = dir.path + "/" + name.path;
-  if (o.outputs.summary && o.summary_to_file) write_one(w, stem, ".txt", to_text(r, t));
-  if (o.outputs.csv)
-    for (report which : all_reports) write_one(w, stem, (std::string(".") + report_name(which) + ".csv").c_str(), to_csv(r, which));
-  if (o.outputs.json) write_one(w, stem, ".json", to_json(r, t));
-  if (o.outputs.trace) note_write(w, stem + ".trace.json", write_chrome_trace(stem + ".trace.json", t, {}, a)); // streamed: ~270 B a record, never held whole
-  if (o.outputs.folded) write_one(w, stem, ".folded", to_folded(t, {}, a));
-  return w;
-}
-
 // Stops the collector and writes everything, once per process, from whichever path ends it.
 void finish(const char* why) {
   auto& s = state();
@@ -128,15 +78,13 @@ void finish(const char* why) {
   if (!wc.whole) ao.window = time_window{used.begin, used.finish};
   const trace_index x = index_trace(used, ao.start_end); // the nsys rule, attribute()'s: its links serve the exports
   const analysis_report r = analyze(used, x, ao);
-  const written w = write_outputs(s.options, used, r, x.links);
-  if (s.options.outputs.summary && !s.options.summary_to_file)
-    std::fprintf(stderr, "nvscope: run: process %s (%s):\n%s", pid_text().c_str(), why, to_text(r, used).c_str());
+  const bool color = use_color(static_cast<color_when>(s.options.color), stderr);
+  const process_end w = end_process(s.options, used, r, x.links, pid_text(), why, color);
+  std::fputs(w.summary.c_str(), stderr);
   if (!wc.note.empty()) say("nvscope: run: process " + pid_text() + ": the window is empty: " + wc.note);
   for (const auto& e : w.errors) say(e);
-  std::string list;
-  for (const auto& f : w.files) list += (list.empty() ? "" : ", ") + f;
-  if (!w.files.empty()) say("nvscope: run: process " + pid_text() + " wrote " + list);
-  session_note(w.errors.empty() ? "written" : "write-failed", list);
+  if (!w.files_line.empty()) say(w.files_line);
+  session_note(w.errors.empty() ? "written" : "write-failed", path_list(w.files));
 }
 
 void finish_at_exit() { finish("exit"); }

@@ -133,10 +133,20 @@ std::string set_capture_range(run_options& o, std::string_view v) {
   return {};
 }
 
+// `stderr` and `file` are the older spellings of `full` and `none`.
 std::string set_summary(run_options& o, std::string_view v) {
-  if (v == "stderr") o.summary_to_file = false;
-  else if (v == "file") o.summary_to_file = true;
-  else return "want stderr or file";
+  if (v == "short") o.summary_shows = summary_view::screen;
+  else if (v == "full" || v == "stderr") o.summary_shows = summary_view::full;
+  else if (v == "none" || v == "file") o.summary_shows = summary_view::none;
+  else return "want short, full or none";
+  return {};
+}
+
+std::string set_color(run_options& o, std::string_view v) {
+  if (v == "auto") o.color = color_choice::automatic;
+  else if (v == "always") o.color = color_choice::always;
+  else if (v == "never") o.color = color_choice::never;
+  else return "want auto, always or never";
   return {};
 }
 
@@ -166,6 +176,7 @@ constexpr option_entry option_table[] = {
      }},
     {"outputs", set_outputs},
     {"summary", set_summary},
+    {"color", set_color},
     {"capture-range", set_capture_range},
     {"nvtx-capture", [](run_options& o, std::string_view v) -> std::string {
        if (v.empty() || v.front() == '@') return "want NAME or NAME@DOMAIN";
@@ -334,9 +345,10 @@ const char* run_usage() {
   return R"(usage: nvscope run [options] -- program [args...]
 
 Runs the program with nvscope's collector injected into every process of the tree that uses
-CUDA; at the end of each such process writes the summary and the files. Each option may also
-be given as an environment variable NVSCOPE_RUN_<NAME> (--output-dir: NVSCOPE_RUN_OUTPUT_DIR);
-the command line wins. Full guide: docs/run.md.
+CUDA; at the end of each such process writes the files and prints one screen of summary
+(every table in STEM.txt). Each option may also be given as an environment variable
+NVSCOPE_RUN_<NAME> (--output-dir: NVSCOPE_RUN_OUTPUT_DIR); the command line wins.
+Full guide: docs/run.md.
 
 Output
   --output-dir=DIR        folder of the files (default .); created if missing
@@ -344,7 +356,10 @@ Output
                           (RANK, LOCAL_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK),
                           %q{VAR} a variable, %% a percent sign
   --outputs=LIST          summary,csv,json,trace,folded, all or none (default summary,json,trace)
-  --summary=stderr|file   where the text summary goes (file: STEM.txt)
+  --summary=short|full|none   what stderr shows at the end of each process (default short:
+                          one screen, 40 lines of 120 columns; full: every table, as
+                          STEM.txt holds them; none: errors and the files line only)
+  --color=auto|always|never   colour the screen (default auto: on a terminal, not with NO_COLOR)
 Window (what is analysed and written)
   --capture-range=none|cudaProfilerApi|nvtx|steps   (default none: the whole run)
   --nvtx-capture=NAME[@DOMAIN]   the first NVTX range of that name

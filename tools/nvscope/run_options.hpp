@@ -24,12 +24,23 @@ enum class capture_range : std::uint8_t {
 
 /// Which files and texts are written at the end of each process.
 struct run_outputs {
-  bool summary = true; ///< the text summary (stderr, or a file with --summary=file)
+  bool summary = true; ///< the text summary: STEM.txt, and on stderr what --summary says
   bool csv = false;    ///< the six nsys-named CSV reports
   bool json = true;    ///< the JSON summary
   bool trace = true;   ///< the Chrome trace (chrome://tracing, Perfetto UI)
   bool folded = false; ///< folded stacks (flamegraph.pl, speedscope)
 };
+
+/// What stderr shows at the end of each process (--summary); STEM.txt holds the full text
+/// whenever `summary` is among the outputs.
+enum class summary_view : std::uint8_t {
+  screen, ///< one screen (export/screen.hpp): verdict, findings, steps, top kernels and ranges, losses, files
+  full,   ///< every table and the whole diagnosis, as STEM.txt holds them
+  none,   ///< nothing but errors and the line of the files written
+};
+
+/// When the screen is coloured (--color), with nvscope::color_when's values (checked where both are seen).
+enum class color_choice : std::uint8_t { automatic, always, never };
 
 /// Activity kinds, with the bit values of nvscope::activity (checked where both are seen).
 namespace kind_bits {
@@ -42,7 +53,8 @@ struct run_options {
   std::string output_dir = ".";
   std::string name = "nvscope_%p"; ///< file name stem: %p pid, %h host, %r rank, %q{VAR}, %%
   run_outputs outputs;
-  bool summary_to_file = false;
+  summary_view summary_shows = summary_view::screen;
+  color_choice color = color_choice::automatic;
   capture_range range = capture_range::whole;
   std::string nvtx_capture;        ///< NAME or NAME@DOMAIN
   std::string steps;               ///< step range names (glob with * and ?); empty: step, step_N, ...

@@ -147,12 +147,17 @@ inline const char* finding_unit(finding_kind k) noexcept {
   }
 }
 
-inline std::string finding_line(const trace& t, const finding& f, std::size_t number) {
+// The finding's figure, one line without its end: "  1. kernel time: 3.000 ms (95.1% of the window), 40 kernels".
+inline std::string finding_head(const finding& f, std::size_t number) {
   std::string s = printf_string("  %zu. %s: %s (%s of the window), %" PRIu64 " %s", number, finding_text(f.kind),
                                 duration(static_cast<double>(f.ns)).c_str(), percent(f.share).c_str(), f.count,
                                 finding_unit(f.kind));
   if (f.kind == finding_kind::sync_calls) s += ", GPU busy " + percent(f.gpu_busy_share) + " of the wait";
-  s += "\n";
+  return s;
+}
+
+inline std::string finding_line(const trace& t, const finding& f, std::size_t number) {
+  std::string s = finding_head(f, number) + "\n";
   if (!f.kernels.empty()) s += "     kernels: " + kernel_list(t, f.kernels) + "\n";
   s += "     ranges: " + range_list(t, f.ranges) + "\n";
   if (f.todo != advice::none) s += std::string("     try: ") + advice_text(f.todo) + "\n";
@@ -227,11 +232,17 @@ inline const char* component_name(component_kind k) noexcept {
   return names[static_cast<int>(k) % 5];
 }
 
+// The steps' figures, one line without its end: "Steps: 20, median 1.000 ms, p90 ..., max ...; 1 outliers above ...".
+inline std::string steps_head(const step_analysis& st) {
+  if (st.steps == 0) return "Steps: none (no step ranges)";
+  return printf_string("Steps: %" PRIu64 ", median %s, p90 %s, max %s; %" PRIu64 " outliers above %s", st.steps,
+                       duration(st.median_ns).c_str(), duration(st.p90_ns).c_str(), duration(double(st.max_ns)).c_str(),
+                       st.outlier_count, duration(st.fence_ns).c_str());
+}
+
 inline std::string steps_section(const trace& t, const step_analysis& st) {
-  if (st.steps == 0) return "Steps: none (no step ranges)\n";
-  std::string s = printf_string("Steps: %" PRIu64 ", median %s, p90 %s, max %s; %" PRIu64 " outliers above %s\n", st.steps,
-                                duration(st.median_ns).c_str(), duration(st.p90_ns).c_str(),
-                                duration(double(st.max_ns)).c_str(), st.outlier_count, duration(st.fence_ns).c_str());
+  std::string s = steps_head(st) + "\n";
+  if (st.steps == 0) return s;
   for (const auto& o : st.outliers) {
     s += printf_string("  step #%" PRIu64 " (%s): %s; grew:", o.ordinal, range_name(t, o.range).c_str(),
                        duration(double(o.duration)).c_str());

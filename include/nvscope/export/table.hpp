@@ -13,6 +13,7 @@
 /// \endcode
 
 #include <nvscope/analyze/report.hpp>
+#include <nvscope/detail/utf8.hpp>
 #include <nvscope/export/diagnosis_text.hpp>
 
 #include <cstdio>
@@ -225,27 +226,38 @@ inline std::string to_csv(const analysis_report& r, report which) {
 ///   std::fputs(nvscope::to_text(r, o).c_str(), stdout);
 /// \endcode
 struct text_options {
-  /// Names (kernels, ranges, operations) longer than this many bytes are cut, and the cut
-  /// shown as "..." (CSV and JSON always keep names whole).
+  /// Names (kernels, ranges, operations) wider than this many display columns are cut, and
+  /// the cut shown as "..." (CSV and JSON always keep names whole).
   std::size_t max_name_width = 100;
 };
 
 namespace detail {
 
-// `s` cut to at most `width` bytes, ending "...", never inside a UTF-8 character.
+// `s` cut to at most `width` display columns (detail/utf8.hpp: a wide character counts two,
+// a stray byte one), ending "...", never inside a UTF-8 character.
 inline std::string cut_name(const std::string& s, std::size_t width) {
-  if (width == 0 || s.size() <= width) return s;
+  if (width == 0 || display_width(s.data(), s.size()) <= width) return s;
   if (width <= 3) return std::string(width, '.');
-  std::size_t n = width - 3;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n; // s[n] continues a character: cut before it
-  return s.substr(0, n) + "...";
+  const auto* u = reinterpret_cast<const unsigned char*>(s.data());
+  std::size_t i = 0, columns = 0;
+  while (i < s.size()) {
+    const std::size_t len = utf8_sequence(u + i, s.size() - i);
+    const std::size_t c = len == 0 ? 1 : code_point_columns(utf8_code_point(u + i, len));
+    if (columns + c > width - 3) break;
+    columns += c;
+    i += len == 0 ? 1 : len;
+  }
+  return s.substr(0, i) + "...";
 }
+
+// Display columns of a cell: what its alignment pads to.
+inline std::size_t cell_width(const std::string& s) { return display_width(s.data(), s.size()); }
 
 inline void append_row(std::string& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& width,
                        const std::vector<bool>& numeric, bool header) {
   for (std::size_t c = 0; c < cells.size(); ++c) {
     out.push_back(' ');
-    const auto pad = width[c] - cells[c].size();
+    const auto pad = width[c] - cell_width(cells[c]);
     const bool right = numeric[c] && !header;
     const bool last = c + 1 == cells.size();
     if (right) out.append(pad, ' ');
@@ -270,10 +282,10 @@ inline std::string to_text(const analysis_report& r, report which, const text_op
   std::vector<std::size_t> width(t.header.size());
   for (std::size_t c = 0; c < t.header.size(); ++c) {
     const bool name = !t.numeric[c] && t.header[c] != "Style";
-    width[c] = t.header[c].size();
+    width[c] = detail::cell_width(t.header[c]);
     for (auto& row : t.rows) {
       if (name) row[c] = detail::cut_name(row[c], options.max_name_width);
-      width[c] = std::max(width[c], row[c].size());
+      width[c] = std::max(width[c], detail::cell_width(row[c]));
     }
   }
   detail::append_row(out, t.header, width, t.numeric, true);
@@ -340,14 +352,10 @@ inline void append_range_line(std::string& out, const range_metrics& m) {
 }
 } // namespace detail
 
-/// The overall metrics, the step figures, the verdict and the losses, a few lines.
-/// \code
-///   std::fputs(nvscope::metrics_text(r).c_str(), stdout);
-/// \endcode
-inline std::string metrics_text(const analysis_report& r) {
-  const auto& o = r.overall;
+namespace detail {
+// The overall activity in two lines: the window's busy, overlap and sync; counts and gaps.
+inline std::string activity_lines(const activity_metrics& o) {
   char buf[512];
-  std::string out = " ** GPU activity:\n\n";
   std::snprintf(buf, sizeof buf,
                 " window %.3f ms: GPU busy %.1f%%, copy/compute overlap %.1f%%, sync wait %.1f%%\n"
                 " %llu kernels (median %.1f us), %llu copies, %llu memsets; launch gaps: %llu, median %.1f us, p90 %.1f us\n",
@@ -355,7 +363,17 @@ inline std::string metrics_text(const analysis_report& r) {
                 static_cast<unsigned long long>(o.kernels), o.kernel_median_ns / 1000.0, static_cast<unsigned long long>(o.copies),
                 static_cast<unsigned long long>(o.memsets), static_cast<unsigned long long>(o.gap_count), o.gap_median_ns / 1000.0,
                 o.gap_p90_ns / 1000.0);
-  out += buf;
+  return buf;
+}
+} // namespace detail
+
+/// The overall metrics, the step figures, the verdict and the losses, a few lines.
+/// \code
+///   std::fputs(nvscope::metrics_text(r).c_str(), stdout);
+/// \endcode
+inline std::string metrics_text(const analysis_report& r) {
+  char buf[512];
+  std::string out = " ** GPU activity:\n\n" + detail::activity_lines(r.overall);
   if (r.steps) {
     std::snprintf(buf, sizeof buf, " %llu steps, %.1f kernels a step\n", static_cast<unsigned long long>(r.steps), r.kernels_per_step);
     out += buf;
