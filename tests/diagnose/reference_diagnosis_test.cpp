@@ -19,6 +19,7 @@
 #include "../export/sample_trace.hpp"
 
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/analyze.hpp> // diagnosis_options_for, the engine's
 #include <nvscope/analyze/diagnose/diagnose.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/reference/diagnosis.hpp>
