@@ -58,6 +58,7 @@ write_result write_chrome_trace(const std::string& path, const trace& t, const c
 } // namespace nvscope
 
 #if defined(NVSCOPE_IMPLEMENTATION)
+#include <nvscope/analysis.hpp> // the implementation file compiles attribute() and analyze() too
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/export/detail/chrome_events.hpp>

@@ -54,6 +54,7 @@ std::string to_folded(const trace& t, const folded_options& options = {});
 } // namespace nvscope
 
 #if defined(NVSCOPE_IMPLEMENTATION)
+#include <nvscope/analysis.hpp> // the implementation file compiles attribute() and analyze() too
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/step_names.hpp>
