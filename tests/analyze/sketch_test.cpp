@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -164,4 +165,29 @@ TEST_CASE("sketch: an empty sketch answers 0") {
   CHECK(s.median() == 0.0);
   CHECK(s.count() == 0);
   CHECK(s.average() == 0.0);
+}
+
+TEST_CASE("sketch: parts() and from_parts give the sketch back; parts that make none are refused") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  for (const char* name : shapes) {
+    CAPTURE(name);
+    const auto s = sketch_of(shape(name, 5000, rng));
+    const auto back = duration_sketch::from_parts(s.parts());
+    CHECK(back == s);
+    CHECK(back.quantile(0.9) == s.quantile(0.9));
+  }
+  CHECK(duration_sketch::from_parts({}) == duration_sketch{});
+  const auto good = sketch_of({0, 5, 7000}).parts();
+  auto bad = good;
+  bad.buckets.push_back(0);
+  CHECK_THROWS_AS(duration_sketch::from_parts(bad), std::invalid_argument);
+  bad = good;
+  bad.first_bucket = duration_sketch::max_buckets;
+  CHECK_THROWS_AS(duration_sketch::from_parts(bad), std::invalid_argument);
+  bad = good;
+  bad.min = bad.max + 1;
+  CHECK_THROWS_AS(duration_sketch::from_parts(bad), std::invalid_argument);
+  bad = good;
+  bad.min = 5;
+  CHECK_THROWS_AS(duration_sketch::from_parts(bad), std::invalid_argument);
 }

@@ -42,10 +42,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace nvscope {
 inline namespace v1 {
+
+/// What a `duration_sketch` holds, as plain numbers: what a writer stores and a reader gives
+/// back to `duration_sketch::from_parts` (a profile of another process or rank).
+struct sketch_parts {
+  std::uint64_t zero_count = 0;
+  std::uint32_t first_bucket = 0;
+  std::vector<std::uint64_t> buckets; ///< counts of buckets first_bucket, first_bucket + 1, ...
+  std::uint64_t min = 0, max = 0, sum_high = 0, sum_low = 0;
+};
 
 /// Count, sum, extremes (exact) and quantiles (within `relative_error`) of durations.
 class duration_sketch {
@@ -129,6 +140,31 @@ class duration_sketch {
   std::uint32_t first_bucket() const noexcept { return first_; }
   /// Counts of buckets first_bucket() ... first_bucket() + size - 1; both ends non-zero.
   const std::vector<std::uint64_t>& buckets() const noexcept { return buckets_; }
+  /// Its parts, for a writer.
+  sketch_parts parts() const { return {zero_, first_, buckets_, min_, max_, sum_high_, sum_low_}; }
+  /// The sketch of `p`, as `parts()` gave them; throws std::invalid_argument, one line, where
+  /// they make no sketch (a bucket past max_buckets, a zero count at either end of the
+  /// buckets, min above max, zeros counted while min is not 0).
+  static duration_sketch from_parts(const sketch_parts& p) {
+    const char* wrong = !p.buckets.empty() && (p.buckets.front() == 0 || p.buckets.back() == 0) ? "a zero count at an end of the buckets"
+                        : p.first_bucket + p.buckets.size() > max_buckets ? "a bucket past max_buckets"
+                        : p.min > p.max                                    ? "min above max"
+                        : p.zero_count && p.min                            ? "zeros counted but min is not 0"
+                                                                           : nullptr;
+    if (wrong) throw std::invalid_argument(std::string("nvscope: not a duration sketch: ") + wrong);
+    duration_sketch s;
+    s.zero_ = p.zero_count;
+    s.first_ = p.buckets.empty() ? 0 : p.first_bucket;
+    s.buckets_ = p.buckets;
+    s.count_ = p.zero_count;
+    for (const auto c : p.buckets) s.count_ += c;
+    s.min_ = s.count_ ? p.min : 0;
+    s.max_ = s.count_ ? p.max : 0;
+    s.sum_high_ = p.sum_high;
+    s.sum_low_ = p.sum_low;
+    return s;
+  }
+
   /// Bytes held: the object and its bucket array (reserved included).
   std::size_t memory_bytes() const noexcept { return sizeof(*this) + buckets_.capacity() * sizeof(std::uint64_t); }
 
