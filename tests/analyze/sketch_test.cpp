@@ -90,6 +90,7 @@ TEST_CASE("sketch: every quantile within the relative error of the exact one, on
       CHECK(s.sum_low() == static_cast<std::uint64_t>(sum));
       CHECK(s.sum_high() == static_cast<std::uint64_t>(sum >> 64));
       CHECK(s.buckets().size() <= duration_sketch::max_buckets);
+      CHECK(s.memory_bytes() <= sizeof(duration_sketch) + duration_sketch::max_buckets * sizeof(std::uint64_t));
     }
   }
 }
