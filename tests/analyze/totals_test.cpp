@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -229,4 +230,20 @@ TEST_CASE("totals: the run's copies and memsets agree with cuda_gpu_mem_time_sum
     CHECK(all.run.syncs == syncs);
     CHECK(all.run.lost.dropped_records == 3);
   }
+}
+
+TEST_CASE("totals: a few records against a large string table fold as against a small one") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const auto t = synthetic::random_trace(rng(), 2, 300);
+  trace large = t; // the same records, their names found among 200,000 more strings
+  large.strings = nvscope::string_table();
+  for (int i = 0; i < 200000; ++i) large.strings.intern("filler " + std::to_string(i));
+  const auto ids = [&](string_id id) { return id < t.strings.size() ? large.strings.intern(t.strings[id]) : id + 1000000; };
+  for (auto& k : large.kernels) k.name = ids(k.name);
+  for (auto& r : large.ranges) r.domain = r.domain ? ids(r.domain) : 0, r.name = ids(r.name);
+  large.kernel_names.clear();
+  for (const auto& [id, forms] : t.kernel_names) large.kernel_names[ids(id)] = {forms.base ? ids(forms.base) : 0, forms.mangled ? ids(forms.mangled) : 0};
+  REQUIRE(large.strings.size() > 2 * large.kernels.size() + 1024); // the hash table's case
+  check_equal(folded(large, nvscope::name_form::demangled), folded(t, nvscope::name_form::demangled));
+  check_equal(folded(large, nvscope::name_form::base), folded(t, nvscope::name_form::base));
 }

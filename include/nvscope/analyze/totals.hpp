@@ -105,17 +105,35 @@ inline void add_losses(loss_counts& into, const loss_counts& from) noexcept {
 
 namespace detail {
 
-// Each kernel's duration into its name's sketch; the name looked up once per distinct id.
+// The sketch of each string id, found once per id (every id past the table is one: they all
+// read `<unknown>`): an array over the ids where the table is not much larger than the records
+// folded (a whole trace), else a hash table (a small buffer against a large table).
+class sketch_by_id {
+ public:
+  sketch_by_id(std::size_t ids, std::size_t records) : ids_(ids), dense_(ids <= 2 * records + 1024 ? ids + 1 : 0, nullptr) {}
+  template <class Find>
+  duration_sketch& of(string_id id, Find find) {
+    const auto key = std::min<std::size_t>(id, ids_);
+    auto& s = dense_.empty() ? sparse_[key] : dense_[key];
+    if (!s) s = &find();
+    return *s;
+  }
+
+ private:
+  std::size_t ids_;
+  std::vector<duration_sketch*> dense_;
+  std::unordered_map<std::size_t, duration_sketch*> sparse_;
+};
+
+// Each kernel's duration into its name's sketch.
 inline void fold_kernels(const trace& t, totals& into, name_form form) {
-  std::vector<duration_sketch*> by_id(t.strings.size() + 1, nullptr); // last: ids past the table
+  sketch_by_id by_id(t.strings.size(), t.kernels.size());
   for (const auto& k : t.kernels) {
     if (!reference::valid(k.start, k.end)) {
       ++into.run.incomplete_found;
       continue;
     }
-    auto& s = by_id[std::min<std::size_t>(k.name, t.strings.size())];
-    if (!s) s = &into.kernels[std::string(kernel_name(t, k.name, form))];
-    s->add(k.end - k.start);
+    by_id.of(k.name, [&]() -> duration_sketch& { return into.kernels[std::string(kernel_name(t, k.name, form))]; }).add(k.end - k.start);
     ++into.run.kernels;
     into.run.kernel_ns += k.end - k.start;
   }
