@@ -1,0 +1,264 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/totals.hpp
+/// Running totals that merge: what a long run keeps of the records it does not keep raw.
+/// Per kernel name and per range group (domain, name and style, as nsys groups `nvtx_sum`'s
+/// rows) a `duration_sketch` (count, sum, min and max exact; quantiles within its relative
+/// error), one for the step ranges' wall times, and for the run the kernel, copy, memset and
+/// sync counts and summed durations and every loss count.
+///
+/// `fold` adds a trace's records, counted as the summaries count them
+/// (analyze/reference/common.hpp: a GPU record or sync only with a valid end; a range's end as
+/// `range_ends` reads it, unclosed ones at the trace's end; marks left out). `merge` combines
+/// totals of two windows, processes or ranks into those of their union: keys are names
+/// (strings), never a trace's string ids, which differ from trace to trace. Folding a trace
+/// in pieces and merging equals folding it whole, bucket for bucket.
+///
+/// Memory: one sketch a distinct kernel name and range group, plus one: each at most
+/// `duration_sketch::max_buckets` buckets of 8 bytes and its key's strings, whatever the count
+/// of records folded.
+///
+/// \code
+///   nvscope::totals all;
+///   nvscope::fold(window_trace, all);                 // any number of times
+///   nvscope::merge(all, other_rank_totals);
+///   for (const auto& row : nvscope::kernel_rows(all)) std::printf("%s %llu\n", row.name.c_str(), (unsigned long long)row.time.count);
+/// \endcode
+
+#include <nvscope/analyze/reference/common.hpp>
+#include <nvscope/analyze/report.hpp>
+#include <nvscope/analyze/sketch.hpp>
+#include <nvscope/trace.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// A range group by its strings: nsys's (domain, text, style).
+struct range_key {
+  std::string domain; ///< empty in the default domain
+  std::string name;
+  bool push_pop = true; ///< false: a start/end range
+
+  friend bool operator<(const range_key& a, const range_key& b) {
+    return std::tie(a.domain, a.name, a.push_pop) < std::tie(b.domain, b.name, b.push_pop);
+  }
+  friend bool operator==(const range_key& a, const range_key& b) {
+    return a.domain == b.domain && a.name == b.name && a.push_pop == b.push_pop;
+  }
+};
+
+/// The run's counts and summed durations (ns; sums of durations, not unions of intervals).
+struct run_totals {
+  std::uint64_t kernels = 0, kernel_ns = 0;
+  std::uint64_t copies = 0, copy_ns = 0;
+  std::uint64_t memsets = 0, memset_ns = 0;
+  std::uint64_t syncs = 0, sync_ns = 0;
+  std::uint64_t ranges = 0;           ///< ranges folded (marks left out)
+  loss_counts lost;                   ///< the producers' counts, summed
+  std::uint64_t incomplete_found = 0; ///< GPU records and syncs left out: no end, or end before start
+  std::uint64_t unclosed_found = 0;   ///< ranges never closed, closed at their trace's end
+};
+
+/// Everything kept of the records folded.
+struct totals {
+  std::map<std::string, duration_sketch> kernels; ///< by kernel name (in `fold_options::kernel_names`)
+  std::map<range_key, duration_sketch> ranges;    ///< host time of ranges, by group
+  duration_sketch steps;                          ///< wall time of the step ranges
+  run_totals run;
+};
+
+/// What `fold` reads besides the trace.
+/// \code
+///   nvscope::fold_options o;
+///   o.steps = nvscope::step_ranges(t, {});   // analyze/step_names.hpp: the step rule
+/// \endcode
+struct fold_options {
+  name_form kernel_names = name_form::demangled;
+  /// Per range of the trace, non-zero for a step range (as `step_ranges` returns them); empty:
+  /// no steps.
+  std::vector<char> steps;
+};
+
+static_assert(sizeof(loss_counts) == 8 * sizeof(std::uint64_t), "loss_counts gained a field: add it in add_losses");
+
+/// `into` += `from`, field by field.
+inline void add_losses(loss_counts& into, const loss_counts& from) noexcept {
+  into.dropped_records += from.dropped_records;
+  into.incomplete_records += from.incomplete_records;
+  into.unclosed_ranges += from.unclosed_ranges;
+  into.buffer_errors += from.buffer_errors;
+  into.late_buffers += from.late_buffers;
+  into.foreign_releases += from.foreign_releases;
+  into.nvtx_too_early += from.nvtx_too_early;
+  into.launches_lost += from.launches_lost;
+}
+
+namespace detail {
+
+// The sketch of each string id, found once per id (every id past the table is one: they all
+// read `<unknown>`): an array over the ids where the table is not much larger than the records
+// folded (a whole trace), else a hash table (a small buffer against a large table).
+class sketch_by_id {
+ public:
+  sketch_by_id(std::size_t ids, std::size_t records) : ids_(ids), dense_(ids <= 2 * records + 1024 ? ids + 1 : 0, nullptr) {}
+  template <class Find>
+  duration_sketch& of(string_id id, Find find) {
+    const auto key = std::min<std::size_t>(id, ids_);
+    auto& s = dense_.empty() ? sparse_[key] : dense_[key];
+    if (!s) s = &find();
+    return *s;
+  }
+
+ private:
+  std::size_t ids_;
+  std::vector<duration_sketch*> dense_;
+  std::unordered_map<std::size_t, duration_sketch*> sparse_;
+};
+
+// Each kernel's duration into its name's sketch.
+inline void fold_kernels(const trace& t, totals& into, name_form form) {
+  sketch_by_id by_id(t.strings.size(), t.kernels.size());
+  for (const auto& k : t.kernels) {
+    if (!reference::valid(k.start, k.end)) {
+      ++into.run.incomplete_found;
+      continue;
+    }
+    by_id.of(k.name, [&]() -> duration_sketch& { return into.kernels[std::string(kernel_name(t, k.name, form))]; }).add(k.end - k.start);
+    ++into.run.kernels;
+    into.run.kernel_ns += k.end - k.start;
+  }
+}
+
+// Each range's host time into its group's sketch, and each step range's into `steps`.
+inline void fold_ranges(const trace& t, totals& into, const std::vector<char>& steps) {
+  const auto end = reference::range_ends(t);
+  std::unordered_map<std::uint64_t, duration_sketch*> by_ids[2]; // per style: (domain, name) ids
+  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
+    const auto& r = t.ranges[i];
+    if (r.is_mark) continue;
+    auto& s = by_ids[r.is_push_pop][(std::uint64_t{r.domain} << 32) | r.name];
+    if (!s) s = &into.ranges[range_key{std::string(r.domain ? t.strings[r.domain] : std::string_view{}), std::string(t.strings[r.name]), r.is_push_pop}];
+    s->add(end[i] - r.start);
+    if (i < steps.size() && steps[i]) into.steps.add(end[i] - r.start);
+    ++into.run.ranges;
+    into.run.unclosed_found += r.end == 0;
+  }
+}
+
+// Count and summed duration of the valid records of one kind.
+template <class Record>
+void fold_records(const std::vector<Record>& records, std::uint64_t& count, std::uint64_t& ns, std::uint64_t& incomplete) {
+  for (const auto& r : records) {
+    if (!reference::valid(r.start, r.end)) {
+      ++incomplete;
+      continue;
+    }
+    ++count;
+    ns += r.end - r.start;
+  }
+}
+
+} // namespace detail
+
+/// Adds `t`'s records to `into`.
+/// \code
+///   nvscope::fold(t, all);
+/// \endcode
+inline void fold(const trace& t, totals& into, const fold_options& options = {}) {
+  detail::fold_kernels(t, into, options.kernel_names);
+  detail::fold_ranges(t, into, options.steps);
+  auto& run = into.run;
+  detail::fold_records(t.copies, run.copies, run.copy_ns, run.incomplete_found);
+  detail::fold_records(t.memsets, run.memsets, run.memset_ns, run.incomplete_found);
+  detail::fold_records(t.syncs, run.syncs, run.sync_ns, run.incomplete_found);
+  add_losses(run.lost, t.lost);
+}
+
+/// `into` becomes the totals of both: sketches merged by key, counts and losses added.
+/// \code
+///   nvscope::totals job;
+///   for (const auto& rank : ranks) nvscope::merge(job, rank);
+/// \endcode
+inline void merge(totals& into, const totals& from) {
+  for (const auto& [name, s] : from.kernels) into.kernels[name].merge(s);
+  for (const auto& [key, s] : from.ranges) into.ranges[key].merge(s);
+  into.steps.merge(from.steps);
+  auto& a = into.run;
+  const auto& b = from.run;
+  a.kernels += b.kernels, a.kernel_ns += b.kernel_ns, a.copies += b.copies, a.copy_ns += b.copy_ns;
+  a.memsets += b.memsets, a.memset_ns += b.memset_ns, a.syncs += b.syncs, a.sync_ns += b.sync_ns;
+  a.ranges += b.ranges, a.incomplete_found += b.incomplete_found, a.unclosed_found += b.unclosed_found;
+  add_losses(a.lost, b.lost);
+}
+
+/// A sketch's figures as a summary row's: count, total, min, max and average exact, the median
+/// the sketch's (within `duration_sketch::relative_error`), no standard deviation (0: totals
+/// keep none).
+inline duration_stats stats_of(const duration_sketch& s) {
+  duration_stats d;
+  d.count = s.count();
+  d.total = s.sum();
+  d.min = s.min();
+  d.max = s.max();
+  d.average = s.average();
+  d.median = s.median();
+  return d;
+}
+
+/// Rows made from totals: `cuda_gpu_kern_sum`'s and `nvtx_sum`'s, in their order.
+struct totals_rows {
+  std::vector<kernel_summary_row> kernels;
+  std::vector<range_summary_row> ranges;
+  bool medians_approximate = true; ///< medians are the sketches', within `median_relative_error`
+  double median_relative_error = duration_sketch::relative_error;
+  bool stddev_kept = false;        ///< `time.stddev` is 0 in every row
+};
+
+/// The kernel rows: total descending, then instances, then name (as `cuda_gpu_kern_sum`).
+inline std::vector<kernel_summary_row> kernel_rows(const totals& all) {
+  std::vector<kernel_summary_row> rows;
+  std::uint64_t whole = 0;
+  for (const auto& [name, s] : all.kernels) {
+    rows.push_back({0.0, stats_of(s), name});
+    whole += rows.back().time.total;
+  }
+  for (auto& r : rows) r.time_percent = reference::percent(r.time.total, whole);
+  std::sort(rows.begin(), rows.end(), [](const kernel_summary_row& a, const kernel_summary_row& b) {
+    return std::make_tuple(~a.time.total, a.time.count, a.name) < std::make_tuple(~b.time.total, b.time.count, b.name);
+  });
+  return rows;
+}
+
+/// The range rows: total descending, then instances, label, style (as `nvtx_sum`).
+inline std::vector<range_summary_row> range_rows(const totals& all) {
+  std::vector<range_summary_row> rows;
+  std::uint64_t whole = 0;
+  for (const auto& [key, s] : all.ranges) {
+    rows.push_back({0.0, stats_of(s), key.push_pop ? "PushPop" : "StartEnd", key.domain + ":" + key.name, key.name});
+    whole += rows.back().time.total;
+  }
+  for (auto& r : rows) r.time_percent = reference::percent(r.time.total, whole);
+  std::sort(rows.begin(), rows.end(), [](const range_summary_row& a, const range_summary_row& b) {
+    return std::make_tuple(~a.time.total, a.time.count, a.range, a.style) < std::make_tuple(~b.time.total, b.time.count, b.range, b.style);
+  });
+  return rows;
+}
+
+/// Both tables of `all`, with what is approximate in them.
+/// \code
+///   auto rows = nvscope::rows_of(all);     // rows.kernels[0].time.median: within 1 %
+/// \endcode
+inline totals_rows rows_of(const totals& all) { return {kernel_rows(all), range_rows(all)}; }
+
+} // namespace v1
+} // namespace nvscope
