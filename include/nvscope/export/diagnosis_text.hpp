@@ -147,7 +147,7 @@ inline const char* finding_unit(finding_kind k) noexcept {
   }
 }
 
-// The finding's figure, one line without its end: "  1. kernel time: 3.000 ms (95.1% of the window), 40 kernels".
+// The finding's figure, one line without its end: "  1. kernel time: <time> (<share> of the window), <count> kernels".
 inline std::string finding_head(const finding& f, std::size_t number) {
   std::string s = printf_string("  %zu. %s: %s (%s of the window), %" PRIu64 " %s", number, finding_text(f.kind),
                                 duration(static_cast<double>(f.ns)).c_str(), percent(f.share).c_str(), f.count,
@@ -232,7 +232,7 @@ inline const char* component_name(component_kind k) noexcept {
   return names[static_cast<int>(k) % 5];
 }
 
-// The steps' figures, one line without its end: "Steps: 20, median 1.000 ms, p90 ..., max ...; 1 outliers above ...".
+// The steps' figures, one line without its end: "Steps: <count>, median <time>, p90 ..., max ...; <n> outliers above ...".
 inline std::string steps_head(const step_analysis& st) {
   if (st.steps == 0) return "Steps: none (no step ranges)";
   return printf_string("Steps: %" PRIu64 ", median %s, p90 %s, max %s; %" PRIu64 " outliers above %s", st.steps,

@@ -163,7 +163,7 @@ inline std::string range_label(const trace& t, std::uint32_t range) {
   return without_empty_domain(diag_text::range_name(t, range));
 }
 
-// "a 1.000 ms, b 0.500 ms": the first three, names cut so that the figures stay on the line.
+// "a <time>, b <time>": the first three, names cut so that the figures stay on the line.
 inline std::string range_times(const trace& t, const std::vector<range_time>& ranges) {
   std::string s;
   for (std::size_t i = 0; i < ranges.size() && i < 3; ++i)
