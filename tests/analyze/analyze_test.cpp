@@ -1,6 +1,7 @@
 // Summaries and metrics on traces built by hand; every expected number is worked out here.
 #include <doctest/doctest.h>
 #include "test_seed.hpp"
+#include "random_trace.hpp"
 #include "synthetic_trace.hpp"
 #include <nvscope/analysis.hpp>
 #include <nvscope/analyze/analyze.hpp> // the engine's passes, called alone
@@ -301,72 +302,6 @@ TEST_CASE("values_at_ranks reads what a full sort puts at each of several ranks,
 
 namespace {
 
-// A random trace for nvtx_kern_sum: push/pop ranges nested up to 6 deep on three threads (one
-// outside the thread table), names drawn from 4 so that a name nests under itself (weights)
-// and a range gets kernels again after a child closed (a pair met again); start/end ranges
-// over several launches; graph launches of several kernels; some kernels with no end. `wide`:
-// 48 kernel names and ranges that seldom close, so that a range holds more kernel names than
-// nvtx_kern_sum's per-range list keeps (its pairs then go to a table).
-nvscope::trace kern_sum_trace(std::mt19937_64& g, bool wide) {
-  nvscope::trace t;
-  t.threads = {{11, 0}, {12, 0}};
-  const char* range_names[] = {"fwd", "op", "op", "bwd"};
-  const char* kernel_names[] = {"gemm", "relu", "norm"};
-  std::vector<std::string> many;
-  for (int i = 0; i < 48; ++i) many.push_back("k" + std::to_string(i));
-  std::uint32_t corr = 1;
-  std::uint64_t gpu = 1000;
-  for (const std::uint32_t thread : {0u, 1u, 77u}) {
-    std::uint64_t now = 10 + thread;
-    std::vector<std::size_t> stack, open;
-    for (int e = 0; e < 400; ++e) {
-      now += 1 + g() % 20;
-      const auto what = g() % 10;
-      if (what < 3 && stack.size() < 6) {
-        nvscope::range_record r;
-        r.name = t.strings.intern(range_names[g() % 4]);
-        r.start = now;
-        r.thread = thread;
-        stack.push_back(t.ranges.size());
-        t.ranges.push_back(r);
-      } else if (what < 5 && !stack.empty() && (!wide || g() % 10 == 0)) {
-        t.ranges[stack.back()].end = now;
-        stack.pop_back();
-      } else if (what == 5) {
-        if (!open.empty() && g() % 2) {
-          t.ranges[open.back()].end = now;
-          open.pop_back();
-        } else {
-          nvscope::range_record r;
-          r.name = t.strings.intern(g() % 2 ? "load" : "io");
-          r.start = now;
-          r.thread = thread;
-          r.is_push_pop = false;
-          open.push_back(t.ranges.size());
-          t.ranges.push_back(r);
-        }
-      } else {
-        t.launches.push_back({now, corr, thread});
-        const int n = g() % 8 == 0 ? 3 : 1;
-        for (int i = 0; i < n; ++i) {
-          nvscope::kernel_record k;
-          k.name = wide ? t.strings.intern(many[g() % many.size()]) : t.strings.intern(kernel_names[g() % 3]);
-          k.start = gpu;
-          k.end = g() % 50 == 0 ? 0 : gpu + 1 + g() % 3000;
-          k.correlation = corr;
-          gpu += 3100;
-          t.kernels.push_back(k);
-        }
-        ++corr;
-      }
-    }
-    for (; !stack.empty(); stack.pop_back()) t.ranges[stack.back()].end = now += 3;
-    for (; !open.empty(); open.pop_back()) t.ranges[open.back()].end = now += 3;
-  }
-  t.finish = gpu + 10;
-  return t;
-}
-
 // attribute(t) builds only the links (no start/end ranges open at each launch, no range groups):
 // every field must be index_trace(t)'s.
 bool same_links(const nvscope::attribution& a, const nvscope::attribution& b) {
@@ -381,7 +316,7 @@ TEST_CASE("attribute(t) is index_trace(t)'s links: random nested traces, the syn
   NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
   std::size_t wrong = 0, owned = 0;
   for (int round = 0; round < 20; ++round) {
-    const auto t = kern_sum_trace(g, round % 2 == 1);
+    const auto t = synthetic::nested_names_trace(g, round % 2 == 1);
     const auto a = nvscope::attribute(t);
     wrong += !same_links(a, nvscope::index_trace(t).links);
     for (const auto o : a.kernel_owner) owned += o != nvscope::attribution::none;
@@ -436,7 +371,7 @@ TEST_CASE("the start/end ranges open at each launch, against their definition, l
   NVSCOPE_SEEDED_RNG(std::mt19937_64, g);
   std::size_t pairs = 0, shared = 0, changed = 0, left_out = 0;
   for (int round = 0; round < 40; ++round) {
-    auto t = kern_sum_trace(g, round % 2 == 1);
+    auto t = synthetic::nested_names_trace(g, round % 2 == 1);
     if (round % 4 < 2) std::shuffle(t.launches.begin(), t.launches.end(), g); // out of time order: each thread swept alone
     else std::stable_sort(t.launches.begin(), t.launches.end(), [](const auto& a, const auto& b) { return a.time < b.time; }); // all at once
     CHECK(nvscope::detail::launches_in_thread_order(t, nvscope::detail::thread_table(t)) == (round % 4 >= 2));
@@ -544,74 +479,6 @@ TEST_CASE("the sweeps of every thread at once give the nesting and owners of the
   CHECK(marks > 0); // the traces hold marks, owned launches and open start/end ranges
   CHECK(owned > 0);
   CHECK(open_pairs > 0);
-}
-
-TEST_CASE("nvtx_kern_sum against a plain walk of each kernel's ranges, on random nested traces") {
-  const auto seed = nvscope_test::fresh_seed();
-  INFO("seed " << seed); // a failure names the input
-  std::mt19937_64 g(seed);
-  for (int round = 0; round < 30; ++round) {
-    const auto t = kern_sum_trace(g, round % 2 == 1);
-    const auto x = nvscope::index_trace(t);
-    // The reference: per (label, style, tid, kernel), every (value, weight) and the ranges seen.
-    struct expected_row {
-      std::vector<std::pair<std::uint64_t, std::uint64_t>> values;
-      std::set<std::uint32_t> ranges;
-    };
-    std::map<std::tuple<std::string, std::string, std::uint64_t, std::string>, expected_row> expected;
-    auto row_of = [&](std::uint32_t r, std::uint32_t k) -> expected_row& {
-      const auto& first = t.ranges[x.group_first[x.group_of[r]]];
-      const auto th = t.ranges[r].thread;
-      return expected[{nvscope::detail::range_label(t, first), nvscope::detail::style_name(first),
-                       th < t.threads.size() ? t.threads[th].os_id : th, std::string(t.strings[t.kernels[k].name])}];
-    };
-    for (std::uint32_t k = 0; k < t.kernels.size(); ++k) {
-      const auto l = x.links.kernel_launch[k];
-      if (!x.kernel_ok[k] || l == nvscope::attribution::none) continue;
-      const auto d = t.kernels[k].end - t.kernels[k].start;
-      std::map<std::uint32_t, std::uint64_t> weight; // push/pop: per group, the ranges of it on the stack
-      for (auto r = x.launch_owner[l]; r != nvscope::attribution::none; r = x.links.parent[r]) ++weight[x.group_of[r]];
-      for (auto r = x.launch_owner[l]; r != nvscope::attribution::none; r = x.links.parent[r]) {
-        auto& row = row_of(r, k);
-        row.ranges.insert(r);
-        if (weight[x.group_of[r]]) row.values.emplace_back(d, weight[x.group_of[r]]), weight[x.group_of[r]] = 0;
-      }
-      for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) {
-        auto& row = row_of(x.start_end_ranges[s], k);
-        row.ranges.insert(x.start_end_ranges[s]);
-        row.values.emplace_back(d, 1);
-      }
-    }
-    const auto rows = nvscope::range_kernel_summary(t, x);
-    REQUIRE(rows.size() == expected.size());
-    // nsys's order: range label, PID, TID, largest total first, style, kernel name.
-    const auto order_key = [](const nvscope::range_kernel_row& r) {
-      return std::make_tuple(std::string_view(r.range), r.pid, r.tid, ~r.time.total, std::string_view(r.style), std::string_view(r.kernel));
-    };
-    for (std::size_t i = 1; i < rows.size(); ++i) CHECK_FALSE(order_key(rows[i]) < order_key(rows[i - 1]));
-    for (const auto& row : rows) {
-      const auto it = expected.find({row.range, row.style, row.tid, row.kernel});
-      REQUIRE(it != expected.end());
-      auto values = it->second.values;
-      std::sort(values.begin(), values.end());
-      std::vector<std::uint64_t> all; // the multiset, each value as often as its weight
-      std::uint64_t total = 0;
-      for (const auto& [v, w] : values) all.insert(all.end(), w, v), total += v * w;
-      const auto n = all.size();
-      double mean = double(total) / double(n), ss = 0;
-      for (auto v : all) ss += (double(v) - mean) * (double(v) - mean);
-      CAPTURE(row.range);
-      CAPTURE(row.kernel);
-      CHECK(row.range_instances == it->second.ranges.size());
-      CHECK(row.time.count == values.size());
-      CHECK(row.time.total == total);
-      CHECK(row.time.min == all.front());
-      CHECK(row.time.max == all.back());
-      CHECK(row.time.median == (n % 2 ? double(all[n / 2]) : (double(all[n / 2 - 1]) + double(all[n / 2])) / 2));
-      CHECK(row.time.average == doctest::Approx(mean));
-      CHECK(row.time.stddev == doctest::Approx(n > 1 ? std::sqrt(ss / double(n - 1)) : 0.0));
-    }
-  }
 }
 
 TEST_CASE("cuda_gpu_kern_sum: grouping, percent, sort by total") {

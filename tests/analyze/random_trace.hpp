@@ -3,8 +3,10 @@
 // graph launches whose kernels share a correlation id, copies, memsets, syncs, API calls,
 // kernels and copies with no end or an end before their start, unclosed pushes, a thread index
 // outside the thread table, kernel and range names past the string table, copy kinds past the
-// enum). `random_trace(seed, threads, events)`: the same trace for the same arguments. Read
-// by tests/analyze/reference_test.cpp and bench/analyze/outputs_dump.cpp.
+// enum). `random_trace(seed, threads, events)`: the same trace for the same arguments.
+// `nested_names_trace`: ranges of few names nested under themselves, for nvtx_kern_sum's
+// weights. Read by tests/analyze/reference_test.cpp, analyze_test.cpp and
+// bench/analyze/outputs_dump.cpp.
 #pragma once
 #include <nvscope/trace.hpp>
 
@@ -179,6 +181,72 @@ class random_builder {
   int step_ = 0;
   std::vector<std::size_t> stack_, open_;
 };
+
+// A random trace for nvtx_kern_sum: push/pop ranges nested up to 6 deep on three threads (one
+// outside the thread table), names drawn from 4 so that a name nests under itself (weights)
+// and a range gets kernels again after a child closed (a pair met again); start/end ranges
+// over several launches; graph launches of several kernels; some kernels with no end. `wide`:
+// 48 kernel names and ranges that seldom close, so that a range holds more kernel names than
+// nvtx_kern_sum's per-range list keeps (its pairs then go to a table).
+inline nvscope::trace nested_names_trace(std::mt19937_64& g, bool wide) {
+  nvscope::trace t;
+  t.threads = {{11, 0}, {12, 0}};
+  const char* range_names[] = {"fwd", "op", "op", "bwd"};
+  const char* kernel_names[] = {"gemm", "relu", "norm"};
+  std::vector<std::string> many;
+  for (int i = 0; i < 48; ++i) many.push_back("k" + std::to_string(i));
+  std::uint32_t corr = 1;
+  std::uint64_t gpu = 1000;
+  for (const std::uint32_t thread : {0u, 1u, 77u}) {
+    std::uint64_t now = 10 + thread;
+    std::vector<std::size_t> stack, open;
+    for (int e = 0; e < 400; ++e) {
+      now += 1 + g() % 20;
+      const auto what = g() % 10;
+      if (what < 3 && stack.size() < 6) {
+        nvscope::range_record r;
+        r.name = t.strings.intern(range_names[g() % 4]);
+        r.start = now;
+        r.thread = thread;
+        stack.push_back(t.ranges.size());
+        t.ranges.push_back(r);
+      } else if (what < 5 && !stack.empty() && (!wide || g() % 10 == 0)) {
+        t.ranges[stack.back()].end = now;
+        stack.pop_back();
+      } else if (what == 5) {
+        if (!open.empty() && g() % 2) {
+          t.ranges[open.back()].end = now;
+          open.pop_back();
+        } else {
+          nvscope::range_record r;
+          r.name = t.strings.intern(g() % 2 ? "load" : "io");
+          r.start = now;
+          r.thread = thread;
+          r.is_push_pop = false;
+          open.push_back(t.ranges.size());
+          t.ranges.push_back(r);
+        }
+      } else {
+        t.launches.push_back({now, corr, thread});
+        const int n = g() % 8 == 0 ? 3 : 1;
+        for (int i = 0; i < n; ++i) {
+          nvscope::kernel_record k;
+          k.name = wide ? t.strings.intern(many[g() % many.size()]) : t.strings.intern(kernel_names[g() % 3]);
+          k.start = gpu;
+          k.end = g() % 50 == 0 ? 0 : gpu + 1 + g() % 3000;
+          k.correlation = corr;
+          gpu += 3100;
+          t.kernels.push_back(k);
+        }
+        ++corr;
+      }
+    }
+    for (; !stack.empty(); stack.pop_back()) t.ranges[stack.back()].end = now += 3;
+    for (; !open.empty(); open.pop_back()) t.ranges[open.back()].end = now += 3;
+  }
+  t.finish = gpu + 10;
+  return t;
+}
 
 inline trace random_trace(std::uint64_t seed, int threads, int events) { return random_builder(seed).make(threads, events); }
 

@@ -197,6 +197,16 @@ TEST_CASE("reference: random traces of every kind equal their definitions") {
   }
 }
 
+TEST_CASE("reference: ranges of one name nested under themselves, many kernel names under one range") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const auto sets = option_sets();
+  for (int round = 0; round < 12; ++round) {
+    const auto t = synthetic::nested_names_trace(rng, round % 2 == 1);
+    const auto& [what, o] = sets[static_cast<std::size_t>(round) % sets.size()];
+    check("nested names " + std::to_string(round) + (round % 2 ? " (wide)" : "") + ", " + what, t, o);
+  }
+}
+
 TEST_CASE("reference: a capture window, an explicit window and one outside the GPU's work") {
   auto t = synthetic::random_trace(7, 2, 400);
   const auto whole = reference::analysis_window(t, {});
