@@ -14,10 +14,10 @@
 ///   auto up = a.parent[r];             // the range that encloses it on its thread
 /// \endcode
 
+#include <nvscope/analyze/attribution.hpp>
 #include <nvscope/analyze/detail/buckets.hpp>
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/nesting.hpp>
-#include <nvscope/analyze/attribution.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/report.hpp>
@@ -286,14 +286,11 @@ inline trace_index indexed(const trace& t, start_end_rule rule, const thread_tab
 /// \endcode
 inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) { return detail::indexed(t, rule, nullptr); }
 
-// attribute(t) (declared in attribution.hpp): the links of linked_index, in the implementation file.
 #if defined(NVSCOPE_IMPLEMENTATION)
+// attribute(t) and api_call_launches(t), declared in attribution.hpp: defined in the program's
+// implementation file. attribute is the links of linked_index.
 attribution attribute(const trace& t) { return detail::linked_index(t, start_end_rule::nsys, false).links; }
-#endif
 
-
-#if defined(NVSCOPE_IMPLEMENTATION)
-// api_call_launches(t) (declared in attribution.hpp).
 std::vector<std::uint32_t> api_call_launches(const trace& t) {
   const detail::launch_lookup lookup(t.launches);
   std::vector<std::uint32_t> out(t.api_calls.size());
