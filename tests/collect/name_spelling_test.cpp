@@ -37,7 +37,7 @@ const rule_case rule_cases[] = {
     {"rvalue reference", "_Z1fOi", "f(int &&)", true},
     {"const", "_Z1fPKi", "f(const int *)", true},
     {"const reference", "_Z1fRKd", "f(const double &)", true},
-    {"const pointer", "_Z1fIKPiEvv", "void f<int *const>()", true},
+    {"const pointer, and the space after it", "_Z1fIKPiEvv", "void f<int *const >()", true},
     {"literal int", "_Z1fILi4EEvv", "void f<(int)4>()", true},
     {"literal negative", "_Z1fILin2EEvv", "void f<(int)-2>()", true},
     {"literal bool", "_Z1fILb1EEvv", "void f<(bool)1>()", true},
@@ -56,6 +56,24 @@ const rule_case rule_cases[] = {
      "unsigned short, unsigned int, unsigned long, bool, wchar_t, long double)", false},
     {"std", "_Z1fISt4plusIiEEvv", "void f<std::plus<int>>()", true},
     {"substitution", "_ZN1a1fENS_1BES0_", "a::f(a::B, a::B)", false},
+    {"pointer to a repeated prefix", "_ZN4c10d8NCCLComm5splitEPS0_iiR17ncclConfig_v22800",
+     "c10d::NCCLComm::split(c10d::NCCLComm*, int, int, ncclConfig_v22800 &)", true},
+    {"reference to a repeated prefix", "_ZNSt8ios_base7_M_swapERS_", "std::ios_base::_M_swap(std::ios_base&)", false},
+    {"reference to a repeated template given arguments",
+     "_ZN4c10d16ProcessGroupNCCL6gatherERSt6vectorIS1_IN2at6TensorESaIS3_EESaIS5_EERS5_RKNS_13GatherOptionsE",
+     "c10d::ProcessGroupNCCL::gather(std::vector<std::vector<at::Tensor, std::allocator<at::Tensor>>, "
+     "std::allocator<std::vector<at::Tensor, std::allocator<at::Tensor>>>> &, std::vector<at::Tensor, "
+     "std::allocator<at::Tensor>>&, const c10d::GatherOptions &)",
+     true},
+    {"pointer to a repeated class type", "_Z1fP1APKS_", "f(A *, const A *)", true},
+    {"empty argument pack", "_ZSt4lockISt5mutexS0_JEEvRT_RT0_DpRT1_",
+     "void std::lock<std::mutex, std::mutex, >(T1 &, T2 &, T3 &...)", true},
+    {"nvcc's internal namespace", "_ZN41_INTERNAL_070cd642_10_GroupMM_cu_e18676a44cute1_E", "cute::_", true},
+    {"local entity with a discriminator",
+     "_ZZN2at4cuda4blas12gemm_tunableIddEEvcclllNS_10OpMathTypeIT_E4typeEPKS4_lS8_lS6_PT0_lE4gemm_0",
+     "void at::cuda::blas::gemm_tunable<double, double>(char, char, long, long, long, at::OpMathType<T1>::type, "
+     "const T1 *, long, const T1 *, long, at::OpMathType<T1>::type, T2 *, long)::gemm (instance 2)",
+     true},
 };
 
 } // namespace

@@ -32,21 +32,28 @@ namespace detail {
 // by its argument.
 inline std::string spell_template_param(std::size_t index) { return "T" + std::to_string(index + 1); }
 
-// `T *` and `T **`: a space before the first star, none between stars.
-inline std::string spell_pointer(const std::string& t) {
-  return t + (!t.empty() && (t.back() == '*' || t.back() == '&') ? "*" : " *");
+// Whether a `*` or `&` follows `t` with no space: after another star or ampersand, and after
+// a type the mangled name wrote as a substitution of a name (`glued`, next rule).
+inline bool glues(const std::string& t, bool glued) {
+  return glued || (!t.empty() && (t.back() == '*' || t.back() == '&' || t.back() == ' '));
 }
 
-// `T &` and `T &&`.
-inline std::string spell_reference(const std::string& t, bool rvalue) {
-  const char* mark = rvalue ? "&&" : "&";
-  return t + (!t.empty() && (t.back() == '*' || t.back() == '&') ? "" : " ") + mark;
+// `T *` and `T **`: a space before the first star, none between stars; `c10d::NCCLComm*` and
+// `const c10::IValue&` where the type pointed to repeats, as a substitution, a prefix of a
+// name (`PS0_` in `c10d::NCCLComm::split(PS0_)`) or a template given arguments; `const
+// __nv_bfloat16 *` where it repeats a class named as a type.
+inline std::string spell_pointer(const std::string& t, bool glued) { return t + (glues(t, glued) ? "*" : " *"); }
+
+// `T &` and `T &&`, glued as pointers are.
+inline std::string spell_reference(const std::string& t, bool glued, bool rvalue) {
+  return t + (glues(t, glued) ? "" : " ") + (rvalue ? "&&" : "&");
 }
 
-// `const T` (`const T1 *`, `const at::TensorBase &`); `T *const` for a const pointer.
+// `const T` (`const T1 *`, `const at::TensorBase &`); `T *const ` for a const pointer, with
+// the space NVIDIA's demangler leaves after it (`std::pair<void *const , void *>`).
 inline std::string spell_cv(const std::string& t, const std::string& cv) {
   if (cv.empty()) return t;
-  if (!t.empty() && (t.back() == '*' || t.back() == '&')) return t + cv;
+  if (!t.empty() && (t.back() == '*' || t.back() == '&')) return t + cv + " ";
   return cv + " " + t;
 }
 
@@ -61,6 +68,16 @@ inline std::string spell_source_name(std::string_view id) {
   return id.substr(0, 10) == "_GLOBAL__N" ? "<unnamed>" : std::string(id);
 }
 
+// `cuda::std::__4::plus` for `_INTERNAL_8e1f..._cu_..::cuda::std::__4::plus`: the namespace
+// nvcc wraps around a translation unit's internal entities is not printed.
+inline bool is_internal_namespace(std::string_view id) { return id.substr(0, 10) == "_INTERNAL_"; }
+
+// `g(int)::x (instance 2)`: a local entity with a discriminator (`_0`, the second of its name
+// in its function), numbered from 1.
+inline std::string spell_local_instance(const std::string& entity, std::size_t instance) {
+  return entity + " (instance " + std::to_string(instance) + ")";
+}
+
 // `[lambda(int, float) (instance 1)]`: a closure type by its parameters and its number
 // among the closures of its scope, counted from 1.
 inline std::string spell_lambda(const std::string& params, std::size_t instance) {
@@ -71,7 +88,7 @@ inline std::string spell_lambda(const std::string& params, std::size_t instance)
 inline std::string spell_call_operator() { return "operator ()"; }
 
 // `<float, (int)4>` and `std::plus<c10::BFloat16>>`: arguments after ", ", no space between
-// closing brackets.
+// closing brackets; an empty argument pack is an empty argument (`std::lock<std::mutex, >`).
 inline std::string spell_template_args(const std::vector<std::string>& args) {
   std::string s = "<";
   for (std::size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
@@ -144,8 +161,20 @@ private:
   std::string_view s_;
   std::size_t i_ = 0;
   bool ok_ = true;
-  std::vector<std::string> subs_; // the substitution candidates, in the ABI's order
+  // The substitution candidates, in the ABI's order. `glues`: a `*` or `&` after the candidate,
+  // when a substitution repeats it, takes no space (spell_pointer): so for a name's prefix
+  // (`c10d::NCCLComm` of `c10d::NCCLComm::split`) and for a substitution given template
+  // arguments, not for a class named as a type (`__nv_bfloat16`) or a template parameter.
+  struct candidate {
+    std::string text;
+    bool glues;
+  };
+  std::vector<candidate> subs_;
+  bool substituted_glues_ = false; // of the candidate the last substitution() read
   int depth_ = 0;                 // nesting, bounded against hostile input
+  // A spelling longer than this is refused: substitutions repeat text, so a short hostile
+  // name could otherwise spell one that doubles with each repeat.
+  static constexpr std::size_t max_spelling = std::size_t(1) << 20;
 
   char peek(std::size_t ahead = 0) const noexcept { return i_ + ahead < s_.size() ? s_[i_ + ahead] : '\0'; }
   bool eat(char c) noexcept {
@@ -197,7 +226,7 @@ private:
       const bool std_name = peek(1) == 't';
       name_part n{std_name ? (i_ += 2, "std::" + unqualified_name()) : substitution()};
       if (peek() == 'I') {
-        if (std_name) subs_.push_back(n.text);
+        if (std_name) subs_.push_back({n.text, true});
         n.text += template_args();
         n.templated = true;
       }
@@ -206,7 +235,7 @@ private:
     default: {
       name_part n{unqualified_name()};
       if (peek() == 'I') {
-        subs_.push_back(n.text);
+        subs_.push_back({n.text, true});
         n.text += template_args();
         n.templated = true;
       }
@@ -232,10 +261,11 @@ private:
         const std::string part = c == 'S' ? (peek(1) == 't' ? (i_ += 2, std::string("std")) : substitution())
                                  : c == 'T' ? template_param()
                                             : unqualified_name();
-        n.text += (n.text.empty() ? "" : "::") + part;
+        const bool hidden = n.text.empty() && c != 'S' && is_internal_namespace(part) && peek() != 'E';
+        if (!hidden) n.text += (n.text.empty() ? "" : "::") + part;
         n.templated = false;
       }
-      if (c != 'S' && peek() != 'E') subs_.push_back(n.text);
+      if (c != 'S' && peek() != 'E') subs_.push_back({n.text, true});
       if (peek() == '\0') return {fail()};
     }
     return n;
@@ -249,14 +279,16 @@ private:
     const bool closure = peek() == 'U';
     name_part n = name();
     if (!closure && eat('_')) {
+      std::size_t d = 0;
       if (eat('_')) {
-        number();
+        d = number();
         if (!eat('_')) return {fail()};
       } else if (digit(peek())) {
-        ++i_;
+        d = std::size_t(s_[i_++] - '0');
       } else {
         return {fail()};
       }
+      n.text = spell_local_instance(n.text, d + 2);
     }
     n.text = scope + "::" + n.text;
     return n;
@@ -306,6 +338,7 @@ private:
   // S_, S<seq-id>_, and the standard abbreviations that are plain names.
   std::string substitution() {
     eat('S');
+    substituted_glues_ = true;
     if (eat('a')) return "std::allocator";
     if (eat('b')) return "std::basic_string";
     std::size_t index = 0;
@@ -320,7 +353,8 @@ private:
       index = seq + 1;
     }
     if (index >= subs_.size()) return fail();
-    return subs_[index];
+    substituted_glues_ = subs_[index].glues;
+    return subs_[index].text;
   }
 
   // I <template-arg>+ E; an argument pack (J ... E) spells as its elements.
@@ -330,6 +364,7 @@ private:
     while (ok_ && !eat('E')) {
       if (peek() == '\0') return fail();
       if (eat('J')) {
+        if (peek() == 'E') args.emplace_back();
         while (ok_ && !eat('E')) {
           if (peek() == '\0') return fail();
           args.push_back(template_arg());
@@ -338,7 +373,8 @@ private:
         args.push_back(template_arg());
       }
     }
-    return spell_template_args(args);
+    std::string out = spell_template_args(args);
+    return out.size() > max_spelling ? fail() : out;
   }
 
   // A type, or L <type> [n] <digits> E: a value.
@@ -356,45 +392,58 @@ private:
     return spell_literal(t, v);
   }
 
+  // A type as spelled, and whether a `*` or `&` after it glues (spell_pointer).
+  struct typed {
+    std::string text;
+    bool glued = false;
+  };
+
+  std::string type() { return typed_type().text; }
+
   // <type>; every type but a builtin, and but a substitution used as it is, becomes a
   // substitution candidate once read.
-  std::string type() {
-    if (++depth_ > 64) return fail();
-    std::string t = type_body();
+  typed typed_type() {
+    if (++depth_ > 64) return {fail()};
+    typed t = type_body();
     --depth_;
+    if (t.text.size() > max_spelling) return {fail()};
     return t;
   }
 
-  std::string type_body() {
+  typed type_body() {
     const char c = peek();
-    if (const char* builtin = spell_builtin(c)) return ++i_, builtin;
-    std::string t;
+    if (const char* builtin = spell_builtin(c)) return {(++i_, builtin)};
+    typed t;
+    bool glued = false; // as a candidate
     if (c == 'r' || c == 'V' || c == 'K') {
       const std::string cv = qualifiers();
-      t = spell_cv(type(), cv);
+      t = typed_type();
+      t.text = spell_cv(t.text, cv);
     } else if (c == 'P' || c == 'R' || c == 'O') {
       ++i_;
-      const std::string inner = type();
-      t = c == 'P' ? spell_pointer(inner) : spell_reference(inner, c == 'O');
+      const typed inner = typed_type();
+      t.text = c == 'P' ? spell_pointer(inner.text, inner.glued) : spell_reference(inner.text, inner.glued, c == 'O');
     } else if (c == 'D' && peek(1) == 'p') {
       i_ += 2;
-      t = spell_pack_expansion(type());
+      t.text = spell_pack_expansion(type());
     } else if (c == 'T') {
-      t = template_param();
-      if (peek() == 'I') subs_.push_back(t), t += template_args();
+      t.text = template_param();
+      if (peek() == 'I') subs_.push_back({t.text, false}), t.text += template_args();
     } else if (c == 'S' && (digit(peek(1)) || upper(peek(1)) || peek(1) == '_')) {
-      t = substitution();
+      t.text = substitution();
+      t.glued = glued = substituted_glues_;
       if (peek() != 'I') return t;
-      t += template_args();
+      t.text += template_args();
     } else if (c == 'N' || c == 'Z' || c == 'S' || digit(c)) {
       const bool abbreviation = c == 'S' && peek(1) != 't';
       const name_part n = name();
-      if (abbreviation && !n.templated) return n.text; // Sa, Sb: not a candidate
-      t = n.text;
+      if (abbreviation && !n.templated) return {n.text}; // Sa, Sb: not a candidate
+      t.glued = glued = abbreviation;
+      t.text = n.text;
     } else {
-      return fail();
+      return {fail()};
     }
-    if (ok_) subs_.push_back(t);
+    if (ok_) subs_.push_back({t.text, glued});
     return t;
   }
 };
