@@ -283,8 +283,9 @@ struct device_info {
 enum class name_form : std::uint8_t { demangled, base, mangled };
 
 /// Which demangler spelled `kernel_record::name`: NVIDIA's (`__cu_demangle`, as nsys spells
-/// names), the C++ runtime's (`abi::__cxa_demangle`: some names spelled differently from
-/// nsys, e.g. `int const*` for `const int *`), or none (names kept mangled).
+/// names), nvscope's without libcufilt (`itanium`: nsys's spelling by the rules of
+/// collect/detail/nsys_spelling.hpp, a name outside them by `abi::__cxa_demangle`), or none
+/// (names kept mangled).
 enum class name_spelling : std::uint8_t { nvidia, itanium, mangled };
 
 /// The other spellings of one kernel name; `kernel_record::name` is the demangled one.

@@ -125,7 +125,7 @@ enum class loss_kind : std::uint8_t {
   foreign_releases,   ///< collector: buffers handed back that the pool never lent
   nvtx_too_early,     ///< collector: NVTX started before the collector could route it
   launches_lost,      ///< collector: launch records not kept
-  names_itanium,      ///< kernel names (count) spelled by the C++ runtime's demangler, not NVIDIA's
+  names_itanium,      ///< kernel names (count) demangled without NVIDIA's libcufilt (nsys_spelling.hpp's rules)
   names_mangled,      ///< kernel names (count) left mangled
   bad_step_pattern,   ///< options: `step_pattern` is not a regular expression (the default rule was used)
 };

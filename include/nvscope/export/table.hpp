@@ -314,7 +314,7 @@ inline std::string loss_text(const loss_entry& l) {
     case loss_kind::foreign_releases: what = "buffers handed back that the collector never lent: ignored"; break;
     case loss_kind::nvtx_too_early: what = "NVTX was initialised before the collector could route it: no NVTX ranges recorded"; break;
     case loss_kind::launches_lost: what = "launch records not kept: their GPU work has no launching thread"; break;
-    case loss_kind::names_itanium: what = "kernel names spelled by the C++ runtime's demangler, not NVIDIA's: some differ from nsys's"; break;
+    case loss_kind::names_itanium: what = "kernel names demangled without NVIDIA's libcufilt: spelled by nvscope's rules for nsys's spelling, a name outside them by the C++ runtime's"; break;
     case loss_kind::names_mangled: what = "kernel names left mangled (no demangler)"; break;
     case loss_kind::bad_step_pattern: what = "step pattern is not a valid regular expression: the default step names were used"; break;
   }

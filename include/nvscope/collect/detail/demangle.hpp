@@ -6,18 +6,21 @@
 // function's own identifier: no namespace, template arguments, parameters or return type),
 // and mangled. libcufilt is a static library: a target that links it defines
 // NVSCOPE_HAS_CUFILT=1 (tests/collect/CMakeLists.txt shows how); elsewhere the names are
-// demangled by the C++ runtime's `abi::__cxa_demangle`, which spells some of them differently
-// (`int const*` for `const int *`, `4` for `(int)4`), and the trace says so.
+// spelled as NVIDIA's demangler spells them by nvscope's own reader (nsys_spelling.hpp), and
+// a name outside its rules by the C++ runtime's `abi::__cxa_demangle` (`float const*` for
+// `const T1 *`, `4` for `(int)4`); the trace says that libcufilt was not there.
 //
 // The choice lives in an inline namespace named after it, so that units built with and
 // without libcufilt never give one inline function two bodies.
 
+#include <nvscope/collect/detail/nsys_spelling.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cxxabi.h>
 
 #include <cstddef>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +46,17 @@ inline char* itanium_demangle(const char* name) noexcept {
   return out;
 }
 
+// The spelling without libcufilt: NVIDIA's, where nsys_spelling.hpp's rules read the whole
+// name, else the C++ runtime's; a name neither reads comes back as it is.
+inline std::string fallback_demangle(const char* mangled) {
+  if (std::optional<std::string> nsys = demangle_nsys_spelling(mangled)) return *nsys;
+  char* out = itanium_demangle(mangled);
+  if (out == nullptr) return mangled;
+  std::string s(out);
+  std::free(out);
+  return s;
+}
+
 inline namespace NVSCOPE_DETAIL_DEMANGLER {
 
 // Which demangler this unit's kernel names go through.
@@ -65,13 +79,12 @@ inline std::string demangle_kernel_name(const char* mangled) {
     std::free(out);
     return mangled;
   }
-#else
-  char* out = itanium_demangle(mangled);
-  if (out == nullptr) return mangled;
-#endif
   std::string s(out);
   std::free(out);
   return s;
+#else
+  return fallback_demangle(mangled);
+#endif
 }
 
 } // namespace NVSCOPE_DETAIL_DEMANGLER
