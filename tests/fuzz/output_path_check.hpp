@@ -64,6 +64,16 @@ inline std::string check_output_path(std::string_view input) {
   } catch (...) {
     return "expand_output_path threw";
   }
+  // The syntax check and the expansion read through one parser: a refused pattern fails to
+  // expand with the same line whatever the values; an accepted one only for a value.
+  const auto syntax = nvscope::check_output_pattern(pattern);
+  if (!syntax.ok()) {
+    if (r.ok()) return "a pattern the syntax check refuses was expanded";
+    if (r.error.find("at position " + std::to_string(syntax.position) + ": " + syntax.why) == std::string::npos)
+      return "the expansion's error is not the syntax check's";
+  } else if (!r.ok() && r.error.find("unknown specifier") != std::string::npos) {
+    return "a pattern the syntax check accepts failed on its syntax";
+  }
   if (!r.ok()) {
     if (!r.path.empty()) return "an error with a path";
     if (r.error.rfind("nvscope: ", 0) != 0) return "error does not start with 'nvscope: '";
