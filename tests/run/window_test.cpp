@@ -3,6 +3,7 @@
 #include "window.hpp"
 
 #include <doctest/doctest.h>
+#include <nvscope/capture/schedule.hpp>
 
 #include <string>
 
@@ -165,6 +166,35 @@ TEST_CASE("delay and duration clip the chosen range") {
   CHECK(c.windows[0].begin == 1200);
   CHECK(c.windows[0].end == 1350);
   CHECK(restrict_to(t, c.windows).kernels.size() == 2); // launched at 1210 and 1310
+}
+
+TEST_CASE("delay and duration past 2^64 ns: no undefined conversion, the window saturates (issue 45)") {
+  const auto t = six_steps();
+  run_options o;
+  o.delay_s = 1e12; // begins after any trace: nothing selected (g++ had selected everything)
+  auto c = choose_windows(t, o);
+  CHECK(c.windows.empty());
+  CHECK_FALSE(c.note.empty());
+  o = run_options{};
+  o.duration_s = 2e10; // lasts past any trace: the whole run (g++ had selected nothing)
+  c = choose_windows(t, o);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 900);
+  CHECK(c.windows[0].end == 2000);
+  o.delay_s = 1e300;
+  CHECK(choose_windows(t, o).windows.empty());
+}
+
+TEST_CASE("the largest schedule count the options accept selects steps (issue 45)") {
+  const auto t = six_steps();
+  run_options o;
+  o.range = capture_range::steps;
+  o.active = max_schedule_count;
+  o.repeat = max_schedule_count;
+  const auto c = choose_windows(t, o);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 1000);
+  CHECK(c.windows[0].end == 1600);
 }
 
 TEST_CASE("restrict_to keeps ranges and marks by their start, and sets the bounds") {
