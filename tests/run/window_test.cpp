@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <nvscope/capture/schedule.hpp>
 
+#include <new>
+#include <stdexcept>
 #include <string>
 
 using namespace nvscope;
@@ -275,4 +277,26 @@ TEST_CASE("restrict_to keeps what is not a record: strings, threads, name spelli
   CHECK(r.lost.dropped_records == 3);
   REQUIRE(r.threads.size() == 1);
   CHECK(r.strings[r.threads[0].name] == "main");
+}
+
+TEST_CASE("the files line of a process escapes each name as error lines do (issue 45)") {
+  CHECK(wrote_line(42, {"out/a.json", "out/a.trace.json"}) == "nvscope: run: process 42 wrote out/a.json, out/a.trace.json");
+  // A %q{VAR} value holding a newline or a terminal escape: one line, each byte shown.
+  CHECK(wrote_line(7, {"out/x\nnvscope: run: fake\x1b[31m.json"}) ==
+        "nvscope: run: process 7 wrote out/x\\x0anvscope: run: fake\\x1b[31m.json");
+}
+
+TEST_CASE("a process' end contains every exception and says in one line what was not written (issue 45)") {
+  char line[512];
+  CHECK_FALSE(contain_failure([] {}, 42, line));
+  CHECK(contain_failure([] { throw std::length_error("cannot create std::vector larger than max_size()"); }, 42, line));
+  CHECK(std::string(line) == "nvscope: run: process 42: its profile was not written (cannot create std::vector larger "
+                             "than max_size()); the program's own exit is unchanged");
+  CHECK(contain_failure([] { throw std::bad_alloc(); }, 7, line));
+  CHECK(std::string(line) == "nvscope: run: process 7: its profile was not written (out of memory); the program's own "
+                             "exit is unchanged");
+  CHECK(contain_failure([] { throw 3; }, 7, line));
+  CHECK(std::string(line).find("(an exception that is not a std::exception)") != std::string::npos);
+  CHECK(contain_failure([] { throw std::runtime_error("two\nlines"); }, 7, line));
+  CHECK(std::string(line).find("(two?lines)") != std::string::npos);
 }

@@ -107,11 +107,9 @@ written write_outputs(const run_options& o, const trace& t, const analysis_repor
   return w;
 }
 
-// Stops the collector and writes everything, once per process, from whichever path ends it.
-void finish(const char* why) {
+// Stops the collector and writes everything (finish calls it once per process).
+void finish_profile(const char* why) {
   auto& s = state();
-  std::lock_guard<std::mutex> lock(s.finish_mutex);
-  if (!s.started.load() || s.finished.exchange(true)) return;
   s.c->stop();
   const trace full = s.c->take();
   if (full.kernels.empty() && full.copies.empty() && full.memsets.empty() && full.ranges.empty()) {
@@ -134,8 +132,21 @@ void finish(const char* why) {
   for (const auto& e : w.errors) say(e);
   std::string list;
   for (const auto& f : w.files) list += (list.empty() ? "" : ", ") + f;
-  if (!w.files.empty()) say("nvscope: run: process " + pid_text() + " wrote " + list);
+  if (!w.files.empty()) say(wrote_line(static_cast<long long>(::getpid()), w.files));
   session_note(w.errors.empty() ? "written" : "write-failed", list);
+}
+
+// finish_profile once per process, from whichever path ends it (atexit, a signal's thread):
+// nothing it throws leaves here (from atexit that would be SIGABRT), one line says what was lost.
+void finish(const char* why) {
+  auto& s = state();
+  std::lock_guard<std::mutex> lock(s.finish_mutex);
+  if (!s.started.load() || s.finished.exchange(true)) return;
+  char line[512];
+  if (contain_failure([why] { finish_profile(why); }, static_cast<long long>(::getpid()), line)) {
+    std::fprintf(stderr, "%s\n", line);
+    contain_failure([] { session_note("write-failed", ""); }, 0, line);
+  }
 }
 
 void finish_at_exit() { finish("exit"); }
