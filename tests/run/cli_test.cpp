@@ -377,10 +377,22 @@ TEST_CASE("at a terminal: the program reads it, Ctrl-C reaches it once, Ctrl-Z s
   pid_t pid = at_terminal(master, {NVSCOPE_TEST_TOOL, "run", "--", NVSCOPE_TEST_ECHO});
   std::string all;
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  REQUIRE(::write(master, "typed line\n\x04", 12) == 12); // a line, then end of input (Ctrl-D)
+  REQUIRE(::write(master, "typed line\n\x04\x04", 13) == 13); // a line, then end of input (Ctrl-D; the echo program's fread reads past a first one)
   read_until(master, "typed line\r\ntyped line", all); // the echo of the terminal, then the program's copy
   CHECK(exit_of(pid) == 0);
   CHECK(all.find("typed line\r\ntyped line") != std::string::npos);
+  ::close(master);
+
+  // Inside a script's process group (a shell without job control): the program reads the
+  // terminal all the same (stopped for reading from the background, it is given the terminal).
+  pid = at_terminal(master, {"/bin/sh", "-c", std::string(NVSCOPE_TEST_TOOL) + " run -- " + NVSCOPE_TEST_ECHO + "; echo script-done"});
+  all.clear();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(::write(master, "typed line\n\x04\x04", 13) == 13);
+  read_until(master, "script-done", all);
+  CHECK(exit_of(pid) == 0);
+  CHECK(all.find("typed line\r\ntyped line") != std::string::npos);
+  CHECK(all.find("script-done") != std::string::npos);
   ::close(master);
 
   pid = at_terminal(master, {NVSCOPE_TEST_TOOL, "run", "--", NVSCOPE_TEST_ECHO, "--count-int", "--exit=4"});

@@ -59,11 +59,16 @@ sigset_t install_forwarding() {
   return installed;
 }
 
-// The terminal whose foreground the tool holds (the first of stdin, stdout, stderr), or -1.
-int foreground_terminal() {
+// The terminal whose foreground the tool's group holds (the first of stdin, stdout, stderr).
+struct terminal {
+  int fd = -1;      ///< -1: none
+  bool job = false; ///< the tool leads its group: a job-control shell started it as a job
+};
+
+terminal foreground_terminal() {
   for (int fd = 0; fd < 3; ++fd)
-    if (::isatty(fd) && ::tcgetpgrp(fd) == ::getpgrp()) return fd;
-  return -1;
+    if (::isatty(fd) && ::tcgetpgrp(fd) == ::getpgrp()) return {fd, ::getpgrp() == ::getpid()};
+  return {};
 }
 
 // Makes `group` the terminal's foreground; SIGTTOU blocked meanwhile, since a caller in the
@@ -167,7 +172,8 @@ struct launch {
 };
 
 // The program's side of the fork: its own process group (the terminal's foreground when the
-// tool had it), the tool's handlers back to their defaults, the signal mask as it was, then exec.
+// tool is a job holding it), the tool's handlers back to their defaults, the signal mask as it
+// was, then exec.
 [[noreturn]] void exec_program(char** program, int report, int tty, const sigset_t& handled, const sigset_t& mask) {
   for (int sig = 1; sig < NSIG; ++sig)
     if (sigismember(&handled, sig) == 1) ::signal(sig, SIG_DFL);
@@ -182,7 +188,8 @@ struct launch {
 }
 
 // fork + execvp; an exec failure comes back through a close-on-exec pipe. The forwarded
-// signals are held from before the fork until child_pid is set: none is lost between.
+// signals are held from before the fork until child_pid is set: none is lost between. `tty`:
+// the terminal to give the program's group, -1 for none.
 launch start_program(char** program, bool profiled, const std::string& library, const std::string& session,
                      const run_parse& parsed, int tty, const sigset_t& handled) {
   launch l;
@@ -228,23 +235,30 @@ void take_terminal(int tty, pid_t program) {
   if (tty >= 0 && ::tcgetpgrp(tty) == program) give_terminal(tty, ::getpgrp());
 }
 
-// Waits for the program to end. At a terminal, a stop of the program (Ctrl-Z) stops the tool
-// too, so that the shell sees its job stopped; when the tool is continued (fg, bg), so is the
-// program, in the terminal's foreground if the tool holds it.
-int wait_for(pid_t pid, int tty) {
+// Waits for the program to end. A job at a terminal: a stop of the program (Ctrl-Z) stops
+// the tool too, so that the shell sees its job stopped; when the tool is continued (fg, bg),
+// so is the program, in the terminal's foreground if the tool holds it. At a terminal the
+// tool holds without being a job (inside a script's group): a program stopped for reading or
+// writing it from the background gets the terminal and goes on.
+int wait_for(pid_t pid, const terminal& tty) {
   int status = 0;
   for (;;) {
-    if (::waitpid(pid, &status, tty >= 0 ? WUNTRACED : 0) < 0) {
+    if (::waitpid(pid, &status, tty.fd >= 0 ? WUNTRACED : 0) < 0) {
       if (errno == EINTR) continue;
       return -1;
     }
     if (!WIFSTOPPED(status)) break;
-    take_terminal(tty, pid);
-    ::kill(::getpid(), SIGSTOP);
-    if (::tcgetpgrp(tty) == ::getpgrp()) give_terminal(tty, pid);
+    const int why = WSTOPSIG(status);
+    if (tty.job) {
+      take_terminal(tty.fd, pid);
+      ::kill(::getpid(), SIGSTOP);
+    } else if (why != SIGTTIN && why != SIGTTOU) {
+      continue; // stopped by someone else: theirs to continue
+    }
+    if (::tcgetpgrp(tty.fd) == ::getpgrp()) give_terminal(tty.fd, pid);
     ::kill(-pid, SIGCONT);
   }
-  take_terminal(tty, pid);
+  take_terminal(tty.fd, pid);
   return status;
 }
 
@@ -270,8 +284,9 @@ int run_main(int argc, char** argv) {
                            "without writing will not be named\n", std::strerror(errno));
   }
   const sigset_t handled = install_forwarding();
-  const int tty = foreground_terminal();
-  const launch l = start_program(argv + parsed.program, why_not.empty(), library, session, parsed, tty, handled);
+  const terminal tty = foreground_terminal();
+  const launch l =
+      start_program(argv + parsed.program, why_not.empty(), library, session, parsed, tty.job ? tty.fd : -1, handled);
   if (l.pid < 0 || l.exec_errno != 0) {
     if (l.pid > 0) wait_for(l.pid, tty);
     child_pid = 0;

@@ -367,13 +367,16 @@ Window (what is analysed and written)
   --capture-range=none|cudaProfilerApi|nvtx|steps   (default none: the whole run)
   --nvtx-capture=NAME[@DOMAIN]   the first NVTX range of that name
   --steps=PATTERN         step range names, * and ? allowed (default step, step_N, step N)
-  --skip=N --wait=N --warmup=N --active=N --repeat=N   schedule over the step ranges
+  --skip=N --wait=N --warmup=N --active=N --repeat=N   schedule over the step ranges (N: 0..1000000000)
   --capture=SPEC          the same schedule as NVSCOPE_CAPTURE (skip=5,active=10 / 10-20 / 7)
-  --delay=SECONDS --duration=SECONDS   a time window from the start of collection
+  --delay=SECONDS --duration=SECONDS   a time window from the start of collection (at most 1e9 s)
 Collection
   --kinds=LIST            kernels,copies,memsets,syncs,nvtx,runtime,driver,overhead,standard
   --buffer-size=BYTES     CUPTI buffer size (default 8M; K, M, G suffixes)
   --buffer-count=N        number of buffers (default 8); memory is bounded by their product
+
+Exit status: the program's (killed by a signal: the same signal); 2 a bad option or pattern
+(the program is not started), 126 the program exists but cannot run, 127 it is not found.
 )";
 }
 
