@@ -303,7 +303,12 @@ int in_child(const std::function<int()>& body) {
   REQUIRE(pid >= 0);
   if (pid == 0) {
     ::alarm(5);
-    ::_exit(body());
+    int status = 125; // it threw
+    try {
+      status = body();
+    } catch (...) {
+    }
+    ::_exit(status);
   }
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);

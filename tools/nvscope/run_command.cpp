@@ -37,7 +37,9 @@ constexpr int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, 
 extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
   const pid_t child = static_cast<pid_t>(child_pid);
   if (child <= 0 || (info != nullptr && info->si_code == SI_USER && info->si_pid == child)) return; // not back to its sender
+  const int saved = errno; // the interrupted code's errno is its own
   ::kill(child, sig);
+  errno = saved;
 }
 
 // Forwarding for each signal the tool was not started with ignored; those stay ignored, in

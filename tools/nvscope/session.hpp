@@ -46,18 +46,16 @@ void failure_line(char (&line)[512], long long pid, const char* why) noexcept;
 /// true with the line in `line` when it threw, false when it returned.
 template <class Work>
 bool contain_failure(Work&& work, long long pid, char (&line)[512]) noexcept {
-  const char* why = nullptr;
   try {
     work();
     return false;
   } catch (const std::bad_alloc&) {
-    why = "out of memory";
+    failure_line(line, pid, "out of memory");
   } catch (const std::exception& e) {
-    why = e.what();
+    failure_line(line, pid, e.what()); // inside the handler: the exception, and its what(), end with it
   } catch (...) {
-    why = "an exception that is not a std::exception";
+    failure_line(line, pid, "an exception that is not a std::exception");
   }
-  failure_line(line, pid, why);
   return true;
 }
 
