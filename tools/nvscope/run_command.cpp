@@ -61,15 +61,16 @@ sigset_t install_forwarding() {
   return installed;
 }
 
-// The terminal whose foreground the tool's group holds (the first of stdin, stdout, stderr).
+// The terminal of stdin, stdout or stderr (the first that is one).
 struct terminal {
-  int fd = -1;      ///< -1: none
-  bool job = false; ///< the tool leads its group: a job-control shell started it as a job
+  int fd = -1;         ///< -1: none
+  bool job = false;    ///< the tool leads its group: a job-control shell started it as a job
+  bool in_front = false; ///< the tool's group holds the terminal's foreground now
 };
 
-terminal foreground_terminal() {
+terminal controlling_terminal() {
   for (int fd = 0; fd < 3; ++fd)
-    if (::isatty(fd) && ::tcgetpgrp(fd) == ::getpgrp()) return {fd, ::getpgrp() == ::getpid()};
+    if (::isatty(fd)) return {fd, ::getpgrp() == ::getpid(), ::tcgetpgrp(fd) == ::getpgrp()};
   return {};
 }
 
@@ -237,11 +238,12 @@ void take_terminal(int tty, pid_t program) {
   if (tty >= 0 && ::tcgetpgrp(tty) == program) give_terminal(tty, ::getpgrp());
 }
 
-// Waits for the program to end. A job at a terminal: a stop of the program (Ctrl-Z) stops
-// the tool too, so that the shell sees its job stopped; when the tool is continued (fg, bg),
-// so is the program, in the terminal's foreground if the tool holds it. At a terminal the
-// tool holds without being a job (inside a script's group): a program stopped for reading or
-// writing it from the background gets the terminal and goes on.
+// Waits for the program to end. A job at a terminal: a stop of the program (Ctrl-Z, or
+// reading the terminal while the job is in the background) stops the tool too, so that the
+// shell sees its job stopped; when the tool is continued (fg, bg), so is the program, in the
+// terminal's foreground if the tool holds it. At a terminal the tool holds without being a
+// job (inside a script's group): a program stopped for reading or writing it from the
+// background gets the terminal and goes on.
 int wait_for(pid_t pid, const terminal& tty) {
   int status = 0;
   for (;;) {
@@ -254,8 +256,8 @@ int wait_for(pid_t pid, const terminal& tty) {
     if (tty.job) {
       take_terminal(tty.fd, pid);
       ::kill(::getpid(), SIGSTOP);
-    } else if (why != SIGTTIN && why != SIGTTOU) {
-      continue; // stopped by someone else: theirs to continue
+    } else if ((why != SIGTTIN && why != SIGTTOU) || ::tcgetpgrp(tty.fd) != ::getpgrp()) {
+      continue; // stopped by someone else, or the script is in the background: not ours to continue
     }
     if (::tcgetpgrp(tty.fd) == ::getpgrp()) give_terminal(tty.fd, pid);
     ::kill(-pid, SIGCONT);
@@ -286,9 +288,9 @@ int run_main(int argc, char** argv) {
                            "without writing will not be named\n", std::strerror(errno));
   }
   const sigset_t handled = install_forwarding();
-  const terminal tty = foreground_terminal();
-  const launch l =
-      start_program(argv + parsed.program, why_not.empty(), library, session, parsed, tty.job ? tty.fd : -1, handled);
+  const terminal tty = controlling_terminal();
+  const launch l = start_program(argv + parsed.program, why_not.empty(), library, session, parsed,
+                                 tty.job && tty.in_front ? tty.fd : -1, handled);
   if (l.pid < 0 || l.exec_errno != 0) {
     if (l.pid > 0) wait_for(l.pid, tty);
     child_pid = 0;
