@@ -295,3 +295,30 @@ TEST_CASE("nesting past 65,535 levels, ranges in any order: the innermost range'
   CHECK(s.ranges_gpu[0].count == levels); // each level's GPU time: the kernel's
   CHECK(*std::min_element(s.ranges_gpu[0].ns.begin(), s.ranges_gpu[0].ns.end()) == 3);
 }
+
+TEST_CASE("a kernel spanning [1, 2^64-1] (a corrupt timestamp): analysed and exported, no overflow (issue 45)") {
+  // The utilization chunks' size, (window + n - 1) / n, wrapped to 0 and asked for 2^64 chunks.
+  constexpr std::uint64_t last = ~std::uint64_t{0};
+  for (const std::uint64_t end : {last, last - 1}) {
+    nvscope::trace t;
+    t.threads.push_back({100, 0});
+    const auto k = t.strings.intern("k");
+    t.launches.push_back({1, 1, 0});
+    nvscope::kernel_record r;
+    r.name = k;
+    r.start = 1;
+    r.end = end;
+    r.correlation = 1;
+    t.kernels.push_back(r);
+    add_kernel(t, 100, 0, 2, k); // and an ordinary one inside it
+    t.begin = 0;
+    t.finish = end;
+    CAPTURE(end);
+    nvscope::analysis_report a;
+    REQUIRE_NOTHROW(a = nvscope::analyze(t));
+    REQUIRE(a.kernels.size() == 1);
+    CHECK(a.kernels[0].time.count == 2);
+    CHECK(a.kernels[0].time.max == end - 1);
+    CHECK_FALSE(nvscope::to_text(a, t).empty());
+  }
+}

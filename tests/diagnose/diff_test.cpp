@@ -14,8 +14,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace nvscope;
@@ -161,4 +167,138 @@ TEST_CASE("corpus: every bad input is refused with a reason, every good one read
   }
   CHECK(bad >= 8);
   CHECK(good >= 2);
+}
+
+namespace {
+std::string samples_with_version(const std::string& version) {
+  return "{\"samples\":{\"format\":\"nvscope-samples\"" + version + ",\"kernels\":[{\"name\":\"k\",\"ns\":[1,2,3]}]}}";
+}
+
+// Runs `body` in a child process under an address-space limit of `limit_mb` beyond what the
+// process holds now (ulimit -v, as CI runners set): its return, 125 when it threw, or 128 + the
+// signal that ended it.
+int under_memory_limit(std::size_t limit_mb, const std::function<int()>& body) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    long pages = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+      std::fclose(f);
+    }
+    struct ::rlimit lim {};
+    lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (limit_mb << 20);
+    if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(120);
+    int status = 125; // an exception left diff_run
+    try {
+      status = body();
+    } catch (...) {
+    }
+    ::_exit(status);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool sanitized = true; // the sanitizers reserve terabytes of address space: RLIMIT_AS cannot hold
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+#else
+constexpr bool sanitized = false;
+#endif
+} // namespace
+
+TEST_CASE("samples.version: an integral number is 1; anything else is said precisely (issue 45)") {
+  const auto good = write("good_v.json", saved(noise::run(5, 2, 20)));
+  run_samples s;
+  std::string error;
+  CHECK(tool::read_samples(samples_with_version(",\"version\":1.0"), s, error));
+  CHECK(error.empty());
+  struct bad {
+    const char* version;
+    const char* says;
+  } cases[] = {
+      {"", "samples.version is missing"},
+      {",\"version\":\"1\"", "samples.version is not a number"},
+      {",\"version\":1.5", "samples.version 1.5 is not a whole number"},
+      {",\"version\":-1", "samples.version -1 is not 1 (written by another nvscope)"},
+      {",\"version\":2.0", "samples.version 2 is not 1 (written by another nvscope)"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.version);
+    run_samples t;
+    std::string why;
+    CHECK_FALSE(tool::read_samples(samples_with_version(c.version), t, why));
+    CHECK(why == c.says);
+  }
+}
+
+TEST_CASE("a folder given as a summary: it is a folder, not 'not JSON' (issue 45)") {
+  const auto good = write("good_f.json", saved(noise::run(5, 2, 20)));
+  const auto folder = fs::temp_directory_path() / "nvscope_diff_test" / "a_folder";
+  fs::create_directories(folder);
+  const auto r = diff({good, folder.string()});
+  CHECK(one_error_line(r));
+  CHECK(r.err == "nvscope: diff: cannot read '" + folder.string() + "': it is a folder\n");
+}
+
+TEST_CASE("names in the text table escaped (newline, escape sequence); the CSV quotes them as they are (issue 45)") {
+  run_samples a, b;
+  const std::string odd = "k\nfake row\x1b[31m\\";
+  a.kernels.push_back(sample_set{odd, 6, {10, 11, 12, 10, 11, 12}});
+  b.kernels.push_back(sample_set{odd, 6, {10, 11, 12, 10, 11, 12}});
+  a.kernels.push_back(sample_set{"gemm_\xce\xbb", 6, {10, 11, 12, 10, 11, 12}}); // UTF-8 kept
+  b.kernels.push_back(sample_set{"gemm_\xce\xbb", 6, {10, 11, 12, 10, 11, 12}});
+  const auto base = write("odd_a.json", saved(a)), next = write("odd_b.json", saved(b));
+  const auto text = diff({base, next});
+  CHECK(text.status == 0);
+  CHECK(text.out.find("k\\x0afake row\\x1b[31m\\x5c") != std::string::npos);
+  CHECK(text.out.find('\x1b') == std::string::npos);
+  CHECK(text.out.find("gemm_\xce\xbb") != std::string::npos);
+  CHECK(text.out.find("\nfake row") == std::string::npos); // no row split by the name
+  const auto csv = diff({base, next, "--format", "csv"});
+  CHECK(csv.out.find("\"k\nfake row\x1b[31m\\\"") != std::string::npos);
+}
+
+TEST_CASE("under an address-space limit: a deep nesting, a huge file, memory running out: exit 2, one line (issue 45)" *
+          doctest::skip(sanitized)) {
+  const auto good = write("good_m.json", saved(noise::run(5, 2, 20)));
+  const auto nested = write("nested.json", std::string(10u << 20, '[') + std::string(10u << 20, ']')); // 20 MB
+  std::string flat = "{\"samples\":{\"format\":\"nvscope-samples\",\"version\":1,\"kernels\":[{\"name\":\"k\",\"ns\":[";
+  while (flat.size() < (99u << 20)) flat += "1234567,";
+  flat += "1]}]}}";
+  const auto huge = write("huge.json", flat); // 99 MB: past the size nvscope diff reads
+  flat.resize(60u << 20);
+  flat += "1]}]}}";
+  const auto big = write("big.json", flat); // 60 MB of samples: read, then memory runs out under 150 MB
+  struct expect {
+    std::string file;
+    std::size_t limit_mb;
+    std::string says;
+  } cases[] = {
+      {nested, 400, "nvscope: diff: '" + nested + "': nested deeper than 64 levels (a summary has a few)\n"},
+      {huge, 400, "nvscope: diff: cannot read '" + huge + "': it is larger than 64 MiB, the most a summary may take\n"},
+      {big, 150, "nvscope: diff: out of memory (reading or comparing the summaries)\n"},
+  };
+  const std::string said = write("said.txt", "");
+  for (const auto& c : cases) {
+    CAPTURE(c.file);
+    const int status = under_memory_limit(c.limit_mb, [&] {
+      const auto r = diff({good, c.file});
+      std::ofstream(said, std::ios::binary) << r.err;
+      return r.status;
+    });
+    CHECK(status == 2); // before: 134, SIGABRT from std::bad_alloc
+    std::ifstream in(said, std::ios::binary);
+    CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == c.says);
+  }
+  fs::remove(nested);
+  fs::remove(huge);
+  fs::remove(big);
 }

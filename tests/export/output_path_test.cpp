@@ -7,11 +7,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
 #include <sys/resource.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -290,4 +293,116 @@ TEST_CASE("write_file_from: a producer that throws leaves the old file and no te
   CHECK(s.entries() == 1);
   // Written in place on a device, the exception goes on too.
   CHECK_THROWS_AS(nvscope::write_file_from("/dev/null", [](auto&&) { throw std::runtime_error("x"); }), std::runtime_error);
+}
+
+namespace {
+// Runs `body` in a child process (its own copy of the signal dispositions and limits): its
+// return value, or 128 + the signal that ended it; SIGALRM ends a child that waits 5 s.
+int in_child(const std::function<int()>& body) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::alarm(5);
+    int status = 125; // it threw
+    try {
+      status = body();
+    } catch (...) {
+    }
+    ::_exit(status);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+} // namespace
+
+TEST_CASE("check_output_pattern: the syntax alone, reading no value; the expansion gives its error (issue 45)") {
+  clear_ranks();
+  ::unsetenv("NVSCOPE_TEST_UNSET_VAR");
+  for (const char* good : {"prof_%p", "r%r_%h", "x_%q{NVSCOPE_TEST_UNSET_VAR}", "%%", "../runs/%p/t", "a%q{A}%q{B}"})
+    CHECK_MESSAGE(nvscope::check_output_pattern(good), good);
+  struct bad {
+    std::string pattern;
+    std::size_t position;
+    const char* why;
+  } cases[] = {
+      {"prof_%z", 5, "unknown specifier '%z' (known: %p %h %r %q{VAR} %%)"},
+      {"prof_%", 5, "'%' at the end (write '%%' for a percent sign)"},
+      {"out_%q{RUN", 4, "'%q{' has no closing '}'"},
+      {"%qRUN", 0, "'%q' must be followed by {VARIABLE}"},
+      {"x%q{}", 1, "'%q{}' names no variable"},
+      {"", 0, "the path is empty"},
+      {std::string("a\0b", 3), 1, "a NUL byte (a file name cannot hold one)"},
+      {"r%r_%q{NVSCOPE_TEST_UNSET_VAR}_%y", 31, "unknown specifier '%y' (known: %p %h %r %q{VAR} %%)"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.pattern);
+    const auto s = nvscope::check_output_pattern(c.pattern);
+    CHECK_FALSE(s);
+    CHECK(s.position == c.position);
+    CHECK(s.why == c.why);
+    // The same line from the expansion, even where a value (no rank, an unset variable) fails first.
+    const auto e = nvscope::expand_output_path(c.pattern);
+    CHECK_FALSE(e);
+    CHECK(e.error.find("at position " + std::to_string(c.position) + ": " + c.why) != std::string::npos);
+  }
+  CHECK(nvscope::expand_output_path("prof_%z").error ==
+        "nvscope: bad output path pattern 'prof_%z' at position 5: unknown specifier '%z' (known: %p %h %r %q{VAR} %%)");
+}
+
+TEST_CASE("a FIFO planted at the output name is refused at once, never waited on (issue 45)") {
+  scratch s;
+  const std::string fifo = s / "nvscope_1234.json", said = s / "said";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // In a child: before the fix the open waited for a reader forever (SIGALRM here).
+  const int status = in_child([&] {
+    const auto a = nvscope::write_file(fifo, "{}");
+    const auto b = nvscope::write_file_from(fifo, [](auto&& emit) { emit("{}"); });
+    std::ofstream(said) << a.error << "\n" << b.error << "\n";
+    return a || b ? 1 : 0;
+  });
+  CHECK(status == 0);
+  const std::string line = "nvscope: cannot write '" + nvscope::detail::escape_input(fifo, 256) +
+                           "': it is a FIFO (named pipe), which nvscope does not write: a reader may never come (name a "
+                           "regular file)\n";
+  CHECK(nvscope_test::file_text(said) == line + line);
+  CHECK(s.entries() == 2); // the FIFO and `said`: no temporary file
+}
+
+TEST_CASE("a file size limit with SIGXFSZ at its default: the error line, not the signal's death (issue 45)") {
+  scratch s;
+  const std::string path = s / "trace.json", said = s / "said";
+  put(path, "previous good profile\n");
+  const int status = in_child([&] {
+    std::signal(SIGXFSZ, SIG_DFL); // as every program starts
+    struct ::rlimit limit {};
+    ::getrlimit(RLIMIT_FSIZE, &limit);
+    const struct ::rlimit old = limit;
+    limit.rlim_cur = 4096;
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return 3;
+    const auto whole = nvscope::write_file(path, std::string(1 << 16, 'x'));
+    const auto pieces = nvscope::write_file_from(path, [](auto&& emit) {
+      for (int i = 0; i < 64; ++i)
+        if (!emit(std::string(1024, 'x'))) return;
+    });
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    struct ::sigaction now {};
+    ::sigaction(SIGXFSZ, nullptr, &now);
+    sigset_t mask, pending;
+    ::pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+    ::sigpending(&pending);
+    std::ofstream(said) << whole.error << "\n" << pieces.error << "\n"
+                        << (now.sa_handler == SIG_DFL ? "default" : "changed") << " "
+                        << (sigismember(&mask, SIGXFSZ) ? "blocked" : "unblocked") << " "
+                        << (sigismember(&pending, SIGXFSZ) ? "pending" : "none pending") << "\n";
+    return 0;
+  });
+  CHECK(status == 0); // before the fix: 128 + SIGXFSZ, the temporary file left behind
+  const std::string shown = nvscope::detail::escape_input(path, 256);
+  CHECK(nvscope_test::file_text(said) ==
+        "nvscope: writing '" + shown + "' failed after 4096 of 65536 bytes: File too large; the previous file is kept\n"
+        "nvscope: writing '" + shown + "' failed after 4096 bytes: File too large; the previous file is kept\n"
+        "default unblocked none pending\n");
+  CHECK(nvscope_test::file_text(path) == "previous good profile\n");
+  CHECK(s.entries() == 2); // trace.json and `said`: no temporary file left
 }

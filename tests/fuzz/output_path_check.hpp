@@ -64,6 +64,23 @@ inline std::string check_output_path(std::string_view input) {
   } catch (...) {
     return "expand_output_path threw";
   }
+  // The syntax check and the expansion read through one parser: a refused pattern fails to
+  // expand with the same line whatever the values; an accepted one only for a value.
+  const auto syntax = nvscope::check_output_pattern(pattern);
+  if (!syntax.ok()) {
+    if (r.ok()) return "a pattern the syntax check refuses was expanded";
+    if (r.error.find("at position " + std::to_string(syntax.position) + ": " + syntax.why) == std::string::npos)
+      return "the expansion's error is not the syntax check's";
+  } else if (!r.ok()) {
+    // The reason ends the line (the pattern, echoed before it, may hold any of these words).
+    for (const char* syntax_reason : {"(known: %p %h %r %q{VAR} %%)", "(write '%%' for a percent sign)",
+                                      "must be followed by {VARIABLE}", "has no closing '}'", "names no variable",
+                                      "(a file name cannot hold one)"}) {
+      const std::string tail = syntax_reason;
+      if (r.error.size() >= tail.size() && r.error.compare(r.error.size() - tail.size(), tail.size(), tail) == 0)
+        return "a pattern the syntax check accepts failed on its syntax";
+    }
+  }
   if (!r.ok()) {
     if (!r.path.empty()) return "an error with a path";
     if (r.error.rfind("nvscope: ", 0) != 0) return "error does not start with 'nvscope: '";

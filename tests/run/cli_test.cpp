@@ -6,6 +6,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -40,56 +43,81 @@ struct env_change {
   std::vector<std::string> unset;
 };
 
-// Runs argv with stdin from `input`, capturing stdout and stderr. With `term_on_ready`, sends
-// SIGTERM to it once its stdout says "ready".
-outcome run(const std::vector<std::string>& argv, const env_change& env = {}, const std::string& input = "",
-            bool term_on_ready = false) {
-  const std::string dir = temp_folder();
-  const std::string in = dir + "/in", out = dir + "/out", err = dir + "/err";
-  std::ofstream(in) << input;
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int fi = ::open(in.c_str(), O_RDONLY), fo = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600),
-              fe = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+// A started command: its pid and the files of its stdin, stdout and stderr.
+struct spawned {
+  pid_t pid = -1;
+  std::string dir, in, out, err;
+};
+
+// Starts argv with stdin from `input`, capturing stdout and stderr; the signals in `ignored`
+// set to SIG_IGN first (as nohup does), and with `own_group` in a process group of its own
+// (its pid), as a job scheduler or GNU timeout starts a job.
+spawned spawn(const std::vector<std::string>& argv, const env_change& env = {}, const std::string& input = "",
+              const std::vector<int>& ignored = {}, bool own_group = false) {
+  spawned s;
+  s.dir = temp_folder();
+  s.in = s.dir + "/in", s.out = s.dir + "/out", s.err = s.dir + "/err";
+  std::ofstream(s.in) << input;
+  s.pid = ::fork();
+  REQUIRE(s.pid >= 0);
+  if (s.pid == 0) {
+    const int fi = ::open(s.in.c_str(), O_RDONLY), fo = ::open(s.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600),
+              fe = ::open(s.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fi < 0 || fo < 0 || fe < 0) ::_exit(121);
     ::dup2(fi, 0);
     ::dup2(fo, 1);
     ::dup2(fe, 2);
     for (const auto& name : env.unset) ::unsetenv(name.c_str());
     for (const auto& kv : env.set) ::setenv(kv.first.c_str(), kv.second.c_str(), 1);
+    for (int sig : ignored) ::signal(sig, SIG_IGN);
+    if (own_group) ::setpgid(0, 0);
     std::vector<char*> a;
-    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    for (const auto& arg : argv) a.push_back(const_cast<char*>(arg.c_str()));
     a.push_back(nullptr);
     ::execv(a[0], a.data());
     ::_exit(122);
   }
+  if (own_group) ::setpgid(s.pid, s.pid); // both sides, so that a signal right after sees the group
+  return s;
+}
+
+// Waits for `s` (60 s at most), calling on_ready once its stdout says "ready"; then its outcome.
+outcome reap(const spawned& s, const std::function<void()>& on_ready = {}) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  bool termed = false;
+  bool ready = false;
   int status = 0;
   for (;;) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
+    const pid_t w = ::waitpid(s.pid, &status, WNOHANG);
+    if (w == s.pid) break;
     if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      FAIL("timed out: " << argv[0]);
+      ::kill(s.pid, SIGKILL);
+      ::waitpid(s.pid, &status, 0);
+      FAIL("timed out");
     }
-    if (term_on_ready && !termed && nvscope_test::file_text(out).find("ready") != std::string::npos) {
-      ::kill(pid, SIGTERM);
-      termed = true;
+    if (on_ready && !ready && nvscope_test::file_text(s.out).find("ready") != std::string::npos) {
+      on_ready();
+      ready = true;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   outcome o;
   o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = nvscope_test::file_text(out);
-  o.err = nvscope_test::file_text(err);
-  ::unlink(in.c_str());
-  ::unlink(out.c_str());
-  ::unlink(err.c_str());
-  ::rmdir(dir.c_str());
+  o.out = nvscope_test::file_text(s.out);
+  o.err = nvscope_test::file_text(s.err);
+  ::unlink(s.in.c_str());
+  ::unlink(s.out.c_str());
+  ::unlink(s.err.c_str());
+  ::rmdir(s.dir.c_str());
   return o;
+}
+
+// Runs argv with stdin from `input`, capturing stdout and stderr. With `term_on_ready`, sends
+// SIGTERM to it once its stdout says "ready".
+outcome run(const std::vector<std::string>& argv, const env_change& env = {}, const std::string& input = "",
+            bool term_on_ready = false) {
+  const spawned s = spawn(argv, env, input);
+  if (!term_on_ready) return reap(s);
+  return reap(s, [&s] { ::kill(s.pid, SIGTERM); });
 }
 
 std::vector<std::string> nvscope_lines(const std::string& err) {
@@ -241,4 +269,156 @@ TEST_CASE("nvscope without a command, with an unknown one, and diff") {
   o = run({NVSCOPE_TEST_TOOL, "--version"});
   CHECK(o.status == 0);
   CHECK(o.out.rfind("nvscope ", 0) == 0);
+}
+
+TEST_CASE("a signal sent to the tool's whole process group reaches the program once, in each of 20 tries (issue 45)") {
+  // GNU timeout, job schedulers: kill(-PGID, SIGINT). The program counts the SIGINTs it gets.
+  int once = 0;
+  for (int i = 0; i < 20; ++i) {
+    const spawned s = spawn({NVSCOPE_TEST_TOOL, "run", "--", NVSCOPE_TEST_ECHO, "--count-int", "--exit=4"},
+                            with_fake_driver(), "", {}, true);
+    const outcome o = reap(s, [&s] {
+      ::kill(-s.pid, SIGINT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      ::kill(s.pid, SIGTERM);
+    });
+    CHECK(o.status == 4);
+    const bool one = o.out.find("got SIGTERM\nSIGINT 1\n") != std::string::npos;
+    CHECK_MESSAGE(one, "try " << i << ": " << o.out.substr(o.out.find("ready")));
+    once += one ? 1 : 0;
+  }
+  CHECK(once == 20);
+}
+
+TEST_CASE("signals ignored at start stay ignored, in the tool and in the program: nohup survives SIGHUP (issue 45)") {
+  const spawned s = spawn({NVSCOPE_TEST_TOOL, "run", "--", NVSCOPE_TEST_ECHO, "--report-ignored", "--wait-term", "--exit=9"},
+                          with_fake_driver(), "", {SIGHUP, SIGQUIT}, true);
+  const outcome o = reap(s, [&s] {
+    ::kill(s.pid, SIGHUP); // a shell's SIGHUP at logout
+    ::kill(-s.pid, SIGHUP);
+    ::kill(s.pid, SIGQUIT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ::kill(s.pid, SIGTERM); // not ignored: forwarded, the program ends cleanly
+  });
+  CHECK(o.status == 9);
+  CHECK(o.out.find("SIGHUP ignored\nSIGINT default\nSIGQUIT ignored\nSIGTERM default\n") != std::string::npos);
+  CHECK(o.out.find("got SIGTERM") != std::string::npos);
+}
+
+TEST_CASE("a program that cannot start: one line, 127 when not found, 126 when it exists but cannot run (issue 45)") {
+  const std::string dir = temp_folder();
+  const std::string plain = dir + "/plain", script = dir + "/bad_interpreter", odd = dir + "/x\nline\x1b[31m";
+  std::ofstream(plain) << "#!/bin/sh\necho hi\n";
+  REQUIRE(::chmod(plain.c_str(), 0644) == 0); // not executable
+  std::ofstream(script) << "#!" << dir << "/no-such-interpreter\n";
+  REQUIRE(::chmod(script.c_str(), 0755) == 0);
+  const std::string shown = dir; // temp folders hold printable characters only
+  struct expected {
+    std::string program;
+    int status;
+    std::string line;
+  } cases[] = {
+      {dir + "/no-such-program", 127, "nvscope: run: cannot start '" + shown + "/no-such-program': No such file or directory"},
+      {"nvscope-no-such-program-in-path", 127, "nvscope: run: cannot start 'nvscope-no-such-program-in-path': No such file or directory"},
+      {odd, 127, "nvscope: run: cannot start '" + shown + "/x\\x0aline\\x1b[31m': No such file or directory"},
+      {plain, 126, "nvscope: run: cannot start '" + shown + "/plain': Permission denied"},
+      {dir, 126, "nvscope: run: cannot start '" + shown + "': it is a folder"},
+      {script, 126, "nvscope: run: cannot start '" + shown + "/bad_interpreter': its interpreter (the #! line's program) was not found"},
+  };
+  // An obstacle (another CUDA tool attached): the program would run unprofiled, but it never starts, so that is not said.
+  for (const auto& c : cases) {
+    CAPTURE(c.program);
+    const auto o = run({NVSCOPE_TEST_TOOL, "run", "--", c.program}, env_change{{{"CUDA_INJECTION64_PATH", "/opt/other/libtool.so"}}, {}});
+    CHECK(o.status == c.status);
+    CHECK(o.err == c.line + "\n");
+  }
+  ::unlink(plain.c_str());
+  ::unlink(script.c_str());
+  CHECK(empty_folder(dir));
+}
+
+namespace {
+// Reads the terminal's master side until `want` has been seen (or 20 s); what was read.
+std::string read_until(int master, const std::string& want, std::string& all) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (all.find(want) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    struct pollfd p {master, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[512];
+    const ssize_t n = ::read(master, buf, sizeof buf);
+    if (n <= 0) break; // EIO: the terminal's last user closed it
+    all.append(buf, static_cast<std::size_t>(n));
+  }
+  return all;
+}
+
+// `nvscope run` at a terminal, as a shell starts a foreground job (forkpty: a session whose
+// controlling terminal is the pty, the tool in its foreground group).
+pid_t at_terminal(int& master, const std::vector<std::string>& argv) {
+  const env_change env = with_fake_driver();
+  const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    for (const auto& name : env.unset) ::unsetenv(name.c_str());
+    for (const auto& kv : env.set) ::setenv(kv.first.c_str(), kv.second.c_str(), 1);
+    std::vector<char*> a;
+    for (const auto& arg : argv) a.push_back(const_cast<char*>(arg.c_str()));
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    ::_exit(122);
+  }
+  return pid;
+}
+
+int exit_of(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 2000 && ::waitpid(pid, &status, WNOHANG) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+} // namespace
+
+TEST_CASE("at a terminal: the program reads it, Ctrl-C reaches it once, Ctrl-Z stops and fg resumes the job (issue 45)") {
+  int master = -1;
+  pid_t pid = at_terminal(master, {NVSCOPE_TEST_TOOL, "run", "--", NVSCOPE_TEST_ECHO});
+  std::string all;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(::write(master, "typed line\n\x04\x04", 13) == 13); // a line, then end of input (Ctrl-D; the echo program's fread reads past a first one)
+  read_until(master, "typed line\r\ntyped line", all); // the echo of the terminal, then the program's copy
+  CHECK(exit_of(pid) == 0);
+  CHECK(all.find("typed line\r\ntyped line") != std::string::npos);
+  ::close(master);
+
+  // Inside a script's process group (a shell without job control): the program reads the
+  // terminal all the same (stopped for reading from the background, it is given the terminal).
+  pid = at_terminal(master, {"/bin/sh", "-c", std::string(NVSCOPE_TEST_TOOL) + " run -- " + NVSCOPE_TEST_ECHO + "; echo script-done"});
+  all.clear();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(::write(master, "typed line\n\x04\x04", 13) == 13);
+  read_until(master, "script-done", all);
+  CHECK(exit_of(pid) == 0);
+  CHECK(all.find("typed line\r\ntyped line") != std::string::npos);
+  CHECK(all.find("script-done") != std::string::npos);
+  ::close(master);
+
+  pid = at_terminal(master, {NVSCOPE_TEST_TOOL, "run", "--", NVSCOPE_TEST_ECHO, "--count-int", "--exit=4"});
+  all.clear();
+  read_until(master, "ready", all);
+  REQUIRE(::write(master, "\x1a", 1) == 1); // Ctrl-Z: the job stops, as a shell sees it
+  int status = 0;
+  pid_t w = 0;
+  for (int i = 0; i < 500 && (w = ::waitpid(pid, &status, WNOHANG | WUNTRACED)) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(w == pid);
+  CHECK(WIFSTOPPED(status));
+  ::kill(pid, SIGCONT); // fg
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  REQUIRE(::write(master, "\x03", 1) == 1); // Ctrl-C
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::kill(pid, SIGTERM);
+  read_until(master, "SIGINT ", all);
+  read_until(master, "\n", all);
+  CHECK(exit_of(pid) == 4);
+  CHECK(all.find("SIGINT 1") != std::string::npos);
+  ::close(master);
 }

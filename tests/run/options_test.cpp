@@ -3,6 +3,7 @@
 #include "run_options.hpp"
 
 #include <doctest/doctest.h>
+#include <nvscope/capture/schedule.hpp>
 
 #include <cstdlib>
 #include <string>
@@ -147,4 +148,61 @@ TEST_CASE("help") {
   CHECK(r.help);
   CHECK(std::string(run_usage()).find("--capture-range") != std::string::npos);
   CHECK(env_name("buffer-size") == "NVSCOPE_RUN_BUFFER_SIZE");
+}
+
+TEST_CASE("output patterns: their syntax checked before the program starts, values left to each process (issue 45)") {
+  struct bad {
+    const char* arg;
+    const char* says;
+  } cases[] = {
+      {"--name=prof_%z", "nvscope: run: bad --name='prof_%z': at position 5: unknown specifier '%z' (known: %p %h %r %q{VAR} %%)"},
+      {"--name=prof_%", "nvscope: run: bad --name='prof_%': at position 5: '%' at the end (write '%%' for a percent sign)"},
+      {"--name=p_%q{RUN", "nvscope: run: bad --name='p_%q{RUN': at position 2: '%q{' has no closing '}'"},
+      {"--output-dir=out_%z", "nvscope: run: bad --output-dir='out_%z': at position 4: unknown specifier '%z' (known: %p %h %r %q{VAR} %%)"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.arg);
+    CHECK(args({c.arg, "--", "prog"}).parse().error == c.says);
+  }
+  ::unsetenv("NVSCOPE_TEST_NOT_SET_HERE");
+  auto r = args({"--name=p_%p_%r_%h_%q{NVSCOPE_TEST_NOT_SET_HERE}", "--output-dir=runs/%q{NVSCOPE_TEST_NOT_SET_HERE}", "prog"}).parse();
+  CHECK(r.error.empty()); // the values are each process' own, read where it writes
+  scoped_env e("NVSCOPE_RUN_NAME", "x%z");
+  CHECK(args({"prog"}).parse().error ==
+        "nvscope: run: bad NVSCOPE_RUN_NAME='x%z': at position 1: unknown specifier '%z' (known: %p %h %r %q{VAR} %%)");
+}
+
+TEST_CASE("schedule counts: one limit, the schedule's, in --skip/--wait/--warmup/--active/--repeat and --capture (issue 45)") {
+  const std::string limit = std::to_string(nvscope::max_schedule_count);
+  const std::string past = std::to_string(nvscope::max_schedule_count + 1);
+  for (const char* name : {"skip", "wait", "warmup", "active", "repeat"}) {
+    CAPTURE(name);
+    auto r = args({"--" + std::string(name) + "=" + past, "--active=1", "prog"}).parse();
+    if (std::string(name) == "active") r = args({"--active=" + past, "prog"}).parse();
+    CHECK(r.error == "nvscope: run: bad --" + std::string(name) + "='" + past + "': want a whole number 0.." + limit);
+    const std::string others = std::string(name) == "active" ? "" : "active=1,";
+    r = args({"--capture=" + others + std::string(name) + "=" + past, "prog"}).parse();
+    CHECK(r.error.rfind("nvscope: run: bad --capture='", 0) == 0);
+    CHECK(r.error.find("(want a whole number 0.." + limit + ")") != std::string::npos);
+  }
+  // The largest count is accepted both ways, and the schedule uses it (window_test: it selects steps).
+  auto r = args({"--active=" + limit, "--skip=" + limit, "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.active == nvscope::max_schedule_count);
+  r = args({"--capture=active=" + limit, "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.active == nvscope::max_schedule_count);
+}
+
+TEST_CASE("--delay and --duration: past the limit refused in one line (issue 45)") {
+  for (const char* name : {"delay", "duration"}) {
+    for (const char* v : {"2e10", "1e12", "1e300", "1000000000.5"}) {
+      const std::string arg = "--" + std::string(name) + "=" + v;
+      CAPTURE(arg);
+      CHECK(args({arg, "prog"}).parse().error ==
+            "nvscope: run: bad --" + std::string(name) + "='" + v + "': want seconds from 0 to 1000000000 (about 31 years)");
+    }
+    auto r = args({"--" + std::string(name) + "=1e9", "prog"}).parse();
+    CHECK(r.error.empty());
+  }
 }

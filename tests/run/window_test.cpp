@@ -3,7 +3,11 @@
 #include "window.hpp"
 
 #include <doctest/doctest.h>
+#include <nvscope/capture/schedule.hpp>
+#include <nvscope/export/screen.hpp>
 
+#include <new>
+#include <stdexcept>
 #include <string>
 
 using namespace nvscope;
@@ -167,6 +171,35 @@ TEST_CASE("delay and duration clip the chosen range") {
   CHECK(restrict_to(t, c.windows).kernels.size() == 2); // launched at 1210 and 1310
 }
 
+TEST_CASE("delay and duration past 2^64 ns: no undefined conversion, the window saturates (issue 45)") {
+  const auto t = six_steps();
+  run_options o;
+  o.delay_s = 1e12; // begins after any trace: nothing selected (g++ had selected everything)
+  auto c = choose_windows(t, o);
+  CHECK(c.windows.empty());
+  CHECK_FALSE(c.note.empty());
+  o = run_options{};
+  o.duration_s = 2e10; // lasts past any trace: the whole run (g++ had selected nothing)
+  c = choose_windows(t, o);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 900);
+  CHECK(c.windows[0].end == 2000);
+  o.delay_s = 1e300;
+  CHECK(choose_windows(t, o).windows.empty());
+}
+
+TEST_CASE("the largest schedule count the options accept selects steps (issue 45)") {
+  const auto t = six_steps();
+  run_options o;
+  o.range = capture_range::steps;
+  o.active = max_schedule_count;
+  o.repeat = max_schedule_count;
+  const auto c = choose_windows(t, o);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 1000);
+  CHECK(c.windows[0].end == 1600);
+}
+
 TEST_CASE("restrict_to keeps ranges and marks by their start, and sets the bounds") {
   trace t;
   t.begin = 0;
@@ -245,4 +278,29 @@ TEST_CASE("restrict_to keeps what is not a record: strings, threads, name spelli
   CHECK(r.lost.dropped_records == 3);
   REQUIRE(r.threads.size() == 1);
   CHECK(r.strings[r.threads[0].name] == "main");
+}
+
+TEST_CASE("the files line of a process escapes each name as error lines do (issue 45)") {
+  CHECK(nvscope::file_list({{"out/a.json", 10}, {"out/a.trace.json", 20}}) ==
+        "out/a.json (" + nvscope::size_text(10) + "), out/a.trace.json (" + nvscope::size_text(20) + ")");
+  // A %q{VAR} value holding a newline or a terminal escape: one line, each byte shown.
+  const auto line = nvscope::file_list({{"out/x\nnvscope: run: fake\x1b[31m.json", 10}});
+  CHECK(line.rfind("out/x\\x0anvscope: run: fake\\x1b[31m.json (", 0) == 0);
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(line.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("a process' end contains every exception and says in one line what was not written (issue 45)") {
+  char line[512];
+  CHECK_FALSE(contain_failure([] {}, 42, line));
+  CHECK(contain_failure([] { throw std::length_error("cannot create std::vector larger than max_size()"); }, 42, line));
+  CHECK(std::string(line) == "nvscope: run: process 42: its profile was not written (cannot create std::vector larger "
+                             "than max_size()); the program's own exit is unchanged");
+  CHECK(contain_failure([] { throw std::bad_alloc(); }, 7, line));
+  CHECK(std::string(line) == "nvscope: run: process 7: its profile was not written (out of memory); the program's own "
+                             "exit is unchanged");
+  CHECK(contain_failure([] { throw 3; }, 7, line));
+  CHECK(std::string(line).find("(an exception that is not a std::exception)") != std::string::npos);
+  CHECK(contain_failure([] { throw std::runtime_error("two\nlines"); }, 7, line));
+  CHECK(std::string(line).find("(two?lines)") != std::string::npos);
 }

@@ -11,15 +11,20 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
 
 namespace nvscope {
 inline namespace v1 {
@@ -38,7 +43,8 @@ constexpr const char* usage_text =
     "  --resamples N       bootstrap resamples (default 2000)\n"
     "  --min-samples N     fewer samples on a side: listed, not tested (default 5)\n"
     "  --format F          text (default), csv or json\n"
-    "exit status: 0 no regression, 1 a regression above the threshold, 2 unreadable or mismatched input\n";
+    "exit status: 0 no regression, 1 a regression above the threshold, 2 unreadable or mismatched input\n"
+    "  (a folder, a file over 64 MiB, nesting past 64 levels, too little memory: one line saying which)\n";
 
 struct diff_args {
   compare_options compare;
@@ -110,16 +116,95 @@ std::string parse_args(int argc, const char* const* argv, diff_args& a) {
   return "";
 }
 
+// A summary holds at most 4,096 samples a group (diagnosis_options::max_samples): a few MB.
+// Larger files are refused before they are read, and nesting past summary_depth is refused
+// as it is parsed, so that what a summary may take in memory is bounded.
+constexpr std::size_t max_summary_bytes = std::size_t{64} << 20;
+constexpr int summary_depth = 64;
+
 bool read_file(const std::string& path, std::string& text, std::string& error) {
+  struct ::stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return error = "cannot read " + in_quotes(path) + ": it is a folder", false;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot read " + in_quotes(path) + ": " + std::strerror(errno);
     return false;
   }
-  std::ostringstream s;
-  s << in.rdbuf();
-  text = s.str();
+  // By blocks, so that a pipe (<(...)) is read as well as a file, and never past the limit.
+  char block[1 << 16];
+  while (in.read(block, sizeof block) || in.gcount() > 0) {
+    if (text.size() + static_cast<std::size_t>(in.gcount()) > max_summary_bytes)
+      return error = "cannot read " + in_quotes(path) + ": it is larger than 64 MiB, the most a summary may take", false;
+    text.append(block, static_cast<std::size_t>(in.gcount()));
+  }
   return true;
+}
+
+// Thrown by the parser's callback past summary_depth.
+struct too_deep {};
+
+// Empties `j` from the leaves up. nlohmann's destructor moves a container's elements into a
+// stack it allocates, as large as the container: freeing a large summary would need memory,
+// and with none left (an address-space limit) std::terminate. Emptied first, nothing is left
+// to move. The recursion is bounded: the parse refuses nesting past summary_depth.
+void dismantle(json& j) noexcept {
+  if (j.is_array()) {
+    for (auto& e : j.get_ref<json::array_t&>()) dismantle(e);
+    j.get_ref<json::array_t&>().clear();
+  } else if (j.is_object()) {
+    for (auto& kv : j.get_ref<json::object_t&>()) dismantle(kv.second);
+    j.get_ref<json::object_t&>().clear();
+  }
+}
+
+// A parsed summary that is freed by dismantle; after memory ran out it is left to the
+// process' end instead (the exception is on its way to one line and exit 2).
+struct summary_dom {
+  json* j = new json();
+  summary_dom() = default;
+  summary_dom(const summary_dom&) = delete;
+  summary_dom& operator=(const summary_dom&) = delete;
+  ~summary_dom() {
+    if (j == nullptr) return;
+    dismantle(*j);
+    delete j;
+  }
+};
+
+// The summary's JSON, keeping only what diff reads ("samples" or "diagnosis"."samples"; the
+// tables and the rest of a summary are parsed and dropped), at most summary_depth deep; false
+// when it is not JSON. nlohmann's DOM builder (its own, as json::parse uses it) on a value we
+// own, so that an exception never destroys a half-built DOM (see dismantle).
+bool parse_summary(std::string_view text, summary_dom& dom) {
+  std::string top; // the top-level member being read
+  const json::parser_callback_t keep = [&top](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > summary_depth) throw too_deep{};
+    if (event != json::parse_event_t::key) return true;
+    if (depth == 1) top = parsed.is_string() ? parsed.get<std::string>() : std::string();
+    if (depth == 1) return top == "samples" || top == "diagnosis";
+    return depth != 2 || top != "diagnosis" || parsed == "samples";
+  };
+  try {
+    nlohmann::detail::json_sax_dom_callback_parser<json> builder(*dom.j, keep, false);
+    return json::sax_parse(text.begin(), text.end(), &builder) && !builder.is_errored();
+  } catch (const std::bad_alloc&) {
+    dom.j = nullptr; // left whole: freeing it could itself need memory
+    throw;
+  }
+}
+
+// "samples.version is missing" / "... is not a number" / "... 1.5 is not a whole number" /
+// "... 2 is not 1 (...)", or empty for 1 (written 1 or 1.0).
+std::string version_problem(const json& samples) {
+  const auto v = samples.find("version");
+  if (v == samples.end()) return "samples.version is missing";
+  if (!v->is_number()) return "samples.version is not a number";
+  const double d = v->get<double>();
+  if (v->is_number_float() && d != std::floor(d)) return "samples.version " + v->dump() + " is not a whole number";
+  if (d == 1.0) return {};
+  const std::string shown = v->is_number_float() && std::fabs(d) < 1e15 ? std::to_string(static_cast<long long>(d)) : v->dump();
+  return "samples.version " + shown + " is not 1 (written by another nvscope)";
 }
 
 bool read_set(const json& j, const std::string& where, sample_set& set, std::string& error) {
@@ -182,8 +267,13 @@ int fail(std::string& err, const std::string& line) {
 } // namespace
 
 bool read_samples(std::string_view text, run_samples& out, std::string& error) {
-  const json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded()) return error = "not JSON", false;
+  summary_dom dom;
+  try {
+    if (!parse_summary(text, dom)) return error = "not JSON", false;
+  } catch (const too_deep&) {
+    return error = "nested deeper than " + std::to_string(summary_depth) + " levels (a summary has a few)", false;
+  }
+  const json& j = *dom.j;
   if (!j.is_object()) return error = "not a JSON object", false;
   const json* samples = nullptr;
   if (const auto s = j.find("samples"); s != j.end()) samples = &*s;
@@ -192,16 +282,15 @@ bool read_samples(std::string_view text, run_samples& out, std::string& error) {
   if (!samples->is_object()) return error = "samples is not an object", false;
   const auto format = samples->find("format");
   if (format == samples->end() || *format != "nvscope-samples") return error = "samples.format is not \"nvscope-samples\"", false;
-  const auto version = samples->find("version");
-  if (version == samples->end() || !version->is_number_unsigned()) return error = "samples.version is missing", false;
-  if (version->get<std::uint64_t>() != 1)
-    return error = "samples.version " + std::to_string(version->get<std::uint64_t>()) + " is not 1 (written by another nvscope)", false;
+  if (auto why = version_problem(*samples); !why.empty()) return error = std::move(why), false;
   return read_sets(*samples, "kernels", out.kernels, error) && read_sets(*samples, "ranges", out.ranges, error) &&
          read_sets(*samples, "steps", out.steps, error) && read_sets(*samples, "ranges_gpu", out.ranges_gpu, error) &&
          read_sets(*samples, "steps_gpu", out.steps_gpu, error);
 }
 
-int diff_run(int argc, const char* const* argv, std::string& out, std::string& err) {
+namespace {
+
+int diff_unguarded(int argc, const char* const* argv, std::string& out, std::string& err) {
   diff_args a;
   const auto bad = parse_args(argc, argv, a);
   if (a.help) return out += usage_text, 0;
@@ -220,6 +309,24 @@ int diff_run(int argc, const char* const* argv, std::string& out, std::string& e
   else if (a.format == "json") out += comparison_json(c, a.compare) + "\n";
   else out += comparison_text(c, a.compare);
   return c.gate_failed ? 1 : 0;
+}
+
+} // namespace
+
+// Whatever fails (memory above all: CI runners limit the address space), one line and exit 2.
+int diff_run(int argc, const char* const* argv, std::string& out, std::string& err) {
+  try {
+    return diff_unguarded(argc, argv, out, err);
+  } catch (const std::bad_alloc&) {
+    out.clear();
+    err.clear();
+    err.shrink_to_fit();
+    err = "nvscope: diff: out of memory (reading or comparing the summaries)\n";
+  } catch (const std::exception& e) {
+    out.clear();
+    err = "nvscope: diff: " + detail::escape_input(e.what(), 200) + "\n";
+  }
+  return 2;
 }
 
 int diff_main(int argc, char** argv) {

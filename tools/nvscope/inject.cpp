@@ -58,11 +58,9 @@ void say(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); 
 
 std::string pid_text() { return std::to_string(static_cast<long long>(::getpid())); }
 
-// Stops the collector and writes everything, once per process, from whichever path ends it.
-void finish(const char* why) {
+// Stops the collector and writes everything (finish calls it once per process).
+void finish_profile(const char* why) {
   auto& s = state();
-  std::lock_guard<std::mutex> lock(s.finish_mutex);
-  if (!s.started.load() || s.finished.exchange(true)) return;
   s.c->stop();
   const trace full = s.c->take();
   if (full.kernels.empty() && full.copies.empty() && full.memsets.empty() && full.ranges.empty()) {
@@ -85,6 +83,19 @@ void finish(const char* why) {
   for (const auto& e : w.errors) say(e);
   if (!w.files_line.empty()) say(w.files_line);
   session_note(w.errors.empty() ? "written" : "write-failed", path_list(w.files));
+}
+
+// finish_profile once per process, from whichever path ends it (atexit, a signal's thread):
+// nothing it throws leaves here (from atexit that would be SIGABRT), one line says what was lost.
+void finish(const char* why) {
+  auto& s = state();
+  std::lock_guard<std::mutex> lock(s.finish_mutex);
+  if (!s.started.load() || s.finished.exchange(true)) return;
+  char line[512];
+  if (contain_failure([why] { finish_profile(why); }, static_cast<long long>(::getpid()), line)) {
+    std::fprintf(stderr, "%s\n", line);
+    contain_failure([] { session_note("write-failed", ""); }, 0, line);
+  }
 }
 
 void finish_at_exit() { finish("exit"); }

@@ -1,6 +1,8 @@
 #include "run_options.hpp"
 
 #include <nvscope/capture/env.hpp>
+#include <nvscope/capture/schedule.hpp>
+#include <nvscope/export/output_path.hpp>
 #include <nvscope/detail/quote.hpp>
 
 #include <cerrno>
@@ -62,14 +64,32 @@ std::string parse_bytes(std::string_view v, std::size_t& out) {
   return {};
 }
 
+// Seconds from 0 to max_window_seconds: past it a window's bounds would leave the 64-bit
+// nanosecond clock (2^64 ns is about 584 years; the clock's origin is already ~56 years in).
 std::string parse_seconds(std::string_view v, double& out) {
   const std::string s(v);
   char* end = nullptr;
   errno = 0;
   const double d = s.empty() ? -1.0 : std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || errno != 0 || !std::isfinite(d) || d < 0.0)
+  if (s.empty() || end != s.c_str() + s.size() || (errno != 0 && errno != ERANGE) || !std::isfinite(d) || d < 0.0)
     return "want seconds (a number >= 0)";
+  if (d > max_window_seconds) return "want seconds from 0 to 1000000000 (about 31 years)";
   out = d;
+  return {};
+}
+
+// A schedule count, read and limited as the schedule reads one (NVSCOPE_CAPTURE's rule).
+std::string parse_schedule(std::string_view v, std::uint64_t& out) {
+  if (parse_schedule_count(v, out)) return {};
+  const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string_view::npos;
+  return digits ? "want a whole number 0.." + std::to_string(max_schedule_count) : "want a whole number";
+}
+
+// An output path pattern (--name, --output-dir): its syntax now, its values in each process.
+std::string set_pattern(std::string& field, std::string_view v) {
+  if (const auto syntax = check_output_pattern(v); !syntax)
+    return "at position " + std::to_string(syntax.position) + ": " + syntax.why;
+  field = std::string(v);
   return {};
 }
 
@@ -166,13 +186,11 @@ std::string set_capture_spec(run_options& o, std::string_view v) {
 constexpr option_entry option_table[] = {
     {"output-dir", [](run_options& o, std::string_view v) -> std::string {
        if (v.empty()) return "want a folder";
-       o.output_dir = std::string(v);
-       return {};
+       return set_pattern(o.output_dir, v);
      }},
     {"name", [](run_options& o, std::string_view v) -> std::string {
        if (v.empty() || v.find('/') != v.npos) return "want a file name stem without '/'";
-       o.name = std::string(v);
-       return {};
+       return set_pattern(o.name, v);
      }},
     {"outputs", set_outputs},
     {"summary", set_summary},
@@ -188,11 +206,11 @@ constexpr option_entry option_table[] = {
        return {};
      }},
     {"capture", set_capture_spec},
-    {"skip", [](run_options& o, std::string_view v) { return parse_count(v, o.skip); }},
-    {"wait", [](run_options& o, std::string_view v) { return parse_count(v, o.wait); }},
-    {"warmup", [](run_options& o, std::string_view v) { return parse_count(v, o.warmup); }},
-    {"active", [](run_options& o, std::string_view v) { return parse_count(v, o.active); }},
-    {"repeat", [](run_options& o, std::string_view v) { return parse_count(v, o.repeat); }},
+    {"skip", [](run_options& o, std::string_view v) { return parse_schedule(v, o.skip); }},
+    {"wait", [](run_options& o, std::string_view v) { return parse_schedule(v, o.wait); }},
+    {"warmup", [](run_options& o, std::string_view v) { return parse_schedule(v, o.warmup); }},
+    {"active", [](run_options& o, std::string_view v) { return parse_schedule(v, o.active); }},
+    {"repeat", [](run_options& o, std::string_view v) { return parse_schedule(v, o.repeat); }},
     {"delay", [](run_options& o, std::string_view v) { return parse_seconds(v, o.delay_s); }},
     {"duration", [](run_options& o, std::string_view v) { return parse_seconds(v, o.duration_s); }},
     {"kinds", set_kinds},
@@ -364,13 +382,16 @@ Window (what is analysed and written)
   --capture-range=none|cudaProfilerApi|nvtx|steps   (default none: the whole run)
   --nvtx-capture=NAME[@DOMAIN]   the first NVTX range of that name
   --steps=PATTERN         step range names, * and ? allowed (default step, step_N, step N)
-  --skip=N --wait=N --warmup=N --active=N --repeat=N   schedule over the step ranges
+  --skip=N --wait=N --warmup=N --active=N --repeat=N   schedule over the step ranges (N: 0..1000000000)
   --capture=SPEC          the same schedule as NVSCOPE_CAPTURE (skip=5,active=10 / 10-20 / 7)
-  --delay=SECONDS --duration=SECONDS   a time window from the start of collection
+  --delay=SECONDS --duration=SECONDS   a time window from the start of collection (at most 1e9 s)
 Collection
   --kinds=LIST            kernels,copies,memsets,syncs,nvtx,runtime,driver,overhead,standard
   --buffer-size=BYTES     CUPTI buffer size (default 8M; K, M, G suffixes)
   --buffer-count=N        number of buffers (default 8); memory is bounded by their product
+
+Exit status: the program's (killed by a signal: the same signal); 2 a bad option or pattern
+(the program is not started), 126 the program exists but cannot run, 127 it is not found.
 )";
 }
 

@@ -49,6 +49,9 @@ inline constexpr std::uint32_t kernels = 1u << 0, copies = 1u << 1, memsets = 1u
 inline constexpr std::uint32_t standard = kernels | copies | memsets | syncs | nvtx;
 } // namespace kind_bits
 
+/// The longest --delay or --duration, in seconds (about 31 years): larger values are refused.
+inline constexpr double max_window_seconds = 1e9;
+
 struct run_options {
   std::string output_dir = ".";
   std::string name = "nvscope_%p"; ///< file name stem: %p pid, %h host, %r rank, %q{VAR}, %%

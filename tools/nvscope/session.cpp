@@ -1,6 +1,9 @@
 #include "session.hpp"
 
+#include <nvscope/detail/quote.hpp>
+
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
@@ -73,6 +76,16 @@ std::vector<std::string> session_summary(const std::vector<process_notes>& notes
     lines.push_back(any_empty ? "nvscope: run: no process launched GPU work or opened an NVTX range; no profile written"
                               : "nvscope: run: no process was profiled; no profile written");
   return lines;
+}
+
+void failure_line(char (&line)[512], long long pid, const char* why) noexcept {
+  const int n = std::snprintf(line, sizeof line, "nvscope: run: process %lld: its profile was not written (", pid);
+  std::size_t at = n > 0 ? static_cast<std::size_t>(n) : 0;
+  const char* tail = "); the program's own exit is unchanged";
+  const std::size_t room = sizeof line - std::strlen(tail) - 1;
+  for (const char* c = why != nullptr ? why : ""; *c != '\0' && at < room; ++c)
+    line[at++] = static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f ? '?' : *c;
+  std::memcpy(line + at, tail, std::strlen(tail) + 1);
 }
 
 } // namespace tool

@@ -88,6 +88,15 @@ window_choice profiler_api_windows(const trace& t) {
   return c;
 }
 
+// Seconds as nanoseconds, saturating at the clock's end (a double past 2^64 has no integer
+// conversion: undefined behaviour, and with g++ a wrapped value), and `a + b` likewise.
+timestamp_ns nanoseconds_of(double seconds) {
+  const double ns = seconds * 1e9;
+  return ns < 18446744073709549568.0 ? static_cast<timestamp_ns>(ns) : open_end; // the largest double below 2^64
+}
+
+timestamp_ns saturating_add(timestamp_ns a, timestamp_ns b) { return b > open_end - a ? open_end : a + b; }
+
 // Intersects every window with [from, to].
 void clip(window_choice& c, timestamp_ns from, timestamp_ns to) {
   std::vector<time_window> out;
@@ -131,8 +140,8 @@ window_choice choose_windows(const trace& t, const run_options& o) {
   const bool timed = o.delay_s > 0.0 || o.duration_s > 0.0;
   if (timed) {
     c.whole = false;
-    const timestamp_ns from = t.begin + static_cast<timestamp_ns>(o.delay_s * 1e9);
-    const timestamp_ns to = o.duration_s > 0.0 ? from + static_cast<timestamp_ns>(o.duration_s * 1e9) : open_end;
+    const timestamp_ns from = saturating_add(t.begin, nanoseconds_of(o.delay_s));
+    const timestamp_ns to = o.duration_s > 0.0 ? saturating_add(from, nanoseconds_of(o.duration_s)) : open_end;
     const bool had = !c.windows.empty();
     clip(c, from, to);
     if (had && c.windows.empty()) c.note = "nothing of the chosen range falls between --delay and --duration";

@@ -55,18 +55,8 @@ inline std::string_view spec_trim(std::string_view s) noexcept {
 // ASCII kept, the rest \xNN, `limit` characters of output at most, then "...".
 inline std::string spec_echo(std::string_view s, std::size_t limit = 48) { return escape_input(s, limit); }
 
-// A whole number 0..max_schedule_count, digits only.
-inline bool spec_number(std::string_view s, std::uint64_t& out) noexcept {
-  if (s.empty() || s.size() > 12) return false;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (v > max_schedule_count) return false;
-  out = v;
-  return true;
-}
+// A whole number 0..max_schedule_count, digits only: the schedule's own reading of a count.
+inline bool spec_number(std::string_view s, std::uint64_t& out) noexcept { return parse_schedule_count(s, out); }
 
 inline capture_spec spec_fail(std::string why) {
   capture_spec r;

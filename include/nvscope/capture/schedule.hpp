@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace nvscope {
@@ -41,6 +42,26 @@ inline namespace v1 {
 
 /// The largest value a schedule count may take (keeps every sum far from overflow).
 constexpr std::uint64_t max_schedule_count = 1000000000ull;
+
+/// Reads a schedule count as every reader of one does (NVSCOPE_CAPTURE, `nvscope run`'s
+/// --skip/--wait/--warmup/--active/--repeat): digits only, at most 12 of them, 0 to
+/// `max_schedule_count`; false otherwise, `out` untouched. A count past the limit is refused
+/// where it is read, never accepted and then left to select no step.
+/// \code
+///   std::uint64_t n = 0;
+///   bool ok = nvscope::parse_schedule_count("2000000000", n);  // false: past max_schedule_count
+/// \endcode
+inline bool parse_schedule_count(std::string_view s, std::uint64_t& out) noexcept {
+  if (s.empty() || s.size() > 12) return false;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v > max_schedule_count) return false;
+  out = v;
+  return true;
+}
 
 /// What a schedule does in one step.
 enum class capture_phase {

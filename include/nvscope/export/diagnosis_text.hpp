@@ -16,6 +16,7 @@
 
 #include <nvscope/analyze/diagnose/compare.hpp>
 #include <nvscope/analyze/diagnosis.hpp>
+#include <nvscope/detail/quote.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cinttypes>
@@ -314,7 +315,7 @@ inline std::string comparison_line(const comparison_row& r) {
       r.tested ? printf_string("[%+7.1f%%, %+7.1f%%]", 100 * r.ci_low, 100 * r.ci_high) : std::string("        -          ");
   return printf_string("  %+7.1f%%  %s  %11.0f  %11.0f  %7" PRIu64 "  %7" PRIu64 "  %-10s  %s  %s\n", 100 * r.change,
                        interval.c_str(), r.base_median, r.new_median, r.base_count, r.new_count, sample_group_name(r.group),
-                       r.name.c_str(), comparison_mark(r));
+                       nvscope::detail::printable_name(r.name).c_str(), comparison_mark(r));
 }
 
 } // namespace diag_text

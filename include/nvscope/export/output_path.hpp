@@ -15,7 +15,9 @@
 ///
 /// `write_file` writes a temporary file beside the target and renames it into place: a
 /// failed write (full disk, file size limit) leaves the previous file as it was. It refuses
-/// a symbolic link at the final component instead of following it.
+/// a symbolic link at the final component instead of following it, and a FIFO instead of
+/// waiting for its reader. `check_output_pattern` checks a pattern's syntax alone, before
+/// any value is known.
 ///
 /// \code
 ///   auto p = nvscope::expand_output_path("trace_%h_%p_rank%r.json");
@@ -33,7 +35,12 @@
 #include <string>
 #include <string_view>
 
+#include <csignal>
+#include <ctime>
+
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,40 +96,61 @@ inline specifier_value rank_value() {
   return v;
 }
 
-// `%q{VAR}` starting at pattern[q] (the 'q').
-inline specifier_value variable_value(std::string_view pattern, std::size_t q) {
-  specifier_value v;
-  if (q + 1 >= pattern.size() || pattern[q + 1] != '{') {
-    v.why = "'%q' must be followed by {VARIABLE}";
-    return v;
+// One specifier of a pattern as the syntax reads it: its letter ('%', 'p', 'h', 'r', 'q'),
+// the variable's name for %q{VAR}, the last pattern byte it takes; or why it is malformed.
+// The one parser of patterns: check_output_pattern and expand_output_path both read through it.
+struct specifier {
+  char kind = 0;
+  std::string_view variable;
+  std::size_t end = 0;
+  std::string why; ///< empty when well formed
+};
+
+// The specifier whose '%' is at pattern[percent].
+inline specifier parse_specifier(std::string_view pattern, std::size_t percent) {
+  specifier s;
+  const std::size_t k = percent + 1;
+  if (k >= pattern.size()) {
+    s.why = "'%' at the end (write '%%' for a percent sign)";
+    return s;
   }
-  const auto close = pattern.find('}', q + 2);
+  s.kind = pattern[k];
+  s.end = k;
+  if (s.kind == '%' || s.kind == 'p' || s.kind == 'h' || s.kind == 'r') return s;
+  if (s.kind != 'q') {
+    s.why = "unknown specifier '%" + escape_input(pattern.substr(k, 1), 8) + "' (known: %p %h %r %q{VAR} %%)";
+    return s;
+  }
+  if (k + 1 >= pattern.size() || pattern[k + 1] != '{') {
+    s.why = "'%q' must be followed by {VARIABLE}";
+    return s;
+  }
+  const auto close = pattern.find('}', k + 2);
   if (close == std::string_view::npos) {
-    v.why = "'%q{' has no closing '}'";
-    return v;
+    s.why = "'%q{' has no closing '}'";
+    return s;
   }
-  const std::string name(pattern.substr(q + 2, close - q - 2));
-  v.end = close;
-  if (name.empty()) v.why = "'%q{}' names no variable";
-  else if (const char* value = std::getenv(name.c_str())) v.value = value;
-  else v.why = "%q{" + escape_input(name, 64) + "}: environment variable " + escape_input(name, 64) + " is not set";
-  return v;
+  s.variable = pattern.substr(k + 2, close - k - 2);
+  s.end = close;
+  if (s.variable.empty()) s.why = "'%q{}' names no variable";
+  return s;
 }
 
-// The specifier whose '%' is at pattern[percent] (not the last byte).
-inline specifier_value specifier_at(std::string_view pattern, std::size_t percent) {
-  const std::size_t k = percent + 1;
+// A well-formed specifier's value, or why it has none (read at the moment of expansion).
+inline specifier_value value_of(const specifier& s) {
   specifier_value v;
-  switch (pattern[k]) {
+  switch (s.kind) {
     case '%': v.value = "%"; break;
     case 'p': v.value = std::to_string(static_cast<long long>(::getpid())); break;
     case 'h': v = host_name_value(); break;
     case 'r': v = rank_value(); break;
-    case 'q': return variable_value(pattern, k);
-    default:
-      v.why = "unknown specifier '%" + escape_input(pattern.substr(k, 1), 8) + "' (known: %p %h %r %q{VAR} %%)";
+    default: {
+      const std::string name(s.variable);
+      if (const char* value = std::getenv(name.c_str())) v.value = value;
+      else v.why = "%q{" + escape_input(name, 64) + "}: environment variable " + escape_input(name, 64) + " is not set";
+    }
   }
-  v.end = k;
+  v.end = s.end;
   return v;
 }
 
@@ -153,13 +181,46 @@ inline path_result pattern_error(std::string_view pattern, std::size_t at, const
 
 } // namespace detail
 
-/// Expands `%p`, `%h`, `%r`, `%q{VAR}` and `%%` in `pattern` (see the file comment).
+/// Where a pattern's syntax is wrong and why; `why` is empty when it is well formed.
+struct pattern_syntax {
+  std::size_t position = 0;
+  std::string why;
+  bool ok() const noexcept { return why.empty(); }
+  explicit operator bool() const noexcept { return ok(); }
+};
+
+/// Checks a pattern's syntax alone, through the parser `expand_output_path` uses, reading no
+/// value (no pid, host, rank or variable is looked up): so a tool can refuse a bad pattern
+/// before a long run instead of losing its files at the end. A pattern it accepts can fail
+/// to expand only for a value (`%r` with no rank set, an unset `%q{VAR}`, a value holding
+/// `/`, an empty result); one it refuses fails to expand with the same position and reason.
+/// \code
+///   auto s = nvscope::check_output_pattern("prof_%z");  // s.position == 5
+///   if (!s) std::fprintf(stderr, "bad pattern at %zu: %s\n", s.position, s.why.c_str());
+/// \endcode
+inline pattern_syntax check_output_pattern(std::string_view pattern) {
+  // Anywhere, a variable's name included: getenv would read the name only up to it.
+  if (const auto nul = pattern.find('\0'); nul != std::string_view::npos)
+    return {nul, "a NUL byte (a file name cannot hold one)"};
+  if (pattern.empty()) return {0, "the path is empty"};
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    const auto s = detail::parse_specifier(pattern, i);
+    if (!s.why.empty()) return {i, s.why};
+    i = s.end;
+  }
+  return {};
+}
+
+/// Expands `%p`, `%h`, `%r`, `%q{VAR}` and `%%` in `pattern` (see the file comment); a
+/// malformed pattern gives `check_output_pattern`'s error whatever the environment holds.
 /// \code
 ///   setenv("RUN", "a1", 1);
 ///   assert(nvscope::expand_output_path("out_%q{RUN}.csv").path == "out_a1.csv");
 /// \endcode
 inline path_result expand_output_path(std::string_view pattern) {
   using detail::pattern_error;
+  if (const auto syntax = check_output_pattern(pattern); !syntax) return pattern_error(pattern, syntax.position, syntax.why);
   path_result r;
   detail::component_check part;
   const auto climbs = [&](std::size_t at) {
@@ -167,9 +228,6 @@ inline path_result expand_output_path(std::string_view pattern) {
                                                             r.path.substr(part.begin) + "' (values may not name folders)")
                                : path_result{};
   };
-  // Anywhere, a variable's name included: getenv would read the name only up to it.
-  if (const auto nul = pattern.find('\0'); nul != std::string_view::npos)
-    return pattern_error(pattern, nul, "a NUL byte (a file name cannot hold one)");
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
     if (c == '/') {
@@ -179,8 +237,7 @@ inline path_result expand_output_path(std::string_view pattern) {
       continue;
     }
     if (c != '%') { r.path.push_back(c); continue; }
-    if (i + 1 == pattern.size()) return pattern_error(pattern, i, "'%' at the end (write '%%' for a percent sign)");
-    auto v = detail::specifier_at(pattern, i);
+    const auto v = detail::value_of(detail::parse_specifier(pattern, i));
     if (!v.why.empty()) return pattern_error(pattern, i, v.why);
     const std::string spec(pattern.substr(i, v.end + 1 - i));
     if (auto why = detail::value_problem(spec, v.value); !why.empty()) return pattern_error(pattern, i, why);
@@ -247,17 +304,54 @@ inline write_result failed_after(std::string_view path, std::size_t written, std
           (total == unknown_size ? std::string() : " of " + std::to_string(total)) + " bytes: " + std::strerror(error)};
 }
 
-// A device or a pipe (/dev/null, a FIFO a reader waits on) is written where it is: there is
-// no file to keep and nothing to rename.
+// A character device (/dev/null) is written where it is: there is no file to keep and nothing
+// to rename. Opened without waiting (O_NONBLOCK: a terminal line or a FIFO swapped in after
+// the lstat never holds the open), and refused unless it still is a character device.
 template <class Produce>
 write_result write_in_place(const std::string& path, Produce& produce, std::size_t total) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return cannot_write(path, std::strerror(errno));
+  struct ::stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+    ::close(fd);
+    return cannot_write(path, "it changed while being opened and is no longer a device");
+  }
   const piece_writer w = produce_into(fd, produce, nullptr);
   const int closed = ::close(fd) == 0 ? 0 : errno;
   if (w.error || closed) return failed_after(path, w.written, total, w.error ? w.error : closed);
   return {};
 }
+
+// While alive, SIGXFSZ is blocked in the calling thread: a write past the file size limit
+// (RLIMIT_FSIZE, `ulimit -f`) then fails with EFBIG, and the failed-write path (temporary
+// file removed, old file kept, one line) runs instead of the signal's default, which kills
+// the process mid-write. The signal such a write raised is taken off before the thread's
+// mask is restored, unless one was already pending before (that one stays the caller's). A
+// per-thread mask, not the process' disposition: another thread's handler is left alone.
+class file_size_signal_held {
+ public:
+  file_size_signal_held() noexcept {
+    sigemptyset(&xfsz_);
+    sigaddset(&xfsz_, SIGXFSZ);
+    ::pthread_sigmask(SIG_BLOCK, &xfsz_, &old_);
+    sigset_t pending;
+    sigemptyset(&pending);
+    pending_before_ = ::sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+  }
+  ~file_size_signal_held() {
+    if (!pending_before_) {
+      const struct ::timespec now {};
+      while (::sigtimedwait(&xfsz_, nullptr, &now) == SIGXFSZ) {}
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  file_size_signal_held(const file_size_signal_held&) = delete;
+  file_size_signal_held& operator=(const file_size_signal_held&) = delete;
+
+ private:
+  sigset_t xfsz_, old_;
+  bool pending_before_ = false;
+};
 
 // "dir/.name.nvscope-PID-N.tmp" beside `path`, created exclusively (never an existing file
 // or a link planted at that name). Returns the descriptor, or -1 with errno set.
@@ -306,6 +400,7 @@ write_result replace_file(const std::string& path, Produce& produce, std::size_t
 // write_file's checks and its choice of how to write, for any producer of the content.
 template <class Produce>
 write_result write_file_with(const std::string& path, Produce& produce, std::size_t total) {
+  const file_size_signal_held no_death_past_the_size_limit;
   if (path.empty()) return cannot_write(path, "the path is empty");
   if (path.find('\0') != std::string::npos) return cannot_write(path, "the path holds a NUL byte");
   if (path.back() == '/') return cannot_write(path, "the path names a folder, not a file");
@@ -317,8 +412,11 @@ write_result write_file_with(const std::string& path, Produce& produce, std::siz
   if (S_ISLNK(st.st_mode))
     return cannot_write(path, "it is a symbolic link, which nvscope does not follow (remove it or name another file)");
   if (S_ISDIR(st.st_mode)) return cannot_write(path, std::strerror(EISDIR));
-  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return write_in_place(path, produce, total);
-  if (!S_ISREG(st.st_mode)) return cannot_write(path, "it is neither a regular file, a device nor a pipe");
+  if (S_ISFIFO(st.st_mode))
+    return cannot_write(path, "it is a FIFO (named pipe), which nvscope does not write: a reader may never come "
+                              "(name a regular file)");
+  if (S_ISCHR(st.st_mode)) return write_in_place(path, produce, total);
+  if (!S_ISREG(st.st_mode)) return cannot_write(path, "it is neither a regular file nor a device");
   return replace_file(path, produce, total, &st);
 }
 
@@ -326,8 +424,10 @@ write_result write_file_with(const std::string& path, Produce& produce, std::siz
 
 /// Writes `content` to `path`: a new file, or an existing regular file replaced whole
 /// (through a temporary file beside it and a rename, so a failed write keeps the old one).
-/// A device or pipe is written in place. Refused with a one-line error: a symbolic link at
-/// the final component (never followed), a folder, a path holding a NUL byte. Any failure
+/// A character device (/dev/null) is written in place. Refused with a one-line error: a
+/// symbolic link at the final component (never followed), a FIFO (nothing may wait for a
+/// reader), a folder, a path holding a NUL byte. A file size limit gives the error line,
+/// never SIGXFSZ's death. Any failure
 /// (open, write, flush, rename) names the path and the system's reason.
 /// \code
 ///   if (auto w = nvscope::write_file("kern.csv", csv); !w) std::fputs(w.error.c_str(), stderr);

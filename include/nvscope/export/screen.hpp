@@ -20,6 +20,7 @@
 /// \endcode
 
 #include <nvscope/analyze/report.hpp>
+#include <nvscope/detail/quote.hpp>
 #include <nvscope/detail/utf8.hpp>
 #include <nvscope/export/diagnosis_text.hpp>
 #include <nvscope/export/table.hpp>
@@ -110,7 +111,7 @@ inline std::string size_text(std::uint64_t bytes) {
 /// \endcode
 inline std::string file_list(const std::vector<screen_file>& files) {
   std::string s;
-  for (const auto& f : files) s += (s.empty() ? "" : ", ") + f.path + " (" + size_text(f.bytes) + ")";
+  for (const auto& f : files) s += (s.empty() ? "" : ", ") + detail::escape_input(f.path, 256) + " (" + size_text(f.bytes) + ")";
   return s;
 }
 

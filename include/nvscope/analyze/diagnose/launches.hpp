@@ -262,14 +262,21 @@ inline void gather_launches(const timeline& tl, const std::vector<std::uint32_t>
   }
 }
 
+// A column from row `at`, or null where it holds nothing from there (an empty vector's data()
+// is null, and null + at is undefined even when nothing is read: found by tests/fuzz/trace).
+template <class Column>
+auto column_from(const Column& v, std::size_t at) noexcept -> decltype(v.data()) {
+  return at < v.size() ? v.data() + at : nullptr;
+}
+
 // Name p's medians, percentiles and outliers, each column read in place (figures_of); the
 // durations' median and outliers taken from `known` where given (the samples' sorted run).
 inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row& row, const sorted_duration_figures* known) {
   const auto at = c.offset[p];
-  const auto calls = figures_of(row.with_call ? c.calls.data() + at : nullptr, static_cast<std::size_t>(row.with_call), {0.9}, c.call_span[p]);
-  const auto delays = figures_of(c.delays.data() + at, c.launched[p], {0.9}, c.delay_span[p]);
+  const auto calls = figures_of(row.with_call ? column_from(c.calls, at) : nullptr, static_cast<std::size_t>(row.with_call), {0.9}, c.call_span[p]);
+  const auto delays = figures_of(column_from(c.delays, at), c.launched[p], {0.9}, c.delay_span[p]);
   const auto queue = c.queue_width != 0 ? figures_of_counts(c.queue_counts.data() + p * c.queue_width, c.queue_width)
-                                        : figures_of(c.queue.data() + at, c.launched[p], {});
+                                        : figures_of(column_from(c.queue, at), c.launched[p], {});
   row.call_median_ns = calls.median;
   row.call_p90_ns = calls.quantiles[0];
   row.delay_median_ns = delays.median;
@@ -279,7 +286,7 @@ inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row&
     row.kernel_median_ns = known->median;
     row.duration_outliers = known->above_fence;
   } else {
-    const std::uint64_t* durations = c.durations.data() + at;
+    const std::uint64_t* durations = column_from(c.durations, at);
     const auto kernel = figures_of(durations, static_cast<std::size_t>(row.launches), {0.25, 0.75}, c.duration_span[p]);
     row.kernel_median_ns = kernel.median;
     const double q1 = kernel.quantiles[0], q3 = kernel.quantiles[1], fence = q3 + 1.5 * (q3 - q1); // Tukey's, as upper_fence

@@ -27,9 +27,16 @@ struct chunk_grid {
   std::uint64_t size = 1;
   std::vector<std::uint64_t> used; // summed operation time per chunk
 
+  // i < used.size(), so i * size < end - begin: no sum here passes `end` (any 64-bit window).
   timestamp_ns chunk_begin(std::size_t i) const noexcept { return begin + i * size; }
-  timestamp_ns chunk_end(std::size_t i) const noexcept { return std::min(end, begin + (i + 1) * size); }
+  timestamp_ns chunk_end(std::size_t i) const noexcept {
+    const timestamp_ns b = chunk_begin(i);
+    return end - b <= size ? end : b + size;
+  }
 };
+
+// ceil(a / b) for b >= 1 without forming a + b - 1, which wraps for a window near 2^64.
+constexpr std::uint64_t divide_up(std::uint64_t a, std::uint64_t b) noexcept { return a / b + (a % b != 0 ? 1 : 0); }
 
 // The chunks' sums, an operation at a time (the diagnosis' walk of the timeline hands each
 // over once). The operations come by start: the chunk of a start only moves forward, no
@@ -40,9 +47,9 @@ class chunk_sums {
     g_.begin = tl.begin;
     g_.end = tl.end;
     const std::uint64_t n = std::max<std::uint32_t>(1, std::min<std::uint32_t>(chunks, 1000));
-    const std::uint64_t window = tl.end - tl.begin;
-    g_.size = std::max<std::uint64_t>(1, (window + n - 1) / n);
-    g_.used.assign(static_cast<std::size_t>((window + g_.size - 1) / g_.size), 0);
+    const std::uint64_t window = tl.end > tl.begin ? tl.end - tl.begin : 0;
+    g_.size = std::max<std::uint64_t>(1, divide_up(window, n));
+    g_.used.assign(static_cast<std::size_t>(divide_up(window, g_.size)), 0);
     lo_ = g_.chunk_begin(0);
     hi_ = g_.chunk_end(0);
   }

@@ -25,6 +25,13 @@ struct verdict_inputs {
   const step_analysis* steps = nullptr;
 };
 
+// A figure in ns (a median, a sum of shares) as an integer, saturating: a double of 2^64 or
+// more (durations near the 64-bit clock's end round up to it) has no conversion; below 0 is 0.
+inline std::uint64_t whole_ns(double v) noexcept {
+  if (!(v > 0)) return 0;
+  return v < 18446744073709549568.0 ? static_cast<std::uint64_t>(v) : ~std::uint64_t{0}; // the largest double below 2^64
+}
+
 inline double share_of(std::uint64_t ns, std::uint64_t window) noexcept {
   return window ? static_cast<double>(ns) / static_cast<double>(window) : 0.0;
 }
@@ -125,7 +132,7 @@ inline finding gpu_finding(const verdict_inputs& in) {
 inline finding short_kernel_finding(const verdict_inputs& in) {
   std::uint64_t ns = 0;
   for (const auto& k : in.launches->kernels)
-    if (k.short_kernels) ns += static_cast<std::uint64_t>(k.kernel_median_ns) * k.short_kernels;
+    if (k.short_kernels) ns += whole_ns(k.kernel_median_ns) * k.short_kernels;
   finding f = op_finding(in, op_kind::kernel, finding_kind::short_kernels, advice::fuse_or_graph, ns,
                          in.launches->short_kernels);
   f.kernels = top_kernels(*in.launches, kernel_rank::short_kernels);
@@ -137,7 +144,7 @@ inline finding sync_call_finding(const verdict_inputs& in) {
   double busy = 0.0;
   for (const auto& row : rule_of(in, rule_id::sync_call).rows)
     busy += row.gpu_busy_percent / 100.0 * static_cast<double>(row.duration);
-  f.gpu_busy_share = share_of(static_cast<std::uint64_t>(busy), f.ns);
+  f.gpu_busy_share = share_of(whole_ns(busy), f.ns);
   f.todo = f.gpu_busy_share >= 0.8 ? advice::none : advice::drop_sync; // waiting on a busy GPU is fine
   return f;
 }
@@ -148,7 +155,7 @@ inline finding step_finding(const verdict_inputs& in) {
   range_tally tally(*in.tl->t);
   for (const auto& o : in.steps->outliers) {
     const auto excess = static_cast<double>(o.duration) - in.steps->median_ns;
-    f.ns += excess > 0 ? static_cast<std::uint64_t>(excess) : 0;
+    f.ns += whole_ns(excess);
     tally.add(o.range, o.duration);
   }
   f.ranges = tally.top(3);
