@@ -38,9 +38,11 @@ struct small_trace {
 } // namespace
 
 TEST_CASE("default step names: the common spellings, and not their look-alikes") {
-  for (const char* yes : {"step_7", "step 7", "Step#3", "iteration 12", "Train step 4", "step7", "STEP-2", "step", "iter_5", "eval_step_9"})
+  for (const char* yes : {"step_7", "step 7", "Step#3", "iteration 12", "Train step 4", "step7", "STEP-2", "step", "iter_5", "eval_step_9",
+                          "ProfilerStep#5", "TrainStep12", "evalIteration 3"})
     CHECK_MESSAGE(nvscope::is_step_name(yes), yes);
-  for (const char* no : {"stepper", "steps", "footstep 3", "layer_3", "step_", "step_x1", "forward", ""})
+  for (const char* no : {"stepper", "steps", "footstep 3", "layer_3", "step_", "step_x1", "forward", "", "ProfilerSteps#5", "PROFILERSTEP#5",
+                         "Footstep3"})
     CHECK_MESSAGE(!nvscope::is_step_name(no), no);
 }
 

@@ -69,11 +69,16 @@ inline std::string strip_numbers(std::string_view s) {
   return out;
 }
 
-// The default rule: a step tail, alone or after leading words ("Train step 4", "eval_step_2").
+// The default rule: a step tail, alone or after leading words ("Train step 4", "eval_step_2"),
+// or after a lower-case letter where the tail's word begins upper-case (torch.profiler's
+// "ProfilerStep#5", "TrainStep12"; not "Footstep3").
 inline bool is_default_step_name(std::string_view s) noexcept {
   if (is_step_tail(s)) return true;
-  for (std::size_t i = 0; i + 1 < s.size(); ++i)
+  for (std::size_t i = 0; i + 1 < s.size(); ++i) {
     if ((s[i] == ' ' || s[i] == '_' || s[i] == '/') && is_step_tail(s.substr(i + 1))) return true;
+    const bool camel = s[i] >= 'a' && s[i] <= 'z' && s[i + 1] >= 'A' && s[i + 1] <= 'Z';
+    if (camel && is_step_tail(s.substr(i + 1))) return true;
+  }
   return false;
 }
 
