@@ -53,6 +53,20 @@ TEST_CASE("defaults: the whole run, summary, JSON and Chrome trace, 8 buffers of
   CHECK(r.given.empty());
 }
 
+TEST_CASE("options: --name value never takes -- or another option as its value (issue 46)") {
+  for (const std::vector<std::string>& given : {std::vector<std::string>{"--output-dir", "--frobnicate", "--", "prog"},
+                                                std::vector<std::string>{"--output-dir", "--", "prog"},
+                                                std::vector<std::string>{"--name", "--outputs=csv", "prog"}}) {
+    const auto r = args(given).parse();
+    CAPTURE(given[1]);
+    CHECK(r.error.find("needs a value") != std::string::npos);
+    CHECK(r.error.find('\n') == std::string::npos);
+  }
+  const auto r = args({"--output-dir=--odd", "--", "prog"}).parse(); // such a value is still written with '='
+  REQUIRE(r.error.empty());
+  CHECK(r.options.output_dir == "--odd");
+}
+
 TEST_CASE("options: --name=value and --name value; the program starts at the first non-option") {
   auto r = args({"--output-dir", "out", "--outputs=csv,folded", "--buffer-size=4M", "prog", "--not-ours"}).parse();
   REQUIRE(r.error.empty());

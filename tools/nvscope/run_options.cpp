@@ -335,10 +335,11 @@ run_parse parse_run(int argc, char** argv, int first) {
     std::string_view value;
     if (eq != body.npos) {
       value = body.substr(eq + 1);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
+    } else if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--") {
+      value = argv[++i]; // `--opt value`; never `--` or another option as the value
     } else {
       r.error = "nvscope: run: option --" + std::string(name) + " needs a value";
+      if (i + 1 < argc) r.error += " (not " + quoted(argv[i + 1]) + "; a value that begins with '--' is written --" + std::string(name) + "=VALUE)";
       return r;
     }
     if (!apply(r, *e, value, "--" + std::string(name))) return r;
