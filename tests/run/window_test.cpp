@@ -4,9 +4,12 @@
 
 #include <doctest/doctest.h>
 #include <nvscope/capture/schedule.hpp>
+#include <nvscope/analyze/step_names.hpp>
 #include <nvscope/export/screen.hpp>
+#include "test_seed.hpp"
 
 #include <new>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -59,6 +62,31 @@ run_options steps(std::uint64_t skip, std::uint64_t warmup, std::uint64_t active
 
 } // namespace
 
+TEST_CASE("--steps' glob and the analysis' step pattern made of it take the same names (issue 46)") {
+  CHECK(glob_regex("train_step*") == "train_step[\\s\\S]*");
+  CHECK(glob_regex("a.b?c+(d)") == "a\\.b[\\s\\S]c\\+\\(d\\)");
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::string alphabet = "sStep_.*?+()[]{}|^$\\ #1-9\n\xc3\xa9";
+  auto word = [&](std::size_t most) {
+    std::string w;
+    for (std::size_t n = rng() % most; n > 0; --n) w.push_back(alphabet[rng() % alphabet.size()]);
+    return w;
+  };
+  int hits = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const auto glob = alphabet[rng() % alphabet.size()] + word(6), name = word(8); // an empty --steps is the default rule, not a glob
+    nvscope::analysis_options o;
+    o.step_pattern = glob_regex(glob);
+    const bool window = glob_match(glob, name), analysis = nvscope::step_matcher(o)(name);
+    CAPTURE(glob);
+    CAPTURE(name);
+    CHECK(window == analysis);
+    CHECK_FALSE(nvscope::step_matcher(o).error());
+    hits += window;
+  }
+  CHECK(hits > 20); // the draws matched some names, not only none
+}
+
 TEST_CASE("glob_match") {
   CHECK(glob_match("step*", "step_12"));
   CHECK(glob_match("*train*", "my_train_step"));
@@ -66,6 +94,9 @@ TEST_CASE("glob_match") {
   CHECK_FALSE(glob_match("step", "step_1"));
   CHECK_FALSE(glob_match("step?", "step"));
   CHECK(glob_match("*", ""));
+  CHECK(glob_match("Train_Step*", "train_step_3")); // any case, as the step rule
+  CHECK(glob_match("*", "*x"));                       // a '*' in the name is matched by the pattern's '*'
+  CHECK(glob_match("*-", "*)*|9-"));
 }
 
 TEST_CASE("whole run: one window, the collection's span") {

@@ -73,6 +73,7 @@ void finish_profile(const char* why) {
   const trace t = wc.whole ? trace{} : restrict_to(full, wc.windows);
   const trace& used = wc.whole ? full : t;
   analysis_options ao;
+  if (!s.options.steps.empty()) ao.step_pattern = glob_regex(s.options.steps); // the window's steps are the analysis' steps
   if (!wc.whole) ao.window = time_window{used.begin, used.finish};
   const trace_index x = index_trace(used, ao.start_end); // the nsys rule, attribute()'s: its links serve the exports
   const analysis_report r = analyze(used, x, ao);

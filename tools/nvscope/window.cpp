@@ -111,13 +111,14 @@ void clip(window_choice& c, timestamp_ns from, timestamp_ns to) {
 
 bool glob_match(std::string_view pattern, std::string_view name) noexcept {
   std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  const auto same = [](char a, char b) { return detail::ascii_lower(a) == detail::ascii_lower(b); }; // any case, as the step rule
   while (n < name.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
-      ++p;
-      ++n;
-    } else if (p < pattern.size() && pattern[p] == '*') {
+    if (p < pattern.size() && pattern[p] == '*') { // before the literal test: a '*' in the name is no '*' of the pattern
       star = p++;
       mark = n;
+    } else if (p < pattern.size() && (pattern[p] == '?' || same(pattern[p], name[n]))) {
+      ++p;
+      ++n;
     } else if (star != std::string_view::npos) {
       p = star + 1;
       n = ++mark;
@@ -127,6 +128,19 @@ bool glob_match(std::string_view pattern, std::string_view name) noexcept {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
+}
+
+std::string glob_regex(std::string_view pattern) {
+  std::string out;
+  for (const char c : pattern) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                       static_cast<unsigned char>(c) >= 0x80;
+    if (c == '*') out += "[\\s\\S]*"; // any bytes, newlines too, as glob_match's '*'
+    else if (c == '?') out += "[\\s\\S]";
+    else if (plain) out.push_back(c);
+    else out.append({'\\', c}); // every other character stands for itself
+  }
+  return out;
 }
 
 window_choice choose_windows(const trace& t, const run_options& o) {

@@ -27,6 +27,11 @@ struct window_choice {
 /// True when `name` matches `pattern` (`*` any run of characters, `?` one character).
 bool glob_match(std::string_view pattern, std::string_view name) noexcept;
 
+// `--steps`' glob as the analysis' step_pattern (an ECMAScript expression matched whole, in any
+// case): the steps the window takes are the steps the tables, the diagnosis and the folded
+// stacks count.
+std::string glob_regex(std::string_view pattern);
+
 window_choice choose_windows(const trace& t, const run_options& o);
 
 /// The records of `t` inside `w` (as `choose_windows` gives them: sorted, disjoint): GPU work
