@@ -309,7 +309,10 @@ int run_main(int argc, char** argv) {
     for (const auto& line : session_summary(notes)) std::fprintf(stderr, "%s\n", line.c_str());
     remove_session_folder(session, notes);
   }
-  if (status < 0) return 1;
+  if (status < 0) {
+    std::fprintf(stderr, "nvscope: run: cannot wait for the program: %s\n", std::strerror(errno));
+    return 1;
+  }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);

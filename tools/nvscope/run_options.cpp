@@ -392,7 +392,8 @@ Collection
   --buffer-count=N        number of buffers (default 8); memory is bounded by their product
 
 Exit status: the program's (killed by a signal: the same signal); 2 a bad option or pattern
-(the program is not started), 126 the program exists but cannot run, 127 it is not found.
+(the program is not started), 126 the program exists but cannot run, 127 it is not found,
+1 the program could not be waited for (one line says why).
 )";
 }
 
