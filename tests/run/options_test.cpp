@@ -3,6 +3,7 @@
 #include "run_options.hpp"
 
 #include <doctest/doctest.h>
+#include <nvscope/export/output_path.hpp>
 #include <nvscope/capture/schedule.hpp>
 
 #include <cstdlib>
@@ -51,6 +52,13 @@ TEST_CASE("defaults: the whole run, summary, JSON and Chrome trace, 8 buffers of
   CHECK(r.options.buffer_size == (std::size_t{8} << 20));
   CHECK(r.options.buffer_count == 8);
   CHECK(r.given.empty());
+}
+
+TEST_CASE("--help lists the rank variables in the order %r tries them (issue 46)") {
+  const std::string help = run_usage();
+  CHECK(help.find(nvscope::rank_variable_list()) != std::string::npos);
+  CHECK(help.find("@RANKS@") == std::string::npos);
+  CHECK(nvscope::rank_variable_list().rfind(nvscope::rank_variables[0], 0) == 0);
 }
 
 TEST_CASE("options: --name value never takes -- or another option as its value (issue 46)") {

@@ -360,7 +360,8 @@ std::vector<std::pair<std::string, std::string>> child_environment(const std::ve
   return env;
 }
 
-const char* run_usage() {
+// The help text, with @RANKS@ where run_usage puts the rank variables.
+const char* run_usage_text() {
   return R"(usage: nvscope run [options] -- program [args...]
 
 Runs the program with nvscope's collector injected into every process of the tree that uses
@@ -372,7 +373,7 @@ Full guide: docs/run.md.
 Output
   --output-dir=DIR        folder of the files (default .); created if missing
   --name=PATTERN          file name stem (default nvscope_%p): %p pid, %h host, %r rank
-                          (RANK, LOCAL_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK),
+                          (the first set of @RANKS@),
                           %q{VAR} a variable, %% a percent sign
   --outputs=LIST          summary,csv,json,trace,folded, all or none (default summary,json,trace)
   --summary=short|full|none   what stderr shows at the end of each process (default short:
@@ -395,6 +396,17 @@ Exit status: the program's (killed by a signal: the same signal); 2 a bad option
 (the program is not started), 126 the program exists but cannot run, 127 it is not found,
 1 the program could not be waited for (one line says why).
 )";
+}
+
+const char* run_usage() {
+  // The rank variables as %r tries them (export/output_path.hpp's one list).
+  static const std::string text = [] {
+    std::string s = run_usage_text();
+    const auto at = s.find("@RANKS@");
+    if (at != std::string::npos) s.replace(at, 7, rank_variable_list());
+    return s;
+  }();
+  return text.c_str();
 }
 
 } // namespace tool

@@ -65,6 +65,14 @@ struct write_result {
 /// The launcher variables `%r` reads, in this order.
 inline constexpr const char* rank_variables[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK", "LOCAL_RANK"};
 
+/// `rank_variables` in the order `%r` tries them, comma-separated: the one list help and
+/// messages print.
+inline std::string rank_variable_list() {
+  std::string s;
+  for (const char* name : rank_variables) s += (s.empty() ? "" : ", ") + std::string(name);
+  return s;
+}
+
 namespace detail {
 
 // User input quoted in an error line: at most this many characters of it.
@@ -92,7 +100,7 @@ inline specifier_value rank_value() {
       v.value = value;
       return v;
     }
-  v.why = "%r: no rank variable is set (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, RANK, LOCAL_RANK)";
+  v.why = "%r: no rank variable is set (" + rank_variable_list() + ")";
   return v;
 }
 
