@@ -288,6 +288,18 @@ enum class name_form : std::uint8_t { demangled, base, mangled };
 /// (names kept mangled).
 enum class name_spelling : std::uint8_t { nvidia, itanium, mangled };
 
+/// Which ranges a GPU operation belongs to when the thread that launched it had none open.
+/// In a PyTorch training step the backward kernels are launched by autograd's own thread,
+/// which opens no range, while the main thread sits in its `backward` range.
+enum class attribution_rule : std::uint8_t {
+  thread, ///< nsys's: the ranges open on the launching thread; none when it has none open
+  /// As `thread`; a launch from a thread with no push/pop range open goes to the innermost
+  /// push/pop range open at the launch's time on the process's other threads, when exactly one
+  /// other thread has a push/pop range open then (none when several or none do). Start/end
+  /// ranges keep nsys's rule.
+  process,
+};
+
 /// The other spellings of one kernel name; `kernel_record::name` is the demangled one.
 struct kernel_name_forms {
   string_id base = 0;    ///< 0: same as the demangled name

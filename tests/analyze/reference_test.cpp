@@ -76,7 +76,7 @@ void same_tables(const trace& t, const analysis_options& o, const analysis_repor
     SAME(e.time_percent, f.time_percent, w + " time %");
     same_stats(e.time, f.time, w + " " + f.range);
   });
-  same_rows(r.range_kernels, reference::nvtx_kern_sum(t, o.kernel_names, o.start_end), label + " nvtx_kern_sum",
+  same_rows(r.range_kernels, reference::nvtx_kern_sum(t, o.kernel_names, o.start_end, o.attribute), label + " nvtx_kern_sum",
             [](const auto& e, const auto& f, const std::string& w) {
               SAME(e.range, f.range, w + " range");
               SAME(e.style, f.style, w + " style");
@@ -87,7 +87,7 @@ void same_tables(const trace& t, const analysis_options& o, const analysis_repor
               SAME(e.range_instances, f.range_instances, w + " NVTX Inst");
               same_stats(e.time, f.time, w + " " + f.range + " / " + f.kernel);
             });
-  same_rows(r.projections, reference::nvtx_gpu_proj_sum(t, o.start_end), label + " nvtx_gpu_proj_sum", [](const auto& e, const auto& f, const std::string& w) {
+  same_rows(r.projections, reference::nvtx_gpu_proj_sum(t, o.start_end, o.attribute), label + " nvtx_gpu_proj_sum", [](const auto& e, const auto& f, const std::string& w) {
     SAME(e.range, f.range, w + " range");
     SAME(e.style, f.style, w + " style");
     SAME(e.name, f.name, w + " name");
@@ -144,6 +144,17 @@ void check(const std::string& label, const trace& t, const analysis_options& o) 
   const auto steps = reference::steps(t, o);
   SAME(r.steps, steps.steps, label + " steps");
   SAME(r.kernels_per_step, steps.kernels_per_step, label + " kernels per step");
+  const auto unranged = reference::unranged(t, o);
+  SAME(static_cast<int>(r.unranged.credit), static_cast<int>(unranged.credit), label + " unranged rule");
+  SAME(r.unranged.kernels, unranged.kernels, label + " unranged kernels");
+  SAME(r.unranged.gpu_ns, unranged.gpu_ns, label + " unranged GPU time");
+  same_rows(r.unranged.threads, unranged.threads, label + " unranged threads", [](const auto& e, const auto& f, const std::string& w) {
+    SAME(e.thread, f.thread, w + " thread");
+    SAME(e.os_id, f.os_id, w + " TID");
+    SAME(e.name, f.name, w + " name");
+    SAME(e.kernels, f.kernels, w + " kernels");
+    SAME(e.gpu_ns, f.gpu_ns, w + " GPU time");
+  });
 }
 
 // The option sets every trace is read with: the defaults, and every other choice at once.
@@ -154,12 +165,14 @@ std::vector<std::pair<std::string, analysis_options>> option_sets() {
   other.step_range = "layer";
   analysis_options mangled;
   mangled.kernel_names = name_form::mangled;
-  return {{"defaults", {}}, {"base names, opening thread, step 'layer'", other}, {"mangled names", mangled}};
+  analysis_options process;
+  process.attribute = attribution_rule::process;
+  return {{"defaults", {}}, {"base names, opening thread, step 'layer'", other}, {"mangled names", mangled}, {"process rule", process}};
 }
 
 } // namespace
 
-TEST_CASE("reference: the fixed traces' tables and activity equal their definitions") {
+TEST_CASE("reference: the fixed traces' tables, activity and unranged kernels equal their definitions") {
   std::vector<std::pair<std::string, trace>> traces;
   traces.emplace_back("synthetic 3000", synthetic::make_trace(3000));
   traces.emplace_back("per operator 3000", synthetic::per_operator(3000));

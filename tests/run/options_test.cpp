@@ -228,3 +228,23 @@ TEST_CASE("--delay and --duration: past the limit refused in one line (issue 45)
     CHECK(r.error.empty());
   }
 }
+
+TEST_CASE("--attribute: thread (nsys's rule) by default, process on request, anything else refused in one line") {
+  auto r = args({"--", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK_FALSE(r.options.attribute_process);
+  r = args({"--attribute=process", "--", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.attribute_process);
+  CHECK(value_of(r, "attribute") == "process");
+  r = args({"--attribute", "thread", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK_FALSE(r.options.attribute_process);
+  r = args({"--attribute=threads", "prog"}).parse();
+  CHECK(r.error == "nvscope: run: bad --attribute='threads': want thread or process");
+  scoped_env e("NVSCOPE_RUN_ATTRIBUTE", "process");
+  r = args({"prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.attribute_process);
+  CHECK(std::string(run_usage()).find("--attribute=thread|process") != std::string::npos);
+}

@@ -75,7 +75,8 @@ void finish_profile(const char* why) {
   analysis_options ao;
   if (!s.options.steps.empty()) ao.step_pattern = glob_regex(s.options.steps); // the window's steps are the analysis' steps
   if (!wc.whole) ao.window = time_window{used.begin, used.finish};
-  const trace_index x = index_trace(used, ao.start_end); // the nsys rule, attribute()'s: its links serve the exports
+  if (s.options.attribute_process) ao.attribute = attribution_rule::process;
+  const trace_index x = index_trace(used, ao.start_end, ao.attribute); // its links serve the exports, credited as the tables are
   const analysis_report r = analyze(used, x, ao);
   const bool color = use_color(static_cast<color_when>(s.options.color), stderr);
   const process_end w = end_process(s.options, used, r, x.links, pid_text(), why, color);

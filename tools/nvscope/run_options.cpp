@@ -170,6 +170,13 @@ std::string set_color(run_options& o, std::string_view v) {
   return {};
 }
 
+std::string set_attribute(run_options& o, std::string_view v) {
+  if (v == "thread") o.attribute_process = false;
+  else if (v == "process") o.attribute_process = true;
+  else return "want thread or process";
+  return {};
+}
+
 std::string set_capture_spec(run_options& o, std::string_view v) {
   const capture_spec spec = parse_capture_spec(v);
   if (!spec.ok) return spec.error;
@@ -206,6 +213,7 @@ constexpr option_entry option_table[] = {
        return {};
      }},
     {"capture", set_capture_spec},
+    {"attribute", set_attribute},
     {"skip", [](run_options& o, std::string_view v) { return parse_schedule(v, o.skip); }},
     {"wait", [](run_options& o, std::string_view v) { return parse_schedule(v, o.wait); }},
     {"warmup", [](run_options& o, std::string_view v) { return parse_schedule(v, o.warmup); }},
@@ -387,6 +395,11 @@ Window (what is analysed and written)
   --skip=N --wait=N --warmup=N --active=N --repeat=N   schedule over the step ranges (N: 0..1000000000)
   --capture=SPEC          the same schedule as NVSCOPE_CAPTURE (skip=5,active=10 / 10-20 / 7)
   --delay=SECONDS --duration=SECONDS   a time window from the start of collection (at most 1e9 s)
+Analysis
+  --attribute=thread|process   which range a kernel belongs to when the thread that launched it
+                          had none open (default thread, nsys's rule: no range; process:
+                          the range open on the one other thread that has one, as PyTorch's
+                          backward kernels under the main thread's backward range)
 Collection
   --kinds=LIST            kernels,copies,memsets,syncs,nvtx,runtime,driver,overhead,standard
   --buffer-size=BYTES     CUPTI buffer size (default 8M; K, M, G suffixes)

@@ -61,6 +61,7 @@ struct run_options {
   capture_range range = capture_range::whole;
   std::string nvtx_capture;        ///< NAME or NAME@DOMAIN
   std::string steps;               ///< step range names (glob with * and ?); empty: step, step_N, ...
+  bool attribute_process = false; ///< --attribute=process: nvscope::attribution_rule::process
   std::uint64_t skip = 0, wait = 0, warmup = 0, active = 0, repeat = 1;
   double delay_s = 0.0;
   double duration_s = 0.0;         ///< 0: to the end

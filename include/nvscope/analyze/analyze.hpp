@@ -24,6 +24,7 @@
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/steps.hpp>
 #include <nvscope/analyze/summaries.hpp>
+#include <nvscope/analyze/unranged.hpp>
 
 #include <stdexcept>
 
@@ -39,6 +40,7 @@ inline diagnosis_options diagnosis_options_of(const trace& t, const analysis_opt
   d.step_range = options.step_range;
   d.step_pattern = options.step_pattern;
   d.window = analysis_window_of(t, options, runs);
+  d.attribute = options.attribute;
   return d;
 }
 
@@ -66,6 +68,8 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
   if (x.launch_owner.size() != t.launches.size() || x.group_of.size() != t.ranges.size() || x.kernel_ok.size() != t.kernels.size() ||
       x.start_end_offset.size() != t.launches.size() + 1)
     throw std::invalid_argument("nvscope: analyze: the index is not of this trace (pass index_trace(t) of the same trace)");
+  if (x.credit != options.attribute)
+    throw std::invalid_argument("nvscope: analyze: the index credits launches by another rule than options.attribute (pass index_trace(t, o.start_end, o.attribute))");
   const detail::scratch_scope reuse; // the passes' large arrays reuse each other's pages
   analysis_report r;
   auto memops = memop_summary(t);
@@ -81,6 +85,7 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
   const step_summary steps = step_figures(t, x, options);
   r.steps = steps.steps;
   r.kernels_per_step = steps.kernels_per_step;
+  r.unranged = unranged_of(t, x);
   if (owned != nullptr) // read by no pass below (losses_of reads the index's counts)
     for (auto* column : {&owned->launch_owner, &owned->start_end_offset, &owned->start_end_ranges}) record_indexes().swap(*column);
   {
@@ -108,11 +113,11 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
 } // namespace detail
 
 /// `analyze(t, options)` (analyze/entry.hpp) with `x`, the trace's index from
-/// `index_trace(t, options.start_end)`: analysed without
+/// `index_trace(t, options.start_end, options.attribute)`: analysed without
 /// indexing it again, and `x.links` left for the exports (to_folded, to_chrome_trace take it).
 /// An index of another trace throws std::invalid_argument.
 /// \code
-///   const auto x = nvscope::index_trace(t, o.start_end);
+///   const auto x = nvscope::index_trace(t, o.start_end, o.attribute);
 ///   auto r = nvscope::analyze(t, x, o);
 ///   auto folded = nvscope::to_folded(t, {}, x.links);
 /// \endcode
@@ -120,11 +125,11 @@ inline analysis_report analyze(const trace& t, const trace_index& x, const analy
 
 #if defined(NVSCOPE_IMPLEMENTATION)
 // analyze(t, options) (declared in analyze/entry.hpp): indexes the trace
-// (`index_trace(t, options.start_end)`), then analyses it.
+// (`index_trace(t, options.start_end, options.attribute)`), then analyses it.
 analysis_report analyze(const trace& t, const analysis_options& options) {
   const detail::scratch_scope reuse; // the index's arrays, too, give their pages to the passes
   const detail::thread_table threads(t); // read once, for the index and the diagnosis' timeline
-  auto x = detail::indexed(t, options.start_end, &threads);
+  auto x = detail::indexed(t, options.start_end, &threads, options.attribute);
   return detail::analyze_indexed(t, x, options, &x, &threads);
 }
 #endif

@@ -39,8 +39,8 @@ struct attribution {
 };
 
 /// Ties every kernel, copy and memset to its launch (by correlation id) and to the innermost
-/// push/pop range open on the launching thread at the launch; ranges get their parents and
-/// depths. All kernels of one graph launch share a correlation id, so one launch and range.
+/// push/pop range open on the launching thread at the launch (under `credit`, see
+/// `attribution_rule`); ranges get their parents and depths. All kernels of one graph launch share a correlation id, so one launch and range.
 /// The `links` of `index_trace(t)`, without the rest of the index (the start/end ranges open at
 /// each launch, range groups), which they do not depend on. Defined where the program defines
 /// `NVSCOPE_IMPLEMENTATION` (docs/analysis.md, "Building").
@@ -48,7 +48,7 @@ struct attribution {
 ///   auto a = nvscope::attribute(t);
 ///   auto r = a.kernel_owner[0];   // index into t.ranges, or attribution::none
 /// \endcode
-attribution attribute(const trace& t);
+attribution attribute(const trace& t, attribution_rule credit = attribution_rule::thread);
 
 /// Per CUDA API call of `t` (`trace::api_calls`), the launch with its correlation id (an index
 /// into `trace::launches`, the first of that id), or `attribution::none`: the lookup analysis

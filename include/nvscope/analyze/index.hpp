@@ -18,6 +18,7 @@
 #include <nvscope/analyze/detail/buckets.hpp>
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/nesting.hpp>
+#include <nvscope/analyze/detail/other_threads.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/report.hpp>
@@ -96,7 +97,7 @@ inline std::vector<timestamp_ns> closed_range_ends(const trace& t, timestamp_ns 
 struct trace_index {
   attribution links;                           ///< launches, owners, nesting, closed ends
   std::vector<std::uint32_t> children_first;   ///< every range once, children before their parents (read backwards: parents first)
-  record_indexes launch_owner;     ///< per launch: innermost push/pop range open, or none
+  record_indexes launch_owner;     ///< per launch: innermost push/pop range credited (`credit`), or none
   record_indexes start_end_offset; ///< per launch, and one past: into start_end_ranges
   record_indexes start_end_ranges; ///< start/end ranges open at each launch
   std::vector<char> kernel_ok;                 ///< per kernel: has a valid interval
@@ -105,6 +106,7 @@ struct trace_index {
   std::uint64_t incomplete_found = 0;          ///< GPU records and ranges with no valid end
   std::uint64_t unclosed_found = 0;            ///< ranges never closed
   std::uint64_t unattributed = 0;              ///< valid GPU records with no launch record
+  attribution_rule credit = attribution_rule::thread; ///< the rule `launch_owner` follows
 
   /// Calls f(range) for every range containing launch `l`: the push/pop stack from the
   /// innermost outwards, then the start/end ranges.
@@ -255,23 +257,26 @@ inline void group_ranges(const trace& t, trace_index& x) {
   }
 }
 
-// The index without its range groups: ends closed, nesting, owners, each record's launch, and
-// (`open_start_end`) the start/end ranges open at each launch.
-inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_start_end, const thread_table* threads = nullptr) {
+// The index without its range groups: ends closed, nesting, owners (credited by `credit`), each
+// record's launch, and (`open_start_end`) the start/end ranges open at each launch.
+inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_start_end, const thread_table* threads = nullptr,
+                                attribution_rule credit = attribution_rule::thread) {
   const thread_table own = threads ? thread_table() : thread_table(t);
   const thread_table& table = threads ? *threads : own;
   trace_index x;
+  x.credit = credit;
   x.links.trace_end = trace_end_of(t);
   x.links.range_end = closed_range_ends(t, x.links.trace_end);
   nest_ranges(t, x, rule, open_start_end, table);
+  if (credit == attribution_rule::process) credit_other_threads(t, x.links.range_end, x.links.parent, x.launch_owner);
   children_first(x.links.parent, static_cast<std::uint32_t>(t.ranges.size()), x.children_first); // once, for every pass that follows the nesting
   link_launches(t, x, table);
   return x;
 }
 
 // index_trace (below); `threads`: the trace's thread table where the caller made it, else null.
-inline trace_index indexed(const trace& t, start_end_rule rule, const thread_table* threads) {
-  auto x = linked_index(t, rule, true, threads);
+inline trace_index indexed(const trace& t, start_end_rule rule, const thread_table* threads, attribution_rule credit = attribution_rule::thread) {
+  auto x = linked_index(t, rule, true, threads, credit);
   group_ranges(t, x);
   return x;
 }
@@ -279,17 +284,20 @@ inline trace_index indexed(const trace& t, start_end_rule rule, const thread_tab
 } // namespace detail
 
 /// Builds the indexed view of `t` that every analysis pass reads: O(n log n) in the ranges,
-/// linear in everything else (docs/analysis.md). `rule`: which start/end ranges take launches.
+/// linear in everything else (docs/analysis.md). `rule`: which start/end ranges take launches;
+/// `credit`: which push/pop range a launch from a thread with none open goes to.
 /// \code
 ///   const nvscope::trace_index x = nvscope::index_trace(t);
 ///   auto kernels = nvscope::kernel_summary(t, x);
 /// \endcode
-inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) { return detail::indexed(t, rule, nullptr); }
+inline trace_index index_trace(const trace& t, start_end_rule rule = start_end_rule::nsys, attribution_rule credit = attribution_rule::thread) {
+  return detail::indexed(t, rule, nullptr, credit);
+}
 
 #if defined(NVSCOPE_IMPLEMENTATION)
 // attribute(t) and api_call_launches(t), declared in attribution.hpp: defined in the program's
 // implementation file. attribute is the links of linked_index.
-attribution attribute(const trace& t) { return detail::linked_index(t, start_end_rule::nsys, false).links; }
+attribution attribute(const trace& t, attribution_rule credit) { return detail::linked_index(t, start_end_rule::nsys, false, nullptr, credit).links; }
 
 std::vector<std::uint32_t> api_call_launches(const trace& t) {
   const detail::launch_lookup lookup(t.launches);

@@ -162,6 +162,8 @@ struct analysis_options {
   /// How kernel names are spelled, and so grouped, in the kernel tables.
   name_form kernel_names = name_form::demangled;
   start_end_rule start_end = start_end_rule::nsys;
+  /// `thread` (nsys's, so the tables stay equal to nsys's) or `process` (see attribution_rule).
+  attribution_rule attribute = attribution_rule::thread;
 };
 
 /// The figures of one step range instance.
@@ -170,6 +172,23 @@ struct step_metrics {
   std::string name;
   std::uint64_t kernels = 0;
   activity_metrics activity; ///< over its projected window
+};
+
+/// Kernels launched while no range enclosed the launch (neither a push/pop range credited by
+/// the attribution rule nor a start/end range): in nsys's tables they belong to no range. With
+/// PyTorch these are mostly the backward pass, launched by autograd's thread.
+struct unranged_thread {
+  std::uint32_t thread = 0; ///< index into trace::threads
+  std::uint64_t os_id = 0;  ///< the thread's TID as nsys prints it (the index when the trace has no such thread)
+  std::string name;         ///< from nvtxNameOsThread, or empty
+  std::uint64_t kernels = 0;
+  std::uint64_t gpu_ns = 0; ///< summed kernel durations
+};
+struct unranged_kernels {
+  attribution_rule credit = attribution_rule::thread; ///< the rule the launches were credited by
+  std::uint64_t kernels = 0; ///< valid kernels with a launch record and no range
+  std::uint64_t gpu_ns = 0;
+  std::vector<unranged_thread> threads; ///< by gpu_ns, largest first (then by thread)
 };
 
 /// Everything `analyze` computes.
@@ -192,6 +211,7 @@ struct analysis_report {
   std::uint64_t incomplete_found = 0; ///< records skipped here: no end, or end before start
   std::uint64_t unclosed_found = 0;   ///< ranges never closed (closed at the trace end here)
   std::uint64_t unattributed = 0;     ///< GPU records with no matching launch record
+  unranged_kernels unranged;          ///< kernels outside every range, by launching thread
   /// Every non-zero loss, in the order of `loss_kind`; every export words and prints them.
   std::vector<loss_entry> losses;
 };

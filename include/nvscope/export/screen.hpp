@@ -210,6 +210,15 @@ inline void steps(page& p, const trace& t, const analysis_report& r) {
   p.body.push_back({diag_text::steps_head(r.diagnosis.steps) + (slowest.empty() ? "" : "; slowest: " + name(slowest, 40))});
 }
 
+// The kernels outside every range (unranged_line), with the rule that would credit them.
+inline void unranged(page& p, const analysis_report& r) {
+  if (r.unranged.kernels == 0) return;
+  std::string head = unranged_head(r);
+  head[0] = 'O';
+  p.body.push_back({head});
+  if (r.unranged.credit == attribution_rule::thread) p.body.push_back({std::string("     try: ") + unranged_hint});
+}
+
 inline std::string count_of(std::size_t shown, std::size_t all) {
   return std::to_string(shown) + " of " + std::to_string(all);
 }
@@ -329,6 +338,7 @@ inline std::string to_screen(const analysis_report& r, const trace& t, const scr
     p.body.push_back({activity.substr(pos + 1, nl - pos - 1)}); // without the tables' leading space
   s::verdict(p, t, r.diagnosis.verdict, o);
   s::steps(p, t, r);
+  s::unranged(p, r);
   s::top_kernels(p, r, o);
   s::top_ranges(p, r, o);
   s::losses(p, r, o);

@@ -57,6 +57,13 @@ inline void json_field(std::string& out, const char* key, std::uint64_t v, bool 
   append_u(out, v);
 }
 
+inline void json_field(std::string& out, const char* key, const std::string& v, bool first = false) {
+  out += first ? "\"" : ", \"";
+  out += key;
+  out += "\": ";
+  append_json_string(out, v);
+}
+
 inline void json_field(std::string& out, const char* key, double v) {
   out += ", \"";
   out += key;
@@ -101,7 +108,21 @@ inline void json_losses(std::string& out, const analysis_report& r) {
   json_field(out, "incomplete_records", r.lost.incomplete_records + r.incomplete_found);
   json_field(out, "unclosed_ranges", std::max(r.lost.unclosed_ranges, r.unclosed_found));
   json_field(out, "unattributed_gpu_records", r.unattributed);
-  out += "},\n \"warnings\": [";
+  out += "},\n \"unranged\": {";
+  json_field(out, "rule", std::string(r.unranged.credit == attribution_rule::process ? "process" : "thread"), true);
+  json_field(out, "kernels", r.unranged.kernels);
+  json_field(out, "gpu_ns", r.unranged.gpu_ns);
+  out += ", \"threads\": [";
+  for (std::size_t i = 0; i < r.unranged.threads.size(); ++i) {
+    const auto& th = r.unranged.threads[i];
+    out += i ? ", {" : "{";
+    json_field(out, "tid", th.os_id, true);
+    json_field(out, "name", th.name);
+    json_field(out, "kernels", th.kernels);
+    json_field(out, "gpu_ns", th.gpu_ns);
+    out += "}";
+  }
+  out += "]},\n \"warnings\": [";
   const auto warnings = warning_lines(r);
   for (std::size_t i = 0; i < warnings.size(); ++i) {
     if (i) out += ", ";

@@ -13,6 +13,7 @@
 /// \endcode
 
 #include <nvscope/analyze/report.hpp>
+#include <nvscope/detail/quote.hpp>
 #include <nvscope/detail/utf8.hpp>
 #include <nvscope/export/diagnosis_text.hpp>
 
@@ -367,6 +368,43 @@ inline std::string activity_lines(const activity_metrics& o) {
 }
 } // namespace detail
 
+namespace detail {
+// What --attribute=process would do, said where kernels lie outside every range under nsys's rule.
+inline constexpr const char* unranged_hint = "--attribute=process credits them to the range open on the one other thread that has one";
+
+// The head of unranged_line: count, GPU time, share of all kernel time, the launching threads.
+inline std::string unranged_head(const analysis_report& r) {
+  const unranged_kernels& u = r.unranged;
+  std::uint64_t all = 0;
+  for (const auto& k : r.kernels) all += k.time.total;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "outside every range: %llu kernels, %.3f ms of GPU time (%.1f%% of kernel time), launched by ",
+                static_cast<unsigned long long>(u.kernels), static_cast<double>(u.gpu_ns) / 1e6,
+                all ? 100.0 * static_cast<double>(u.gpu_ns) / static_cast<double>(all) : 0.0);
+  std::string out = buf;
+  const std::size_t shown = std::min<std::size_t>(u.threads.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const unranged_thread& th = u.threads[i];
+    out += (i ? ", TID " : "TID ") + std::to_string(th.os_id) + (th.name.empty() ? "" : " (" + printable_name(th.name) + ")") + ": " +
+           std::to_string(th.kernels) + " kernels";
+  }
+  if (u.threads.size() > shown) out += " and " + std::to_string(u.threads.size() - shown) + " more threads";
+  return out;
+}
+} // namespace detail
+
+/// The kernels that no range encloses (`analysis_report::unranged`) in one line, empty when
+/// there are none: how many, their GPU time and share of all kernel time, the launching
+/// threads (the three with the most GPU time, then how many more), and under nsys's thread
+/// rule how `--attribute=process` would credit them.
+/// \code
+///   if (auto l = nvscope::unranged_line(r); !l.empty()) std::fprintf(stderr, "%s\n", l.c_str());
+/// \endcode
+inline std::string unranged_line(const analysis_report& r) {
+  if (r.unranged.kernels == 0) return {};
+  return detail::unranged_head(r) + (r.unranged.credit == attribution_rule::thread ? std::string("; ") + detail::unranged_hint : std::string());
+}
+
 /// The overall metrics, the step figures, the verdict and the losses, a few lines.
 /// \code
 ///   std::fputs(nvscope::metrics_text(r).c_str(), stdout);
@@ -379,6 +417,7 @@ inline std::string metrics_text(const analysis_report& r) {
     out += buf;
   }
   for (const auto& m : r.per_range) detail::append_range_line(out, m);
+  if (const auto u = unranged_line(r); !u.empty()) out += " " + u + "\n";
   out += " verdict: " + verdict_line(r.diagnosis.verdict) + "\n";
   for (const auto& w : warning_lines(r)) out += " warning: " + w + "\n";
   return out;

@@ -30,6 +30,9 @@ struct diagnosis_options {
   /// Only what starts inside [begin, end) is diagnosed (operations, syncs, steps, samples);
   /// `end == 0`: the whole trace. As `analysis_options::window`, e.g. to leave out a warm-up.
   time_window window{};
+  /// How the reference definitions credit operations to ranges, as `analysis_options::attribute`
+  /// (`diagnose(t, a, o)` takes the credit from `a`, the attribution it is given).
+  attribution_rule attribute = attribution_rule::thread;
 
   /// HTA `get_idle_time_breakdown(consecutive_kernel_delay=30)`: a gap between two operations
   /// of one stream shorter than this, with the next one already launched, is "kernel wait".

@@ -188,14 +188,14 @@ struct range_figures {
 inline range_figures range_activity(const trace& t, const analysis_options& options) {
   const auto end = range_ends(t);
   const auto n = nest(t, end);
-  const auto p = projections(t, options.start_end);
+  const auto p = projections(t, options.start_end, options.attribute);
   const auto is_step = own_steps(t, options, n);
   std::vector<record_spans> held(t.ranges.size());
   auto add = [&](const auto& records, std::vector<span> record_spans::*kind) {
     for (const auto& g : records) {
       const auto l = launch_of(t, g.correlation);
       if (!valid(g.start, g.end) || l == no_index) continue;
-      for (const auto r : enclosing(t, end, n, l, options.start_end)) (held[r].*kind).emplace_back(g.start, g.end);
+      for (const auto r : enclosing(t, end, n, l, options.start_end, options.attribute)) (held[r].*kind).emplace_back(g.start, g.end);
     }
   };
   add(t.kernels, &record_spans::kernels);
@@ -255,11 +255,39 @@ inline step_counts steps(const trace& t, const analysis_options& options) {
     const auto l = launch_of(t, k.correlation);
     if (!valid(k.start, k.end) || l == no_index) continue;
     bool inside = false;
-    for (const auto r : enclosing(t, end, n, l, options.start_end)) inside = inside || is_step[r];
+    for (const auto r : enclosing(t, end, n, l, options.start_end, options.attribute)) inside = inside || is_step[r];
     s.kernels_in_steps += inside;
   }
   s.kernels_per_step = static_cast<double>(s.kernels_in_steps) / static_cast<double>(s.steps);
   return s;
+}
+
+/// The kernels outside every range (`analysis_report::unranged`): each kernel with a valid end
+/// and a launch that no range encloses (`enclosing` under the options' rules), counted with
+/// its duration per launching thread (its TID and name as `trace::threads` holds them); threads
+/// by GPU time, largest first, then by index.
+inline unranged_kernels unranged(const trace& t, const analysis_options& options) {
+  const auto end = range_ends(t);
+  const auto n = nest(t, end);
+  unranged_kernels out;
+  out.credit = options.attribute;
+  std::map<std::uint32_t, unranged_thread> per_thread;
+  for (const auto& k : t.kernels) {
+    const auto l = launch_of(t, k.correlation);
+    if (!valid(k.start, k.end) || l == no_index || !enclosing(t, end, n, l, options.start_end, options.attribute).empty()) continue;
+    const auto thread = t.launches[l].thread;
+    auto& row = per_thread[thread];
+    row.thread = thread;
+    row.os_id = thread < t.threads.size() ? t.threads[thread].os_id : thread;
+    row.name = thread < t.threads.size() && t.threads[thread].name ? std::string(t.strings[t.threads[thread].name]) : std::string();
+    ++row.kernels, row.gpu_ns += k.end - k.start;
+    ++out.kernels, out.gpu_ns += k.end - k.start;
+  }
+  for (const auto& [thread, row] : per_thread) out.threads.push_back(row);
+  std::sort(out.threads.begin(), out.threads.end(), [](const unranged_thread& a, const unranged_thread& b) {
+    return std::make_pair(~a.gpu_ns, a.thread) < std::make_pair(~b.gpu_ns, b.thread);
+  });
+  return out;
 }
 
 } // namespace reference

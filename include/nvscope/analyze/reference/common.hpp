@@ -80,6 +80,28 @@ inline std::uint32_t innermost_at(const trace& t, const std::vector<timestamp_ns
   return best;
 }
 
+/// The innermost push/pop range launch `l` is credited to under `rule`: the innermost open on
+/// its thread at the launch (`innermost_at`, nsys's rule); under `attribution_rule::process`,
+/// when its thread has none, the innermost open then on the one other thread that has any
+/// (none when several threads or none have one).
+inline std::uint32_t credited_owner(const trace& t, const std::vector<timestamp_ns>& end, std::uint32_t l, attribution_rule rule) {
+  const auto& launch = t.launches[l];
+  const auto own = innermost_at(t, end, launch.thread, launch.time);
+  if (own != no_index || rule == attribution_rule::thread) return own;
+  std::uint32_t found = no_index, threads_open = 0;
+  std::vector<std::uint32_t> seen;
+  for (const auto& r : t.ranges) {
+    if (r.is_mark || !r.is_push_pop || r.thread == launch.thread) continue;
+    if (std::find(seen.begin(), seen.end(), r.thread) != seen.end()) continue;
+    seen.push_back(r.thread);
+    const auto inner = innermost_at(t, end, r.thread, launch.time);
+    if (inner == no_index) continue;
+    ++threads_open;
+    found = inner;
+  }
+  return threads_open == 1 ? found : no_index;
+}
+
 /// How ranges nest: per range, its parent (the innermost push/pop range of its thread that
 /// contains it and comes before it in `nests_before` order; for a mark, the innermost range
 /// open at its time) and its depth (how many ancestors, at most 65,535). Start/end ranges
@@ -121,13 +143,13 @@ inline bool takes_launches(const range_record& r, start_end_rule rule) {
 }
 
 /// The ranges enclosing launch `l` on its thread: the push/pop stack from the innermost range
-/// outwards, then every start/end range of that thread open at the launch (start <= time <=
+/// (`credited_owner` under `credit`) outwards, then every start/end range of that thread open at the launch (start <= time <=
 /// end) that `takes_launches`, in record order.
 inline std::vector<std::uint32_t> enclosing(const trace& t, const std::vector<timestamp_ns>& end, const nesting& n, std::uint32_t l,
-                                            start_end_rule rule) {
+                                            start_end_rule rule, attribution_rule credit = attribution_rule::thread) {
   std::vector<std::uint32_t> out;
   const auto& launch = t.launches[l];
-  for (auto r = innermost_at(t, end, launch.thread, launch.time); r != no_index; r = n.parent[r]) out.push_back(r);
+  for (auto r = credited_owner(t, end, l, credit); r != no_index; r = n.parent[r]) out.push_back(r);
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
     const auto& range = t.ranges[r];
     if (!range.is_mark && !range.is_push_pop && range.thread == launch.thread && range.start <= launch.time && launch.time <= end[r] &&

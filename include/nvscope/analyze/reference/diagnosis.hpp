@@ -36,7 +36,7 @@ inline diagnosis_verdict verdict_of(const trace& t, const std::vector<gpu_op>& o
 /// Every figure of the diagnosis of `t` under `o` (its window and thresholds).
 inline diagnosis diagnose(const trace& t, const diagnosis_options& o) {
   diagnosis d;
-  const auto ops = timeline(t, o.window);
+  const auto ops = timeline(t, o.window, o.attribute);
   d.idle = idle_time(t, ops, o);
   d.launches = launch_statistics(ops, o);
   d.rules = expert_rules(t, ops, d.idle, o);

@@ -161,14 +161,14 @@ inline std::vector<sample_set> samples_of(const std::map<std::string, std::vecto
 /// Each range's GPU work: the summed durations (end after start) of every kernel, copy and
 /// memset owned by it or by a range nested in it (its parents, `nest`), per instance what
 /// `nvtx_kern_sum` totals, copies and memsets added.
-inline std::vector<std::uint64_t> gpu_work(const trace& t) {
+inline std::vector<std::uint64_t> gpu_work(const trace& t, attribution_rule credit = attribution_rule::thread) {
   const auto ends = range_ends(t);
   const auto n = nest(t, ends);
   std::vector<std::uint64_t> work(t.ranges.size(), 0);
   const auto note = [&](std::uint32_t correlation, timestamp_ns start, timestamp_ns end) {
     const auto l = launch_of(t, correlation);
     if (l == no_index || end <= start) return;
-    for (auto r = innermost_at(t, ends, t.launches[l].thread, t.launches[l].time); r != no_index; r = n.parent[r]) work[r] += end - start;
+    for (auto r = credited_owner(t, ends, l, credit); r != no_index; r = n.parent[r]) work[r] += end - start;
   };
   for (const auto& k : t.kernels) note(k.correlation, k.start, k.end);
   for (const auto& c : t.copies) note(c.correlation, c.start, c.end);
@@ -182,7 +182,7 @@ inline std::vector<std::uint64_t> gpu_work(const trace& t) {
 /// work (`gpu_work`), that work, in `ranges_gpu` or `steps_gpu`.
 inline run_samples collect_samples(const trace& t, const std::vector<gpu_op>& ops, const diagnosis_options& o) {
   const auto ends = range_ends(t);
-  const auto work = gpu_work(t);
+  const auto work = gpu_work(t, o.attribute);
   const auto is_step = steps_of(o);
   std::map<std::string, std::vector<std::uint64_t>> kernels, ranges, steps, ranges_gpu, steps_gpu;
   for (const auto& op : ops)

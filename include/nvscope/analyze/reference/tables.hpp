@@ -151,7 +151,7 @@ struct range_kernel_join {
 
 /// `nvtx_kern_sum.py`'s join: each kernel with a valid end and a launch, with every range that
 /// encloses its launch (the push/pop stack and the start/end ranges, `enclosing`).
-inline std::vector<range_kernel_join> range_kernel_joins(const trace& t, start_end_rule rule) {
+inline std::vector<range_kernel_join> range_kernel_joins(const trace& t, start_end_rule rule, attribution_rule credit = attribution_rule::thread) {
   const auto end = range_ends(t);
   const auto n = nest(t, end);
   std::vector<range_kernel_join> joined;
@@ -159,7 +159,7 @@ inline std::vector<range_kernel_join> range_kernel_joins(const trace& t, start_e
     const auto& kernel = t.kernels[k];
     const auto l = launch_of(t, kernel.correlation);
     if (!valid(kernel.start, kernel.end) || l == no_index) continue;
-    for (const auto r : enclosing(t, end, n, l, rule)) joined.push_back({r, k});
+    for (const auto r : enclosing(t, end, n, l, rule, credit)) joined.push_back({r, k});
   }
   return joined;
 }
@@ -169,7 +169,7 @@ inline std::vector<range_kernel_join> range_kernel_joins(const trace& t, start_e
 /// the time figures every joined row (a kernel under two nested ranges of one name counts
 /// twice in Total, Avg, Med, StdDev). A start/end row counts a kernel once per instance that
 /// holds it (issue 48, item 6). Ordered by label, TID, total descending, style, kernel name.
-inline std::vector<range_kernel_row> nvtx_kern_sum(const trace& t, name_form form, start_end_rule rule) {
+inline std::vector<range_kernel_row> nvtx_kern_sum(const trace& t, name_form form, start_end_rule rule, attribution_rule credit = attribution_rule::thread) {
   using key = std::tuple<range_group, std::uint32_t, std::string>; // group, thread, kernel name
   struct gathered {
     std::set<std::uint32_t> ranges;
@@ -178,7 +178,7 @@ inline std::vector<range_kernel_row> nvtx_kern_sum(const trace& t, name_form for
     std::uint32_t first = 0;
   };
   std::map<key, gathered> rows;
-  for (const auto& j : range_kernel_joins(t, rule)) {
+  for (const auto& j : range_kernel_joins(t, rule, credit)) {
     const auto& r = t.ranges[j.range];
     auto& g = rows[key{group_of(r), r.thread, kernel_label(t, t.kernels[j.kernel].name, form)}];
     g.ranges.insert(j.range);
@@ -208,7 +208,7 @@ struct projected_range {
   std::uint64_t ops = 0;
 };
 
-inline std::vector<projected_range> projections(const trace& t, start_end_rule rule) {
+inline std::vector<projected_range> projections(const trace& t, start_end_rule rule, attribution_rule credit = attribution_rule::thread) {
   const auto end = range_ends(t);
   const auto n = nest(t, end);
   std::vector<projected_range> p(t.ranges.size());
@@ -217,7 +217,7 @@ inline std::vector<projected_range> projections(const trace& t, start_end_rule r
     for (const auto& g : records) {
       const auto l = launch_of(t, g.correlation);
       if (!valid(g.start, g.end) || l == no_index) continue;
-      for (const auto r : enclosing(t, end, n, l, rule)) {
+      for (const auto r : enclosing(t, end, n, l, rule, credit)) {
         p[r].first = std::min(p[r].first, g.start);
         p[r].last = std::max(p[r].last, g.end);
         launches[r].insert(l);
@@ -235,10 +235,10 @@ inline std::vector<projected_range> projections(const trace& t, start_end_rule r
 /// time (last end - first start), host time, GPU ops, mean nesting level, and mean children
 /// that launched GPU work (push/pop nesting only: issue 48, item 3). `ORDER BY total proj
 /// DESC`, ties by label and style.
-inline std::vector<gpu_projection_row> nvtx_gpu_proj_sum(const trace& t, start_end_rule rule) {
+inline std::vector<gpu_projection_row> nvtx_gpu_proj_sum(const trace& t, start_end_rule rule, attribution_rule credit = attribution_rule::thread) {
   const auto end = range_ends(t);
   const auto n = nest(t, end);
-  const auto p = projections(t, rule);
+  const auto p = projections(t, rule, credit);
   std::vector<std::uint64_t> children(t.ranges.size(), 0); // per range: its children that launched GPU work
   for (std::uint32_t c = 0; c < t.ranges.size(); ++c)
     if (n.parent[c] != no_index && p[c].ops > 0) ++children[n.parent[c]];

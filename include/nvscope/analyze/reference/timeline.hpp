@@ -80,16 +80,16 @@ inline bool names_calls(const trace& t) {
 }
 
 /// One operation of record `r`: its launch by correlation id (`launch_of`), its call from the
-/// API record where there is one, its owner the innermost push/pop range at the launch.
+/// API record where there is one, its owner the innermost push/pop range at the launch (`credited_owner`).
 template <class Record>
-gpu_op op_of(const trace& t, const std::vector<timestamp_ns>& ends, op_kind kind, std::uint32_t i, const Record& r) {
+gpu_op op_of(const trace& t, const std::vector<timestamp_ns>& ends, op_kind kind, std::uint32_t i, const Record& r, attribution_rule credit) {
   gpu_op op;
   op.kind = kind, op.record = i, op.start = r.start, op.end = r.end, op.stream = r.stream;
   op.device = device_of(t, r), op.correlation = r.correlation;
   if (const auto l = launch_of(t, r.correlation); l != no_index) {
     op.thread = t.launches[l].thread;
     op.call_start = op.call_end = t.launches[l].time;
-    op.owner = innermost_at(t, ends, op.thread, op.call_start);
+    op.owner = credited_owner(t, ends, l, credit);
   }
   if (const auto c = call_of(t, r.correlation); c != no_index) {
     op.call_start = t.api_calls[c].start;
@@ -103,19 +103,19 @@ gpu_op op_of(const trace& t, const std::vector<timestamp_ns>& ends, op_kind kind
 /// (`valid`) that starts inside the window, sorted by (start, end), ties kernels first, then
 /// copies, then memsets, then by record (nsys's gpu_gaps and gpu_time_util read the GPU's
 /// operations in start order).
-inline std::vector<gpu_op> timeline(const trace& t, const time_window& window) {
+inline std::vector<gpu_op> timeline(const trace& t, const time_window& window, attribution_rule credit = attribution_rule::thread) {
   const auto ends = range_ends(t);
   std::vector<gpu_op> ops;
   for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
     const auto& k = t.kernels[i];
     if (!valid(k.start, k.end) || !starts_inside(window, k.start)) continue;
-    ops.push_back(op_of(t, ends, op_kind::kernel, i, k));
+    ops.push_back(op_of(t, ends, op_kind::kernel, i, k, credit));
     ops.back().name = k.name;
   }
   for (std::uint32_t i = 0; i < t.copies.size(); ++i)
-    if (valid(t.copies[i].start, t.copies[i].end) && starts_inside(window, t.copies[i].start)) ops.push_back(op_of(t, ends, op_kind::copy, i, t.copies[i]));
+    if (valid(t.copies[i].start, t.copies[i].end) && starts_inside(window, t.copies[i].start)) ops.push_back(op_of(t, ends, op_kind::copy, i, t.copies[i], credit));
   for (std::uint32_t i = 0; i < t.memsets.size(); ++i)
-    if (valid(t.memsets[i].start, t.memsets[i].end) && starts_inside(window, t.memsets[i].start)) ops.push_back(op_of(t, ends, op_kind::memset, i, t.memsets[i]));
+    if (valid(t.memsets[i].start, t.memsets[i].end) && starts_inside(window, t.memsets[i].start)) ops.push_back(op_of(t, ends, op_kind::memset, i, t.memsets[i], credit));
   std::sort(ops.begin(), ops.end(), [](const gpu_op& x, const gpu_op& y) {
     return std::make_tuple(x.start, x.end, x.kind, x.record) < std::make_tuple(y.start, y.end, y.kind, y.record);
   });
