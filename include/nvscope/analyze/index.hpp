@@ -21,12 +21,14 @@
 #include <nvscope/analyze/detail/other_threads.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/analyze/intervals.hpp>
+#include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -257,6 +259,33 @@ inline void group_ranges(const trace& t, trace_index& x) {
   }
 }
 
+// Groups that print one label and have one style made one (nsys groups its NVTX tables by the
+// printed `domain:name` and the style, so `:q` in the default domain and `q` in a domain named
+// `:` are one row): the later group's ranges join the first's, the groups renumbered in order
+// of first appearance. A label per group is made only when two groups could collide: when some
+// domain's name or some range's name holds a colon.
+inline void merge_same_labels(const trace& t, trace_index& x) {
+  bool colon = false;
+  for (const auto g : x.group_first) {
+    const auto& r = t.ranges[g];
+    colon = colon || t.strings[r.name].find(':') != std::string_view::npos || (r.domain && t.strings[r.domain].find(':') != std::string_view::npos);
+  }
+  if (!colon) return;
+  std::map<std::pair<std::string, bool>, std::uint32_t> kept; // (label, push/pop): new group
+  std::vector<std::uint32_t> renumber(x.group_first.size());
+  std::vector<std::uint32_t> first;
+  for (std::uint32_t g = 0; g < x.group_first.size(); ++g) {
+    const auto& r = t.ranges[x.group_first[g]];
+    const auto [it, added] = kept.emplace(std::make_pair(range_label(t, r), r.is_push_pop), static_cast<std::uint32_t>(first.size()));
+    if (added) first.push_back(x.group_first[g]);
+    renumber[g] = it->second;
+  }
+  if (first.size() == x.group_first.size()) return;
+  for (auto& g : x.group_of)
+    if (g != attribution::none) g = renumber[g];
+  x.group_first = std::move(first);
+}
+
 // The index without its range groups: ends closed, nesting, owners (credited by `credit`), each
 // record's launch, and (`open_start_end`) the start/end ranges open at each launch.
 inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_start_end, const thread_table* threads = nullptr,
@@ -278,6 +307,7 @@ inline trace_index linked_index(const trace& t, start_end_rule rule, bool open_s
 inline trace_index indexed(const trace& t, start_end_rule rule, const thread_table* threads, attribution_rule credit = attribution_rule::thread) {
   auto x = linked_index(t, rule, true, threads, credit);
   group_ranges(t, x);
+  merge_same_labels(t, x);
   return x;
 }
 

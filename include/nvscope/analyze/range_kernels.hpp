@@ -18,6 +18,7 @@
 #include <nvscope/analyze/detail/prefetch.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/kern_sum_joins.hpp>
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/report.hpp>
@@ -513,7 +514,8 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
 
 } // namespace detail
 
-/// `nvtx_kern_sum` (docs/analysis.md says which ranges count and where nvscope differs).
+/// `nvtx_kern_sum` (docs/analysis.md says which ranges count and where nvscope differs), with
+/// the rows of kernels no range encloses and Kern Inst as nsys counts it (kern_sum_joins.hpp).
 /// \code
 ///   auto rows = nvscope::range_kernel_summary(t, nvscope::index_trace(t));
 /// \endcode
@@ -539,7 +541,11 @@ inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const 
   detail::kern_rows rows(x.group_first.size(), names.size(), 2 * (push_pop.range.size() + start_end.range.size()) + 4096);
   detail::add_push_pop(t, x, push_pop, names.size(), rows);
   detail::add_start_end(t, x, start_end, rows);
-  return detail::kern_rows_out(t, x, rows, names);
+  auto out = detail::kern_rows_out(t, x, rows, names);
+  detail::count_start_end_kernels_once(t, x, form, out);
+  auto outside = detail::unranged_kernel_rows(t, x, form); // empty range: first in the table's order
+  out.insert(out.begin(), std::make_move_iterator(outside.begin()), std::make_move_iterator(outside.end()));
+  return out;
 }
 
 } // namespace v1

@@ -61,6 +61,10 @@ struct range_kernel_row {
   duration_stats time;               ///< count is "Kern Inst"; a kernel under two nested ranges of one name counts twice in the rest, as in nsys
   std::string kernel;
   std::string name; ///< the range's name alone
+  /// false for the row of kernels with no launch record: nsys prints its PID and TID empty
+  /// (`pid`, `tid` are then 0). Rows of kernels no range encloses have an empty `range` and
+  /// `style` and `range_instances` 0.
+  bool launched = true;
 };
 
 /// One row of `nvtx_gpu_proj_sum`: ranges projected onto the GPU (first op start to last op

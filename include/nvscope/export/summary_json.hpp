@@ -40,7 +40,7 @@ inline void json_reports(std::string& out, const analysis_report& r) {
         if (c) out += ", ";
         append_json_string(out, tab.header[c]);
         out += ": ";
-        if (tab.numeric[c]) out += tab.rows[i][c];
+        if (tab.numeric[c]) out += tab.rows[i][c].empty() ? std::string("null") : tab.rows[i][c]; // an empty cell: nsys's NULL
         else append_json_string(out, tab.rows[i][c]);
       }
       out += "}";

@@ -17,7 +17,9 @@
 #include <nvscope/detail/utf8.hpp>
 #include <nvscope/export/diagnosis_text.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,12 +76,32 @@ struct table {
 namespace detail {
 
 inline std::string fmt_u(std::uint64_t v) { return std::to_string(v); }
+// `v` with `decimals` decimals as nsys prints a `round(x, decimals)` of its report scripts:
+// SQLite's round() rounds the double's exact value, and a value exactly halfway (1.25 to one
+// decimal: its binary value is the tie itself) away from zero, where printf rounds such a tie
+// to even (1.2). A tie is seen in the exact expansion (glibc prints every digit): the digit
+// after the last kept one is 5 and every digit after it 0; it is then printed from the next
+// double away from zero, which lies past the tie and rounds as SQLite does.
 inline std::string fmt_f(double v, int decimals) {
-  char buf[64];
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals + 60, v);
+  const char* point = std::strchr(buf, '.');
+  bool tie = point != nullptr && point[decimals + 1] == '5';
+  for (const char* d = point ? point + decimals + 2 : buf; tie && *d != '\0'; ++d) tie = *d == '0';
+  if (tie) v = std::nextafter(v, v < 0 ? -HUGE_VAL : HUGE_VAL);
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
 inline std::string fmt_mb(double bytes) { return fmt_f(bytes / 1e6, 3); }
+
+// Time (%) of a row: empty where the table's total is 0, as nsys's `100 * total / sum(total)`
+// gives NULL there.
+template <class Rows, class Total>
+std::string percent_cell(double percent, const Rows& rows, Total total_of) {
+  std::uint64_t whole = 0;
+  for (const auto& r : rows) whole += total_of(r);
+  return whole ? fmt_f(percent, 1) : std::string();
+}
 
 inline void add_time_stats(std::vector<std::string>& row, const duration_stats& s) {
   row.push_back(fmt_f(s.average, 1));
@@ -113,7 +135,8 @@ inline void kernel_table(const analysis_report& r, table& t) {
   set_columns(t, {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"},
               {true, true, true, true, true, true, true, true, false});
   for (const auto& k : r.kernels) {
-    std::vector<std::string> row{fmt_f(k.time_percent, 1), fmt_u(k.time.total), fmt_u(k.time.count)};
+    std::vector<std::string> row{percent_cell(k.time_percent, r.kernels, [](const kernel_summary_row& x) { return x.time.total; }),
+                                 fmt_u(k.time.total), fmt_u(k.time.count)};
     add_time_stats(row, k.time);
     row.push_back(k.name);
     t.rows.push_back(std::move(row));
@@ -124,7 +147,8 @@ inline void memop_time_table(const analysis_report& r, table& t) {
   set_columns(t, {"Time (%)", "Total Time (ns)", "Count", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Operation"},
               {true, true, true, true, true, true, true, true, false});
   for (const auto& m : r.memops_by_time) {
-    std::vector<std::string> row{fmt_f(m.time_percent, 1), fmt_u(m.time.total), fmt_u(m.time.count)};
+    std::vector<std::string> row{percent_cell(m.time_percent, r.memops_by_time, [](const memop_time_row& x) { return x.time.total; }),
+                                 fmt_u(m.time.total), fmt_u(m.time.count)};
     add_time_stats(row, m.time);
     row.push_back(m.operation);
     t.rows.push_back(std::move(row));
@@ -145,7 +169,8 @@ inline void range_table(const analysis_report& r, table& t) {
   set_columns(t, {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Style", "Range"},
               {true, true, true, true, true, true, true, true, false, false});
   for (const auto& x : r.ranges) {
-    std::vector<std::string> row{fmt_f(x.time_percent, 1), fmt_u(x.time.total), fmt_u(x.time.count)};
+    std::vector<std::string> row{percent_cell(x.time_percent, r.ranges, [](const range_summary_row& y) { return y.time.total; }),
+                                 fmt_u(x.time.total), fmt_u(x.time.count)};
     add_time_stats(row, x.time);
     row.push_back(x.style);
     row.push_back(x.range);
@@ -158,8 +183,8 @@ inline void range_kernel_table(const analysis_report& r, table& t) {
                   "Max (ns)", "StdDev (ns)", "Kernel Name"},
               {false, false, true, true, true, true, true, true, true, true, true, true, false});
   for (const auto& x : r.range_kernels) {
-    std::vector<std::string> row{x.range, x.style, fmt_u(x.pid), fmt_u(x.tid), fmt_u(x.range_instances), fmt_u(x.time.count),
-                                 fmt_u(x.time.total)};
+    std::vector<std::string> row{x.range, x.style, x.launched ? fmt_u(x.pid) : std::string(), x.launched ? fmt_u(x.tid) : std::string(),
+                                 fmt_u(x.range_instances), fmt_u(x.time.count), fmt_u(x.time.total)};
     add_time_stats(row, x.time);
     row.push_back(x.kernel);
     t.rows.push_back(std::move(row));

@@ -209,7 +209,7 @@ inline range_figures range_activity(const trace& t, const analysis_options& opti
     const auto& range = t.ranges[r];
     if (range.is_mark || p[r].ops == 0 || (n.depth[r] != 0 && !is_step[r])) continue;
     const auto family = is_step[r] ? family_of(t.strings[range.name]) : std::string();
-    const auto key = is_step[r] ? std::make_tuple(true, range_group{}, family) : std::make_tuple(false, group_of(range), family);
+    const auto key = is_step[r] ? std::make_tuple(true, range_group{}, family) : std::make_tuple(false, group_of(t, range), family);
     if (row_of.emplace(key, out.per_range.size()).second) {
       out.per_range.emplace_back();
       out.per_range.back().range = is_step[r] ? family : std::string(t.strings[range.name]);

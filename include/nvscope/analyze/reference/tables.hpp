@@ -100,22 +100,23 @@ inline std::vector<memop_size_row> cuda_gpu_mem_size_sum(const trace& t) {
   return rows;
 }
 
-/// A range group: nsys groups NVTX rows by (domain, text, style). nvscope keys by the ids, so
-/// two groups whose printed labels agree stay two rows (issue 48, item 4).
-using range_group = std::tuple<string_id, string_id, bool>;
-inline range_group group_of(const range_record& r) { return {r.domain, r.name, r.is_push_pop}; }
+/// A range group: nsys groups NVTX rows by the label it prints and the style (`GROUP BY name,
+/// style`, the name being `domain:text`), so two ranges that print one label (`:q` in the
+/// default domain, `q` in a domain named `:`) are one row.
+using range_group = std::tuple<std::string, bool>;
+inline range_group group_of(const trace& t, const range_record& r) { return {label(t, r), r.is_push_pop}; }
 
 /// Each range group's first range, in order of first appearance (marks have none).
 inline std::vector<std::uint32_t> group_firsts(const trace& t) {
   std::vector<std::uint32_t> first;
   std::set<range_group> seen;
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
-    if (!t.ranges[r].is_mark && seen.insert(group_of(t.ranges[r])).second) first.push_back(r);
+    if (!t.ranges[r].is_mark && seen.insert(group_of(t, t.ranges[r])).second) first.push_back(r);
   return first;
 }
 
 /// `nvtx_sum`: host time of ranges (`end - start`, unclosed ones closed at the trace's end)
-/// grouped by (domain, name, style), marks left out; `ORDER BY total DESC`, ties by instances,
+/// grouped by (label, style), marks left out; `ORDER BY total DESC`, ties by instances,
 /// label, style.
 inline std::vector<range_summary_row> nvtx_sum(const trace& t) {
   const auto end = range_ends(t);
@@ -124,7 +125,7 @@ inline std::vector<range_summary_row> nvtx_sum(const trace& t) {
   for (const auto f : group_firsts(t)) {
     std::vector<std::uint64_t> values;
     for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
-      if (!t.ranges[r].is_mark && group_of(t.ranges[r]) == group_of(t.ranges[f])) values.push_back(end[r] - t.ranges[r].start);
+      if (!t.ranges[r].is_mark && group_of(t, t.ranges[r]) == group_of(t, t.ranges[f])) values.push_back(end[r] - t.ranges[r].start);
     const auto& first = t.ranges[f];
     rows.push_back({0.0, stats(values), first.is_push_pop ? "PushPop" : "StartEnd", label(t, first), std::string(t.strings[first.name])});
     whole += rows.back().time.total;
@@ -144,58 +145,69 @@ inline std::uint64_t tid_of(const trace& t, std::uint32_t thread) { return threa
 inline std::string kernel_label(const trace& t, string_id name, name_form form) { return std::string(kernel_name(t, name, form)); }
 
 /// One joined row of nsys's `nvtx_kern_sum` query: (range, kernel) for each range enclosing the
-/// kernel's launch on its thread.
+/// kernel's launch on its thread; `range` is `no_index` for a kernel no range encloses (the
+/// query's outer join keeps it, with no range).
 struct range_kernel_join {
   std::uint32_t range, kernel;
 };
 
-/// `nvtx_kern_sum.py`'s join: each kernel with a valid end and a launch, with every range that
-/// encloses its launch (the push/pop stack and the start/end ranges, `enclosing`).
+/// `nvtx_kern_sum.py`'s join: each kernel with a valid end, with every range that encloses its
+/// launch (the push/pop stack and the start/end ranges, `enclosing`), or once with no range
+/// when none does or it has no launch (`LEFT JOIN` of the runtime calls and the ranges).
 inline std::vector<range_kernel_join> range_kernel_joins(const trace& t, start_end_rule rule, attribution_rule credit = attribution_rule::thread) {
   const auto end = range_ends(t);
   const auto n = nest(t, end);
   std::vector<range_kernel_join> joined;
   for (std::uint32_t k = 0; k < t.kernels.size(); ++k) {
     const auto& kernel = t.kernels[k];
+    if (!valid(kernel.start, kernel.end)) continue;
     const auto l = launch_of(t, kernel.correlation);
-    if (!valid(kernel.start, kernel.end) || l == no_index) continue;
-    for (const auto r : enclosing(t, end, n, l, rule, credit)) joined.push_back({r, k});
+    const auto ranges = l == no_index ? std::vector<std::uint32_t>{} : enclosing(t, end, n, l, rule, credit);
+    for (const auto r : ranges) joined.push_back({r, k});
+    if (ranges.empty()) joined.push_back({no_index, k});
   }
   return joined;
 }
 
 /// `nvtx_kern_sum`: the joined rows grouped by (range group, thread, kernel name). NVTX Inst
 /// counts distinct range instances; Kern Inst distinct kernels (`count(DISTINCT kernid)`), and
-/// the time figures every joined row (a kernel under two nested ranges of one name counts
-/// twice in Total, Avg, Med, StdDev). A start/end row counts a kernel once per instance that
-/// holds it (issue 48, item 6). Ordered by label, TID, total descending, style, kernel name.
+/// the time figures every joined row (a kernel under two nested ranges of one name, or two
+/// instances of one start/end range, counts twice in Total, Avg, Med, StdDev). A kernel no
+/// range encloses makes a row with an empty range and style and NVTX Inst 0, grouped by its
+/// launching thread, and with no PID or TID (`launched` false) when it has no launch.
+/// `ORDER BY "NVTX Range", PID, TID, total DESC` (no PID first), ties by style and kernel name.
 inline std::vector<range_kernel_row> nvtx_kern_sum(const trace& t, name_form form, start_end_rule rule, attribution_rule credit = attribution_rule::thread) {
-  using key = std::tuple<range_group, std::uint32_t, std::string>; // group, thread, kernel name
+  using key = std::tuple<bool, range_group, std::uint32_t, std::string>; // ranged, group, thread, kernel name
   struct gathered {
-    std::set<std::uint32_t> ranges;
-    std::map<std::uint64_t, std::uint64_t> weight; // per kernel (start/end: per (instance, kernel)): joined rows
-    std::vector<std::uint64_t> durations;          // one per joined row
-    std::uint32_t first = 0;
+    std::set<std::uint32_t> ranges, kernels;
+    std::vector<std::uint64_t> durations; // one per joined row
+    std::uint32_t first = no_index;
   };
   std::map<key, gathered> rows;
   for (const auto& j : range_kernel_joins(t, rule, credit)) {
-    const auto& r = t.ranges[j.range];
-    auto& g = rows[key{group_of(r), r.thread, kernel_label(t, t.kernels[j.kernel].name, form)}];
-    g.ranges.insert(j.range);
-    g.first = j.range;
-    ++g.weight[r.is_push_pop ? j.kernel : (std::uint64_t{j.range} << 32) | j.kernel];
-    g.durations.push_back(t.kernels[j.kernel].end - t.kernels[j.kernel].start);
+    const auto& kernel = t.kernels[j.kernel];
+    const auto name = kernel_label(t, kernel.name, form);
+    const auto l = launch_of(t, kernel.correlation);
+    auto& g = j.range == no_index ? rows[key{false, {}, l == no_index ? no_index : t.launches[l].thread, name}]
+                                  : rows[key{true, group_of(t, t.ranges[j.range]), t.ranges[j.range].thread, name}];
+    if (j.range != no_index) g.ranges.insert(j.range), g.first = j.range;
+    g.kernels.insert(j.kernel);
+    g.durations.push_back(kernel.end - kernel.start);
   }
   std::vector<range_kernel_row> out;
   for (auto& [k, g] : rows) {
-    const auto& first = t.ranges[g.first];
-    range_kernel_row row{label(t, first), first.is_push_pop ? "PushPop" : "StartEnd", t.process_id, tid_of(t, std::get<1>(k)),
-                         g.ranges.size(), stats(g.durations), std::get<2>(k), std::string(t.strings[first.name])};
-    row.time.count = g.weight.size();
+    const bool ranged = std::get<0>(k);
+    const auto thread = std::get<2>(k);
+    range_kernel_row row{ranged ? label(t, t.ranges[g.first]) : std::string(), ranged ? (t.ranges[g.first].is_push_pop ? "PushPop" : "StartEnd") : "",
+                         t.process_id, thread == no_index ? 0 : tid_of(t, thread), g.ranges.size(), stats(g.durations), std::get<3>(k),
+                         ranged ? std::string(t.strings[t.ranges[g.first].name]) : std::string()};
+    row.time.count = g.kernels.size();
+    row.launched = thread != no_index;
     out.push_back(std::move(row));
   }
   std::stable_sort(out.begin(), out.end(), [](const range_kernel_row& a, const range_kernel_row& b) {
-    return std::make_tuple(a.range, a.tid, ~a.time.total, a.style, a.kernel) < std::make_tuple(b.range, b.tid, ~b.time.total, b.style, b.kernel);
+    return std::make_tuple(a.range, a.launched, a.tid, ~a.time.total, a.style, a.kernel) <
+           std::make_tuple(b.range, b.launched, b.tid, ~b.time.total, b.style, b.kernel);
   });
   return out;
 }
@@ -248,7 +260,7 @@ inline std::vector<gpu_projection_row> nvtx_gpu_proj_sum(const trace& t, start_e
     std::uint64_t host = 0, ops = 0, level = 0, kids = 0;
     for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
       const auto& range = t.ranges[r];
-      if (range.is_mark || group_of(range) != group_of(t.ranges[f]) || p[r].ops == 0) continue;
+      if (range.is_mark || group_of(t, range) != group_of(t, t.ranges[f]) || p[r].ops == 0) continue;
       projected.push_back(p[r].last - p[r].first);
       host += end[r] - range.start;
       ops += p[r].ops;
