@@ -194,35 +194,39 @@ TEST_CASE("reports: API and kernel figures worked out by hand") {
   t.process_id = 42;
   t.threads = {{1001, 0}};
   const auto launch = t.strings.intern("cudaLaunchKernel_v7000"), sync = t.strings.intern("cudaStreamSynchronize");
-  t.api_calls = {{100, 130, launch, 1, 0, false}, {200, 220, launch, 2, 0, false}, {300, 900, sync, 3, 0, false}};
+  t.api_calls = {{100, 130, launch, 1, 0, false}, {200, 220, launch, 2, 0, false}, {300, 900, sync, 3, 0, false}, {1000, 1050, launch, 4, 0, false}};
   kernel_record k1, k2;
   k1.start = 120, k1.end = 170, k1.correlation = 1, k1.name = t.strings.intern("gemm"); // starts before the call returns: no queue time
   k2.start = 260, k2.end = 300, k2.correlation = 2, k2.name = k1.name;                   // queued 40 ns
-  t.kernels = {k1, k2};
+  kernel_record k3 = k2;
+  k3.start = 1050, k3.end = 1080, k3.correlation = 4; // starts as the call returns: queued 0 ns, counted in QCount
+  t.kernels = {k1, k2, k3};
 
   const auto api = cuda_api_sum(t);
   REQUIRE(api.size() == 2);
   CHECK(api[0].name == "cudaStreamSynchronize");
   CHECK(api[0].time.total == 600);
   CHECK(api[1].name == "cudaLaunchKernel"); // "_v7000" cut
-  CHECK(api[1].time.count == 2);
-  CHECK(api[1].time.total == 50);
+  CHECK(api[1].time.count == 3);
+  CHECK(api[1].time.total == 100);
 
   const auto exec = cuda_kern_exec_trace(t);
-  REQUIRE(exec.size() == 2);
+  REQUIRE(exec.size() == 3);
   CHECK(!exec[0].queued);
   CHECK(exec[0].total_duration == 70); // max(130, 170) - 100
   CHECK(exec[1].queued);
   CHECK(exec[1].queue_start == 220);
   CHECK(exec[1].queue_duration == 40);
   CHECK(exec[1].total_duration == 100); // max(220, 300) - 200
+  CHECK(exec[2].queued);
+  CHECK(exec[2].queue_duration == 0);
   const auto sum = cuda_kern_exec_sum(t);
   REQUIRE(sum.size() == 1);
   CHECK(sum[0].tid == 1001);
-  CHECK(sum[0].total.count == 2);
-  CHECK(sum[0].queue.count == 1);
-  CHECK(sum[0].queue.average == 40.0);
-  CHECK(sum[0].total.average == 85.0);
+  CHECK(sum[0].total.count == 3);
+  CHECK(sum[0].queue.count == 2);
+  CHECK(sum[0].queue.average == 20.0);
+  CHECK(sum[0].total.total == 250); // 70 + 100 + 80
 }
 
 TEST_CASE("reports: DurChild and DurNonChild of a push/pop stack worked out by hand") {
