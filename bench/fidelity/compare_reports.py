@@ -30,7 +30,8 @@ import sys
 from compare import find_nsys, run  # the six tables' harness: nsys lookup, logged commands
 
 REPORTS = ["cuda_api_sum", "cuda_api_trace", "cuda_gpu_trace", "cuda_gpu_sum", "cuda_kern_exec_trace",
-           "cuda_kern_exec_sum", "nvtx_pushpop_sum", "nvtx_pushpop_trace", "nvtx_startend_sum"]
+           "cuda_kern_exec_sum", "nvtx_pushpop_sum", "nvtx_pushpop_trace", "nvtx_startend_sum", "cuda_api_gpu_sum",
+           "cuda_gpu_kern_gb_sum", "nvtx_gpu_proj_trace"]
 # Per report: the key columns (as nsys names them), the columns that must agree on joined rows,
 # and whether it is a trace (one row per record: the key gets the row's rank among equal keys).
 KEYS = {
@@ -44,6 +45,9 @@ KEYS = {
     "nvtx_pushpop_sum": (["Range"], ["Instances"], False),
     "nvtx_pushpop_trace": (["Name", "TID"], ["Lvl", "NumChild"], True),
     "nvtx_startend_sum": (["Range"], ["Instances"], False),
+    "cuda_api_gpu_sum": (["Operation", "Category"], ["Instances"], False),
+    "cuda_gpu_kern_gb_sum": (["Name", "GridXYZ", "BlockXYZ"], ["Instances"], False),
+    "nvtx_gpu_proj_trace": (["Name", "Style", "TID"], ["NumGPUOps", "Lvl", "NumChild"], True),
 }
 
 

@@ -112,11 +112,24 @@ void same_summary(const std::vector<Row>& e, const std::vector<Row>& r, const st
 
 void check_kernel_reports(const trace& t, name_form form, const std::string& label) {
   same_rows(cuda_gpu_trace(t, form), reference::cuda_gpu_trace(t, form), label + " cuda_gpu_trace", same_gpu_trace_row);
-  const auto gs = cuda_gpu_sum(t, form), gr = reference::cuda_gpu_sum(t, form);
-  same_summary(gs, gr, label + " cuda_gpu_sum");
-  same_rows(gs, gr, label + " cuda_gpu_sum", [](const gpu_summary_row& a, const gpu_summary_row& b, const std::string& w) {
+  for (const bool api : {false, true}) {
+    const auto gs = api ? cuda_api_gpu_sum(t, form) : cuda_gpu_sum(t, form);
+    const auto gr = api ? reference::cuda_api_gpu_sum(t, form) : reference::cuda_gpu_sum(t, form);
+    const auto table = label + (api ? " cuda_api_gpu_sum" : " cuda_gpu_sum");
+    same_summary(gs, gr, table);
+    same_rows(gs, gr, table, [](const gpu_summary_row& a, const gpu_summary_row& b, const std::string& w) {
+      SAME(a.name, b.name, w + " name");
+      SAME(static_cast<int>(a.category), static_cast<int>(b.category), w + " category");
+    });
+  }
+  const auto gb = cuda_gpu_kern_gb_sum(t, form), gbr = reference::cuda_gpu_kern_gb_sum(t, form);
+  same_summary(gb, gbr, label + " cuda_gpu_kern_gb_sum");
+  same_rows(gb, gbr, label + " cuda_gpu_kern_gb_sum", [](const kernel_grid_summary_row& a, const kernel_grid_summary_row& b, const std::string& w) {
     SAME(a.name, b.name, w + " name");
-    SAME(static_cast<int>(a.op), static_cast<int>(b.op), w + " category");
+    for (int i = 0; i < 3; ++i) {
+      SAME(a.grid[i], b.grid[i], w + " grid");
+      SAME(a.block[i], b.block[i], w + " block");
+    }
   });
   same_rows(cuda_kern_exec_trace(t, form), reference::cuda_kern_exec_trace(t, form), label + " cuda_kern_exec_trace", same_exec_row);
   same_rows(cuda_kern_exec_sum(t, form), reference::cuda_kern_exec_sum(t, form), label + " cuda_kern_exec_sum",
@@ -153,6 +166,23 @@ void check_all(const trace& t, const std::string& label) {
     same_rows(e, r, table, [](const range_style_summary_row& a, const range_style_summary_row& b, const std::string& w) { SAME(a.range, b.range, w + " range"); });
   }
   same_rows(nvtx_pushpop_trace(t), reference::nvtx_pushpop_trace(t), label + " nvtx_pushpop_trace", same_range_trace_row);
+  for (const auto rule : {start_end_rule::nsys, start_end_rule::opening_thread})
+    same_rows(nvtx_gpu_proj_trace(t, rule), reference::nvtx_gpu_proj_trace(t, rule), label + " nvtx_gpu_proj_trace",
+              [](const range_projection_trace_row& a, const range_projection_trace_row& b, const std::string& w) {
+                SAME(a.name, b.name, w + " name");
+                SAME(a.projected_start, b.projected_start, w + " projected start");
+                SAME(a.projected_duration, b.projected_duration, w + " projected duration");
+                SAME(a.start, b.start, w + " start");
+                SAME(a.duration, b.duration, w + " duration");
+                SAME(a.push_pop, b.push_pop, w + " style");
+                SAME(a.tid, b.tid, w + " tid");
+                SAME(a.gpu_ops, b.gpu_ops, w + " ops");
+                SAME(a.level, b.level, w + " level");
+                SAME(a.children, b.children, w + " children");
+                SAME(a.range, b.range, w + " range");
+                SAME(a.parent, b.parent, w + " parent");
+                SAME(a.stack, b.stack, w + " stack");
+              });
 }
 
 // A random trace with what the builder leaves out: named devices and threads, API names with
@@ -210,6 +240,18 @@ TEST_CASE("reports: API and kernel figures worked out by hand") {
   CHECK(api[1].time.count == 3);
   CHECK(api[1].time.total == 100);
 
+  const auto both = cuda_api_gpu_sum(t);
+  REQUIRE(both.size() == 3); // two API functions and one kernel
+  CHECK(both[1].name == "gemm");
+  CHECK(both[1].category == operation_category::cuda_kernel);
+  CHECK(both[1].time.total == 120); // 50 + 40 + 30
+  CHECK(both[2].name == "cudaLaunchKernel");
+  CHECK(both[2].category == operation_category::cuda_api);
+  CHECK(both[2].time.total == 100);
+  const auto gb = cuda_gpu_kern_gb_sum(t);
+  REQUIRE(gb.size() == 1);
+  CHECK(report_table(t, analyze(t), parse_reports("cuda_gpu_kern_gb_sum").reports[0]).rows[0][8] == "   0    0    0");
+
   const auto exec = cuda_kern_exec_trace(t);
   REQUIRE(exec.size() == 3);
   CHECK(!exec[0].queued);
@@ -259,6 +301,23 @@ TEST_CASE("reports: DurChild and DurNonChild of a push/pop stack worked out by h
   CHECK(sums[0].range == ":step");
   CHECK(sums[0].time.total == 110);
   CHECK(nvtx_startend_sum(t).empty());
+  // kernels launched at 20 (in the first fwd) and at 65 (in the inner step): the outer step
+  // projects from the first's start to the second's end
+  t.launches = {{20, 1, 0}, {65, 2, 0}};
+  kernel_record a, b;
+  a.start = 30, a.end = 45, a.correlation = 1;
+  b.start = 80, b.end = 120, b.correlation = 2;
+  t.kernels = {a, b};
+  const auto proj = nvtx_gpu_proj_trace(t);
+  REQUIRE(proj.size() == 4);
+  CHECK(proj[0].range == 0);
+  CHECK(proj[0].projected_start == 30);
+  CHECK(proj[0].projected_duration == 90);
+  CHECK(proj[0].gpu_ops == 2);
+  CHECK(proj[0].children == 2);
+  CHECK(proj[1].range == 1);
+  CHECK(proj[2].range == 2); // starts at 80 as range 3 does, and lasts longer
+  CHECK(proj[3].stack == ":0:2:3");
 }
 
 TEST_CASE("reports: the list --reports takes, by nsys's names") {
@@ -296,6 +355,9 @@ TEST_CASE("reports: nsys's column names in nsys's order, CSV and JSON") {
                                              "StcSMem (MB)", "DymSMem (MB)", "Bytes (MB)", "Throughput (MBps)", "SrcMemKd", "DstMemKd", "Device",
                                              "Ctx", "GreenCtx", "Strm", "Name"});
   CHECK(header_of("cuda_gpu_sum").back() == "Operation");
+  CHECK(header_of("cuda_api_gpu_sum") == header_of("cuda_gpu_sum"));
+  CHECK(header_of("cuda_gpu_kern_gb_sum") == names{"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
+                                                   "StdDev (ns)", "GridXYZ", "BlockXYZ", "Name"});
   CHECK(header_of("cuda_kern_exec_trace") == names{"API Start (ns)", "API Dur (ns)", "Queue Start (ns)", "Queue Dur (ns)", "Kernel Start (ns)",
                                                    "Kernel Dur (ns)", "Total Dur (ns)", "PID", "TID", "DevId", "API Function", "GridXYZ",
                                                    "BlockXYZ", "Kernel Name"});
@@ -307,6 +369,8 @@ TEST_CASE("reports: nsys's column names in nsys's order, CSV and JSON") {
   CHECK(header_of("nvtx_pushpop_trace") == names{"Start (ns)", "End (ns)", "Duration (ns)", "DurChild (ns)", "DurNonChild (ns)", "Name", "PID", "TID",
                                                  "Lvl", "NumChild", "RangeId", "ParentId", "RangeStack", "NameTree"});
   CHECK(header_of("nvtx_startend_sum").back() == "Range");
+  CHECK(header_of("nvtx_gpu_proj_trace") == names{"Name", "Projected Start (ns)", "Projected Duration (ns)", "Orig Start (ns)", "Orig Duration (ns)",
+                                                  "Style", "PID", "TID", "NumGPUOps", "Lvl", "NumChild", "RangeId", "ParentId", "RangeStack"});
 
   const auto gpu = parse_reports("cuda_gpu_trace").reports[0];
   const auto rows = cuda_gpu_trace(t);

@@ -128,7 +128,8 @@ bool reports_read_api(const std::string& list) {
   for (const auto& c : parse_reports(list).reports)
     if (!c.from_analysis && c.computed != trace_report::cuda_gpu_trace && c.computed != trace_report::cuda_gpu_sum &&
         c.computed != trace_report::nvtx_pushpop_sum && c.computed != trace_report::nvtx_pushpop_trace &&
-        c.computed != trace_report::nvtx_startend_sum)
+        c.computed != trace_report::nvtx_startend_sum && c.computed != trace_report::cuda_gpu_kern_gb_sum &&
+        c.computed != trace_report::nvtx_gpu_proj_trace)
       return true;
   return false;
 }

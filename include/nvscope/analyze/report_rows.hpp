@@ -4,9 +4,9 @@
 /// \file analyze/report_rows.hpp
 /// The rows of the `nsys stats` reports beyond the six tables of `analysis_report`: CUDA API
 /// calls (`cuda_api_sum`, `cuda_api_trace`), every GPU operation (`cuda_gpu_trace`,
-/// `cuda_gpu_sum`), kernel launch and execution times (`cuda_kern_exec_trace`,
+/// `cuda_gpu_sum`, `cuda_api_gpu_sum`, `cuda_gpu_kern_gb_sum`), kernel launch and execution times (`cuda_kern_exec_trace`,
 /// `cuda_kern_exec_sum`) and NVTX ranges by style (`nvtx_pushpop_sum`, `nvtx_pushpop_trace`,
-/// `nvtx_startend_sum`). Numbers, enums and the names nsys prints as keys; the reports are
+/// `nvtx_startend_sum`, `nvtx_gpu_proj_trace`). Numbers, enums and the names nsys prints as keys; the reports are
 /// computed by analyze/reports.hpp, defined plainly by analyze/reference/reports.hpp, and
 /// printed by export/reports.hpp. docs/analysis.md gives each definition.
 ///
@@ -68,12 +68,25 @@ struct gpu_trace_row {
   std::string name;                 ///< the kernel's in the chosen form, `[CUDA memcpy ...]`, `[CUDA memset]`
 };
 
-/// One row of `cuda_gpu_sum`: kernels, copies and memsets grouped by name.
+/// The Category column of `cuda_gpu_sum` and `cuda_api_gpu_sum`.
+enum class operation_category : std::uint8_t { cuda_api, cuda_kernel, memory_oper };
+
+/// One row of `cuda_gpu_sum` (kernels, copies and memsets) or `cuda_api_gpu_sum` (API calls too),
+/// grouped by name.
 struct gpu_summary_row {
   double time_percent = 0.0;
   duration_stats time; ///< count is "Instances"
-  gpu_operation op = gpu_operation::kernel; ///< "Category": CUDA_KERNEL for kernels, MEMORY_OPER otherwise
+  operation_category category = operation_category::cuda_kernel; ///< of the group's first operation
   std::string name;    ///< "Operation"
+};
+
+/// One row of `cuda_gpu_kern_gb_sum`: kernels grouped by name, grid and block.
+struct kernel_grid_summary_row {
+  double time_percent = 0.0;
+  duration_stats time; ///< count is "Instances"
+  std::uint32_t grid[3] = {0, 0, 0};
+  std::uint16_t block[3] = {0, 0, 0};
+  std::string name;
 };
 
 /// One row of `cuda_kern_exec_trace`: a kernel joined with the API call of its correlation id.
@@ -131,6 +144,25 @@ struct range_trace_row {
   std::uint32_t parent = no_index;  ///< "ParentId", `no_index` for an outermost range
   std::string stack;                ///< "RangeStack": ":outer:...:range" by RangeId
   std::string name_tree;            ///< "NameTree": the name after "--" per level
+};
+
+/// One row of `nvtx_gpu_proj_trace`: one range instance that launched GPU work, projected onto
+/// the GPU (first start to last end of that work).
+struct range_projection_trace_row {
+  std::string name;                    ///< the label, "domain:name"
+  timestamp_ns projected_start = 0;
+  std::uint64_t projected_duration = 0;
+  timestamp_ns start = 0;              ///< "Orig Start"
+  std::uint64_t duration = 0;          ///< "Orig Duration"
+  bool push_pop = true;                ///< Style: PushPop or StartEnd
+  std::uint64_t pid = 0;
+  std::uint64_t tid = 0;
+  std::uint64_t gpu_ops = 0;           ///< "NumGPUOps": launches (a graph launch is one)
+  std::uint32_t level = 0;
+  std::uint64_t children = 0;          ///< children that launched GPU work
+  std::uint32_t range = 0;             ///< "RangeId": the index in `trace::ranges`
+  std::uint32_t parent = no_index;     ///< "ParentId"
+  std::string stack;                   ///< "RangeStack"
 };
 
 } // namespace v1

@@ -4,8 +4,8 @@
 /// \file analyze/reports.hpp
 /// The `nsys stats` reports beyond the six tables of `analyze()`, computed from a trace on
 /// demand (they are not in the default path): `cuda_api_sum`, `cuda_api_trace`,
-/// `cuda_gpu_trace`, `cuda_gpu_sum`, `cuda_kern_exec_trace`, `cuda_kern_exec_sum`,
-/// `nvtx_pushpop_sum`, `nvtx_pushpop_trace`, `nvtx_startend_sum`. Each is a sort and a walk
+/// `cuda_gpu_trace`, `cuda_gpu_sum`, `cuda_api_gpu_sum`, `cuda_gpu_kern_gb_sum`, `cuda_kern_exec_trace`,
+/// `cuda_kern_exec_sum`, `nvtx_pushpop_sum`, `nvtx_pushpop_trace`, `nvtx_startend_sum`, `nvtx_gpu_proj_trace`. Each is a sort and a walk
 /// over runs of equal keys, n log n in the records, and is tested equal to its plain
 /// definition in analyze/reference/reports.hpp. export/reports.hpp prints them.
 ///
@@ -16,7 +16,9 @@
 
 #include <nvscope/analyze/attribution.hpp>
 #include <nvscope/analyze/grouping.hpp>
+#include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/names.hpp>
+#include <nvscope/analyze/projection.hpp>
 #include <nvscope/analyze/report_rows.hpp>
 #include <nvscope/trace.hpp>
 
@@ -174,21 +176,90 @@ inline std::vector<gpu_trace_row> cuda_gpu_trace(const trace& t, name_form form 
   return sorted;
 }
 
+namespace detail {
+
+// One operation of a summary by name: its name, duration and category.
+struct named_duration {
+  std::string_view name;
+  std::uint64_t duration;
+  operation_category category;
+};
+
+inline operation_category category_of(gpu_operation op) noexcept {
+  return op == gpu_operation::kernel ? operation_category::cuda_kernel : operation_category::memory_oper;
+}
+
+// `ops` grouped by name, each group with the category of its first operation, largest total first.
+inline std::vector<gpu_summary_row> summary_by_name(const std::vector<named_duration>& ops) {
+  const auto groups = stats_by_key<std::string_view>(
+      ops.size(), [](std::size_t) { return true; }, [&](std::size_t i) { return ops[i].name; }, [&](std::size_t i) { return ops[i].duration; });
+  std::unordered_map<std::string_view, operation_category> category;
+  for (const auto& o : ops) category.emplace(o.name, o.category);
+  std::vector<gpu_summary_row> rows;
+  for (const auto& [name, s] : groups) rows.push_back({0.0, s, category[name], std::string(name)});
+  set_percent(rows, [](const gpu_summary_row& r) { return r.time.total; }, [](gpu_summary_row& r) -> double& { return r.time_percent; });
+  order_rows(rows, [](const gpu_summary_row& r) { return std::make_tuple(descending(r.time.total), r.time.count, std::string_view(r.name)); });
+  return rows;
+}
+
+inline void add_gpu_operations(std::vector<named_duration>& ops, const std::vector<gpu_trace_row>& rows) {
+  for (const auto& r : rows) ops.push_back({r.name, r.duration, category_of(r.op)});
+}
+
+} // namespace detail
+
 /// `cuda_gpu_sum`: kernels, copies and memsets together, grouped by name, largest total first.
 /// \code
 ///   auto top = nvscope::cuda_gpu_sum(t).front();   // what the GPU spent most time on
 /// \endcode
 inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form = name_form::demangled) {
-  const auto ops = detail::gpu_operation_rows(t, form);
-  const auto groups = detail::stats_by_key<std::string_view>(
-      ops.size(), [](std::size_t) { return true; }, [&](std::size_t i) { return std::string_view(ops[i].name); },
-      [&](std::size_t i) { return ops[i].duration; });
-  std::unordered_map<std::string_view, gpu_operation> category;
-  for (const auto& o : ops) category.emplace(o.name, o.op);
-  std::vector<gpu_summary_row> rows;
-  for (const auto& [name, s] : groups) rows.push_back({0.0, s, category[name], std::string(name)});
-  detail::set_percent(rows, [](const gpu_summary_row& r) { return r.time.total; }, [](gpu_summary_row& r) -> double& { return r.time_percent; });
-  detail::order_rows(rows, [](const gpu_summary_row& r) { return std::make_tuple(detail::descending(r.time.total), r.time.count, std::string_view(r.name)); });
+  const auto rows = detail::gpu_operation_rows(t, form);
+  std::vector<detail::named_duration> ops;
+  detail::add_gpu_operations(ops, rows);
+  return detail::summary_by_name(ops);
+}
+
+/// `cuda_api_gpu_sum`: CUDA API calls, kernels, copies and memsets together, grouped by name,
+/// largest total first (Category CUDA_API, CUDA_KERNEL or MEMORY_OPER).
+/// \code
+///   for (const auto& r : nvscope::cuda_api_gpu_sum(t)) if (r.category == nvscope::operation_category::cuda_api) { /* host side */ }
+/// \endcode
+inline std::vector<gpu_summary_row> cuda_api_gpu_sum(const trace& t, name_form form = name_form::demangled) {
+  std::unordered_map<string_id, std::string> spelled; // one spelling per name id, stable while `ops` reads it
+  for (const auto& a : t.api_calls) spelled.emplace(a.name, detail::api_spelling(t.strings[a.name]));
+  std::vector<detail::named_duration> ops;
+  for (const auto& a : t.api_calls)
+    if (detail::has_interval(a.start, a.end)) ops.push_back({spelled[a.name], a.end - a.start, operation_category::cuda_api});
+  const auto rows = detail::gpu_operation_rows(t, form);
+  detail::add_gpu_operations(ops, rows);
+  return detail::summary_by_name(ops);
+}
+
+/// `cuda_gpu_kern_gb_sum`: kernels grouped by name, grid and block, largest total first.
+/// \code
+///   for (const auto& r : nvscope::cuda_gpu_kern_gb_sum(t)) { /* r.grid[0] blocks of r.block[0] threads */ }
+/// \endcode
+inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum(const trace& t, name_form form = name_form::demangled) {
+  using key = std::tuple<std::string_view, std::uint32_t, std::uint32_t, std::uint32_t, std::uint16_t, std::uint16_t, std::uint16_t>;
+  const auto groups = detail::stats_by_key<key>(
+      t.kernels.size(), [&](std::size_t i) { return detail::has_interval(t.kernels[i].start, t.kernels[i].end); },
+      [&](std::size_t i) {
+        const auto& c = t.kernel_configs[t.kernels[i].config];
+        return key{kernel_name(t, t.kernels[i].name, form), c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]};
+      },
+      [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; });
+  std::vector<kernel_grid_summary_row> rows;
+  for (const auto& [k, s] : groups) {
+    rows.push_back({0.0, s, {std::get<1>(k), std::get<2>(k), std::get<3>(k)}, {std::get<4>(k), std::get<5>(k), std::get<6>(k)}, std::string(std::get<0>(k))});
+  }
+  detail::set_percent(rows, [](const kernel_grid_summary_row& r) { return r.time.total; }, [](kernel_grid_summary_row& r) -> double& { return r.time_percent; });
+  detail::order_rows_by(rows, [&](std::uint32_t a, std::uint32_t b) {
+    const auto order_key = [&](std::uint32_t i) {
+      const auto& r = rows[i];
+      return std::make_tuple(detail::descending(r.time.total), r.time.count, std::string_view(r.name), r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2]);
+    };
+    return order_key(a) < order_key(b);
+  });
   return rows;
 }
 
@@ -307,11 +378,11 @@ inline void child_sums(const trace& t, const attribution& a, std::vector<std::ui
   }
 }
 
-// Per push/pop range, its RangeStack (":outer:...:range"), parents' stacks made first (by depth).
+// Per range (marks left out), its RangeStack (":outer:...:range"), parents' stacks made first (by depth).
 inline std::vector<std::string> range_stacks(const trace& t, const attribution& a) {
   std::vector<std::uint32_t> order;
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
-    if (!t.ranges[r].is_mark && t.ranges[r].is_push_pop) order.push_back(r);
+    if (!t.ranges[r].is_mark) order.push_back(r);
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return a.depth[x] < a.depth[y]; });
   std::vector<std::string> stack(t.ranges.size());
   for (const auto r : order) stack[r] = (a.parent[r] < t.ranges.size() ? stack[a.parent[r]] : std::string()) + ":" + std::to_string(r);
@@ -345,6 +416,37 @@ inline std::vector<range_trace_row> nvtx_pushpop_trace(const trace& t) {
   }
   std::stable_sort(rows.begin(), rows.end(), [](const range_trace_row& x, const range_trace_row& y) {
     return std::make_tuple(x.start, x.duration) < std::make_tuple(y.start, y.duration);
+  });
+  return rows;
+}
+
+/// `nvtx_gpu_proj_trace`: each range instance that launched GPU work, projected onto the GPU
+/// (first start to last end of that work), with its launches, level, parent, children that
+/// launched work and stack; in projected start order, longer first.
+/// \code
+///   for (const auto& r : nvscope::nvtx_gpu_proj_trace(t)) { /* r.projected_duration against r.duration */ }
+/// \endcode
+inline std::vector<range_projection_trace_row> nvtx_gpu_proj_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) {
+  const auto x = index_trace(t, rule);
+  const auto p = project_ranges(t, x);
+  const auto& a = x.links;
+  std::vector<std::uint64_t> children(t.ranges.size(), 0);
+  for (std::size_t c = 0; c < t.ranges.size(); ++c)
+    if (!t.ranges[c].is_mark && a.parent[c] < t.ranges.size() && p.ops[c] > 0) ++children[a.parent[c]];
+  auto stacks = detail::range_stacks(t, a);
+  std::vector<range_projection_trace_row> rows;
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+    const auto& range = t.ranges[r];
+    if (range.is_mark || p.ops[r] == 0) continue;
+    range_projection_trace_row row;
+    row.name = detail::range_label(t, range), row.projected_start = p.first[r], row.projected_duration = p.last[r] - p.first[r];
+    row.start = range.start, row.duration = a.range_end[r] - range.start, row.push_pop = range.is_push_pop;
+    row.pid = t.process_id, row.tid = detail::os_thread_id(t, range.thread), row.gpu_ops = p.ops[r], row.level = a.depth[r];
+    row.children = children[r], row.range = r, row.parent = a.parent[r], row.stack = std::move(stacks[r]);
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const range_projection_trace_row& u, const range_projection_trace_row& v) {
+    return std::make_tuple(u.projected_start, detail::descending(u.projected_duration)) < std::make_tuple(v.projected_start, detail::descending(v.projected_duration));
   });
   return rows;
 }

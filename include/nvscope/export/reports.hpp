@@ -28,7 +28,7 @@ inline namespace v1 {
 /// The reports of analyze/reports.hpp, computed from the trace when asked for.
 enum class trace_report : std::uint8_t {
   cuda_api_sum, cuda_api_trace, cuda_gpu_trace, cuda_gpu_sum, cuda_kern_exec_trace, cuda_kern_exec_sum,
-  nvtx_pushpop_sum, nvtx_pushpop_trace, nvtx_startend_sum
+  nvtx_pushpop_sum, nvtx_pushpop_trace, nvtx_startend_sum, cuda_api_gpu_sum, cuda_gpu_kern_gb_sum, nvtx_gpu_proj_trace
 };
 
 /// One report asked for: one of the six tables of `analysis_report` or a `trace_report`, and
@@ -64,6 +64,9 @@ inline constexpr trace_report_info trace_reports[] = {
     {trace_report::nvtx_pushpop_sum, "nvtx_pushpop_sum", "NVTX Push/Pop Range Summary", false},
     {trace_report::nvtx_pushpop_trace, "nvtx_pushpop_trace", "NVTX Push/Pop Range Trace", false},
     {trace_report::nvtx_startend_sum, "nvtx_startend_sum", "NVTX Start/End Range Summary", false},
+    {trace_report::cuda_api_gpu_sum, "cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", true},
+    {trace_report::cuda_gpu_kern_gb_sum, "cuda_gpu_kern_gb_sum", "CUDA GPU Kernel/Grid/Block Summary", true},
+    {trace_report::nvtx_gpu_proj_trace, "nvtx_gpu_proj_trace", "NVTX GPU Projection Trace", false},
 };
 inline const trace_report_info& info_of(trace_report r) noexcept { return trace_reports[static_cast<std::size_t>(r)]; }
 
@@ -146,7 +149,7 @@ inline report_selection parse_reports(std::string_view list) {
     } else {
       s.error = "nvscope: reports: " + why + " (nvscope computes summary, the six tables and " +
                 "cuda_api_sum, cuda_api_trace, cuda_gpu_trace, cuda_gpu_sum, cuda_kern_exec_trace, cuda_kern_exec_sum, " +
-                "nvtx_pushpop_sum, nvtx_pushpop_trace, nvtx_startend_sum)";
+                "nvtx_pushpop_sum, nvtx_pushpop_trace, nvtx_startend_sum, cuda_api_gpu_sum, cuda_gpu_kern_gb_sum, nvtx_gpu_proj_trace)";
       s.reports.clear();
       return s;
     }
@@ -234,7 +237,7 @@ inline table gpu_sum_table(const std::vector<gpu_summary_row>& rows) {
   for (const auto& r : rows) {
     std::vector<std::string> row;
     summary_cells(row, r.time_percent, r.time);
-    row.push_back(r.op == gpu_operation::kernel ? "CUDA_KERNEL" : "MEMORY_OPER");
+    row.push_back(r.category == operation_category::cuda_api ? "CUDA_API" : r.category == operation_category::cuda_kernel ? "CUDA_KERNEL" : "MEMORY_OPER");
     row.push_back(r.name);
     t.rows.push_back(std::move(row));
   }
@@ -248,6 +251,21 @@ std::string xyz(const T (&v)[3]) {
   std::snprintf(buf, sizeof buf, "%4llu %4llu %4llu", static_cast<unsigned long long>(v[0]), static_cast<unsigned long long>(v[1]),
                 static_cast<unsigned long long>(v[2]));
   return buf;
+}
+
+inline table kern_gb_sum_table(const std::vector<kernel_grid_summary_row>& rows) {
+  table t;
+  t.header = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "GridXYZ", "BlockXYZ", "Name"};
+  t.numeric = numeric_columns(11, {8, 9, 10});
+  for (const auto& r : rows) {
+    std::vector<std::string> row;
+    summary_cells(row, r.time_percent, r.time);
+    row.push_back(xyz(r.grid));
+    row.push_back(xyz(r.block));
+    row.push_back(r.name);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
 }
 
 inline table kern_exec_trace_table(const std::vector<kernel_exec_trace_row>& rows) {
@@ -310,6 +328,18 @@ inline table range_trace_table(const std::vector<range_trace_row>& rows) {
   return t;
 }
 
+inline table range_projection_table(const std::vector<range_projection_trace_row>& rows) {
+  table t;
+  t.header = {"Name", "Projected Start (ns)", "Projected Duration (ns)", "Orig Start (ns)", "Orig Duration (ns)", "Style", "PID", "TID",
+              "NumGPUOps", "Lvl", "NumChild", "RangeId", "ParentId", "RangeStack"};
+  t.numeric = numeric_columns(14, {0, 5, 13});
+  for (const auto& r : rows)
+    t.rows.push_back({r.name, fmt_u(r.projected_start), fmt_u(r.projected_duration), fmt_u(r.start), fmt_u(r.duration), r.push_pop ? "PushPop" : "StartEnd",
+                      fmt_u(r.pid), fmt_u(r.tid), fmt_u(r.gpu_ops), fmt_u(r.level), fmt_u(r.children), fmt_u(r.range),
+                      fmt_opt(r.parent != no_index, r.parent), r.stack});
+  return t;
+}
+
 inline table computed_table(const trace& t, trace_report which, name_form form) {
   switch (which) {
     case trace_report::cuda_api_sum: return api_sum_table(cuda_api_sum(t));
@@ -321,6 +351,9 @@ inline table computed_table(const trace& t, trace_report which, name_form form) 
     case trace_report::nvtx_pushpop_sum: return range_style_table(nvtx_pushpop_sum(t));
     case trace_report::nvtx_pushpop_trace: return range_trace_table(nvtx_pushpop_trace(t));
     case trace_report::nvtx_startend_sum: return range_style_table(nvtx_startend_sum(t));
+    case trace_report::cuda_api_gpu_sum: return gpu_sum_table(cuda_api_gpu_sum(t, form));
+    case trace_report::cuda_gpu_kern_gb_sum: return kern_gb_sum_table(cuda_gpu_kern_gb_sum(t, form));
+    case trace_report::nvtx_gpu_proj_trace: return range_projection_table(nvtx_gpu_proj_trace(t));
   }
   return {};
 }

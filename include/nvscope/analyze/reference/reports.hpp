@@ -4,8 +4,8 @@
 /// \file analyze/reference/reports.hpp
 /// The `nsys stats` reports beyond the six tables, each defined as plainly as nsys's report
 /// script states it (`reports/cuda_api_sum.py`, `cuda_api_trace.py`, `cuda_gpu_trace.py`,
-/// `cuda_gpu_sum.py`, `cuda_kern_exec_trace.py`, `cuda_kern_exec_sum.py`,
-/// `nvtx_pushpop_sum.py`, `nvtx_pushpop_trace.py`, `nvtx_startend_sum.py`), with nvscope's
+/// `cuda_gpu_sum.py`, `cuda_api_gpu_sum.py`, `cuda_gpu_kern_gb_sum.py`, `cuda_kern_exec_trace.py`, `cuda_kern_exec_sum.py`,
+/// `nvtx_pushpop_sum.py`, `nvtx_pushpop_trace.py`, `nvtx_startend_sum.py`, `nvtx_gpu_proj_trace.py`), with nvscope's
 /// documented departures (docs/analysis.md, "The other nsys reports") named where they apply.
 /// Ties the script leaves to SQLite's scan order are broken by the record's place in the trace.
 /// analyze/reports.hpp is tested equal to these (tests/analyze/reports_test.cpp).
@@ -122,14 +122,19 @@ inline std::vector<gpu_trace_row> cuda_gpu_trace(const trace& t, name_form form)
   return rows;
 }
 
-/// `cuda_gpu_sum`: the operations of `cuda_gpu_trace` `GROUP BY name ORDER BY total DESC`, the
-/// category of the group's first operation; ties by count, then name.
-inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form) {
+/// The category of a GPU operation in `cuda_gpu_sum`: `'CUDA_KERNEL'` or `'MEMORY_OPER'`.
+inline operation_category category_of(gpu_operation op) {
+  return op == gpu_operation::kernel ? operation_category::cuda_kernel : operation_category::memory_oper;
+}
+
+/// Named durations grouped by name, `ORDER BY total DESC`, the category of each group's first
+/// (in the given order); ties by count, then name.
+inline std::vector<gpu_summary_row> summary_by_name(const std::vector<std::tuple<std::string, std::uint64_t, operation_category>>& ops) {
   std::map<std::string, std::vector<std::uint64_t>> by_name;
-  std::map<std::string, gpu_operation> category;
-  for (const auto& r : gpu_operations(t, form)) {
-    by_name[r.name].push_back(r.duration);
-    category.emplace(r.name, r.op);
+  std::map<std::string, operation_category> category;
+  for (const auto& [name, duration, cat] : ops) {
+    by_name[name].push_back(duration);
+    category.emplace(name, cat);
   }
   std::vector<gpu_summary_row> rows;
   std::uint64_t whole = 0;
@@ -139,6 +144,51 @@ inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form)
   }
   for (auto& r : rows) r.time_percent = percent(r.time.total, whole);
   std::stable_sort(rows.begin(), rows.end(), [](const gpu_summary_row& a, const gpu_summary_row& b) {
+    return std::make_tuple(~a.time.total, a.time.count, a.name) < std::make_tuple(~b.time.total, b.time.count, b.name);
+  });
+  return rows;
+}
+
+/// `cuda_gpu_sum`: the operations of `cuda_gpu_trace` (kernels, copies, memsets `UNION ALL`)
+/// `GROUP BY name ORDER BY total DESC`, Category `CUDA_KERNEL` or `MEMORY_OPER`.
+inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form) {
+  std::vector<std::tuple<std::string, std::uint64_t, operation_category>> ops;
+  for (const auto& r : gpu_operations(t, form)) ops.emplace_back(r.name, r.duration, category_of(r.op));
+  return summary_by_name(ops);
+}
+
+/// `cuda_api_gpu_sum`: API calls (`'CUDA_API'`, the name spelled by `api_name`), then the
+/// operations of `cuda_gpu_sum`, `UNION ALL ... GROUP BY name ORDER BY total DESC`.
+inline std::vector<gpu_summary_row> cuda_api_gpu_sum(const trace& t, name_form form) {
+  std::vector<std::tuple<std::string, std::uint64_t, operation_category>> ops;
+  for (const auto& a : t.api_calls)
+    if (valid(a.start, a.end)) ops.emplace_back(api_name(t.strings[a.name]), a.end - a.start, operation_category::cuda_api);
+  for (const auto& r : gpu_operations(t, form)) ops.emplace_back(r.name, r.duration, category_of(r.op));
+  return summary_by_name(ops);
+}
+
+/// `cuda_gpu_kern_gb_sum`: kernels `GROUP BY name, gridX, gridY, gridZ, blockX, blockY, blockZ
+/// ORDER BY total DESC, count, name`; ties then by grid and block.
+inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum(const trace& t, name_form form) {
+  using key = std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t, std::uint16_t, std::uint16_t, std::uint16_t>;
+  std::map<key, std::vector<std::uint64_t>> groups;
+  for (const auto& k : t.kernels) {
+    if (!valid(k.start, k.end)) continue;
+    const auto& c = t.kernel_configs[k.config];
+    groups[key{kernel_label(t, k.name, form), c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]}].push_back(k.end - k.start);
+  }
+  std::vector<kernel_grid_summary_row> rows;
+  std::uint64_t whole = 0;
+  for (const auto& [k, values] : groups) {
+    kernel_grid_summary_row r;
+    r.time = stats(values), r.name = std::get<0>(k);
+    r.grid[0] = std::get<1>(k), r.grid[1] = std::get<2>(k), r.grid[2] = std::get<3>(k);
+    r.block[0] = std::get<4>(k), r.block[1] = std::get<5>(k), r.block[2] = std::get<6>(k);
+    whole += r.time.total;
+    rows.push_back(std::move(r));
+  }
+  for (auto& r : rows) r.time_percent = percent(r.time.total, whole);
+  std::stable_sort(rows.begin(), rows.end(), [](const kernel_grid_summary_row& a, const kernel_grid_summary_row& b) {
     return std::make_tuple(~a.time.total, a.time.count, a.name) < std::make_tuple(~b.time.total, b.time.count, b.name);
   });
   return rows;
@@ -240,6 +290,35 @@ inline std::vector<range_trace_row> nvtx_pushpop_trace(const trace& t) {
   }
   std::stable_sort(rows.begin(), rows.end(), [](const range_trace_row& a, const range_trace_row& b) {
     return std::make_tuple(a.start, a.duration) < std::make_tuple(b.start, b.duration);
+  });
+  return rows;
+}
+
+/// `nvtx_gpu_proj_trace`: each range (both styles; start/end ranges by `rule`, nsys's keeps
+/// those ended on their own thread) with the GPU work launched inside it (`projections`:
+/// `min(op.start)`, `max(op.end) - min(op.start)`, `count(DISTINCT correlationId)`), its level,
+/// parent and stack by nvscope's nesting (push/pop only, as in `nvtx_gpu_proj_sum`: issue 48,
+/// item 3), and its children that launched work; `ORDER BY projected start, projected
+/// duration DESC`, ties by index.
+inline std::vector<range_projection_trace_row> nvtx_gpu_proj_trace(const trace& t, start_end_rule rule) {
+  const auto end = range_ends(t);
+  const auto n = nest(t, end);
+  const auto p = projections(t, rule);
+  std::vector<range_projection_trace_row> rows;
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+    const auto& range = t.ranges[r];
+    if (range.is_mark || p[r].ops == 0) continue;
+    range_projection_trace_row row;
+    row.name = label(t, range), row.projected_start = p[r].first, row.projected_duration = p[r].last - p[r].first;
+    row.start = range.start, row.duration = end[r] - range.start, row.push_pop = range.is_push_pop;
+    row.pid = t.process_id, row.tid = tid_of(t, range.thread), row.gpu_ops = p[r].ops, row.level = n.depth[r];
+    for (std::uint32_t c = 0; c < t.ranges.size(); ++c) row.children += !t.ranges[c].is_mark && n.parent[c] == r && p[c].ops > 0;
+    row.range = r, row.parent = n.parent[r];
+    for (auto up = r; up != no_index; up = n.parent[up]) row.stack = ":" + std::to_string(up) + row.stack;
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const range_projection_trace_row& a, const range_projection_trace_row& b) {
+    return std::make_tuple(a.projected_start, ~a.projected_duration) < std::make_tuple(b.projected_start, ~b.projected_duration);
   });
   return rows;
 }
