@@ -1,7 +1,8 @@
 /* The fidelity workload (issue 9): one varied CUDA program run once under
  * `nsys profile --trace=cuda,nvtx` (with --plain) and once under nvscope's collector (with
  * --collect DIR, which writes the six nsys reports as DIR_<report>.csv, the names nsys stats
- * gives them), so that compare.py can join the tables row by row on nsys's own keys.
+ * gives them), so that compare.py can join the tables row by row on nsys's own keys;
+ * --reports PREFIX LIST writes any of nsys's reports nvscope computes, for compare_reports.py.
  *
  * It has what real programs have: two threads with their own streams, a CUDA graph, pinned
  * and pageable copies both ways, device-to-device copies, memsets, stream and device syncs,
@@ -231,6 +232,39 @@ int collect(const std::string& prefix) {
   return 0;
 }
 
+// --reports PREFIX LIST: the reports of LIST (nsys's names, export/reports.hpp) as
+// PREFIX_NAME.csv, as `nsys stats --format csv --output PREFIX --report LIST` names its files,
+// with CUDA API calls recorded (runtime and driver; FIDELITY_API=runtime: the runtime's only).
+int collect_reports(const std::string& prefix, const char* list) {
+  const auto chosen = nvscope::parse_reports(list);
+  if (!chosen.error.empty()) {
+    std::fprintf(stderr, "%s\n", chosen.error.c_str());
+    return 2;
+  }
+  nvscope::collector_options o;
+  const char* api = std::getenv("FIDELITY_API");
+  o.kinds = nvscope::activity::standard | nvscope::activity::runtime_api |
+            (api != nullptr && std::strcmp(api, "runtime") == 0 ? nvscope::activity::none : nvscope::activity::driver_api);
+  nvscope::collector c(o);
+  if (!c.start()) {
+    std::fprintf(stderr, "fidelity: the collector did not start (see the line above)\n");
+    return 1;
+  }
+  workload();
+  c.stop();
+  const auto& t = c.result();
+  const auto report = nvscope::analyze(t);
+  for (const auto& which : chosen.reports) {
+    const auto w = nvscope::write_file(prefix + "_" + nvscope::choice_name(which) + ".csv", nvscope::report_csv(t, report, which));
+    if (!w) {
+      std::fprintf(stderr, "%s\n", w.error.c_str());
+      return 1;
+    }
+  }
+  std::printf("fidelity: %zu API calls, %zu kernels collected, reports written to %s_*.csv\n", t.api_calls.size(), t.kernels.size(), prefix.c_str());
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -241,6 +275,7 @@ int main(int argc, char** argv) {
   }
   if (argc == 2 && std::strcmp(argv[1], "--plain") == 0) return workload();
   if (argc == 3 && std::strcmp(argv[1], "--collect") == 0) return collect(argv[2]);
-  std::fprintf(stderr, "usage: fidelity_workload --plain | --collect PREFIX\n");
+  if (argc == 4 && std::strcmp(argv[1], "--reports") == 0) return collect_reports(argv[2], argv[3]);
+  std::fprintf(stderr, "usage: fidelity_workload --plain | --collect PREFIX | --reports PREFIX LIST\n");
   return 2;
 }

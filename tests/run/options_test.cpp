@@ -247,4 +247,20 @@ TEST_CASE("--attribute: thread (nsys's rule) by default, process on request, any
   REQUIRE(r.error.empty());
   CHECK(r.options.attribute_process);
   CHECK(std::string(run_usage()).find("--attribute=thread|process") != std::string::npos);
+
+TEST_CASE("--reports: nsys's report names, checked before the program starts; API reports record API calls (issue 48)") {
+  auto r = args({"--reports=summary,cuda_gpu_trace:base", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.reports == "summary,cuda_gpu_trace:base");
+  CHECK((r.options.kinds & kind_bits::runtime_api) != 0); // summary holds cuda_api_sum
+  CHECK(value_of(r, "reports") == "summary,cuda_gpu_trace:base");
+  r = args({"--reports=nvtx_pushpop_trace,cuda_gpu_sum", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.kinds == kind_bits::standard); // no API report: the kinds stay as they were
+  r = args({"--reports=cuda_api_summ", "prog"}).parse();
+  CHECK(r.error.find("--reports") != std::string::npos);
+  CHECK(r.error.find("no report named 'cuda_api_summ'") != std::string::npos);
+  r = args({"--reports=cuda_kern_exec_sum", "--kinds=kernels", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK((r.options.kinds & kind_bits::runtime_api) != 0); // whatever order --kinds came in
 }

@@ -161,3 +161,18 @@ TEST_CASE("--summary and --color: values, errors, the environment twin") {
   CHECK(e.summary.find("\x1b[1mVerdict:\x1b[0m") != std::string::npos);
   remove_all(dir, e.files);
 }
+
+TEST_CASE("--reports: STEM.NAME.csv per report with nsys's header, all as STEM.reports.txt and .json (issue 48)") {
+  const std::string dir = temp_folder();
+  const process_end e = finish_with({"--output-dir=" + dir, "--name=p", "--outputs=none", "--reports=cuda_gpu_sum,nvtx_pushpop_sum"});
+  CHECK(e.errors.empty());
+  REQUIRE(e.files.size() == 4);
+  CHECK(e.files[0].path == dir + "/p.cuda_gpu_sum.csv");
+  CHECK(e.files[1].path == dir + "/p.nvtx_pushpop_sum.csv");
+  CHECK(e.files[2].path == dir + "/p.reports.txt");
+  CHECK(e.files[3].path == dir + "/p.reports.json");
+  CHECK(nvscope_test::file_text(dir + "/p.cuda_gpu_sum.csv").rfind("Time (%),Total Time (ns),Instances,", 0) == 0);
+  CHECK(nvscope_test::file_text(dir + "/p.reports.txt").find(" ** NVTX Push/Pop Range Summary (nvtx_pushpop_sum):") != std::string::npos);
+  CHECK(nvscope_test::file_text(dir + "/p.reports.json").rfind("{\n\"cuda_gpu_sum\": [", 0) == 0);
+  remove_all(dir, e.files);
+}

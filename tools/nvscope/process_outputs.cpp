@@ -45,6 +45,17 @@ void write_one(process_end& w, const std::string& stem, const char* suffix, cons
   note_write(w, path, write_file(path, content));
 }
 
+// --reports: each as STEM.NAME.csv (nsys stats --format csv's columns), all as text and JSON.
+void write_reports(process_end& w, const std::string& stem, const std::vector<report_choice>& chosen, const trace& t, const analysis_report& r) {
+  std::string text;
+  for (const auto& c : chosen) {
+    write_one(w, stem, ("." + choice_name(c) + ".csv").c_str(), report_csv(t, r, c));
+    text += report_text(t, r, c) + "\n";
+  }
+  write_one(w, stem, ".reports.txt", text);
+  write_one(w, stem, ".reports.json", reports_json(t, r, chosen));
+}
+
 // Every file `o` asks for; the stem of their names when they could be placed, else empty.
 std::string write_outputs(process_end& w, const run_options& o, const trace& t, const analysis_report& r, const attribution& a) {
   const auto dir = expand_output_path(o.output_dir);
@@ -62,6 +73,7 @@ std::string write_outputs(process_end& w, const run_options& o, const trace& t, 
   if (o.outputs.csv)
     for (report which : all_reports) write_one(w, stem, (std::string(".") + report_name(which) + ".csv").c_str(), to_csv(r, which));
   if (o.outputs.json) write_one(w, stem, ".json", to_json(r, t));
+  if (!o.reports.empty()) write_reports(w, stem, parse_reports(o.reports).reports, t, r);
   if (o.outputs.trace) note_write(w, stem + ".trace.json", write_chrome_trace(stem + ".trace.json", t, {}, a)); // streamed: ~270 B a record, never held whole
   if (o.outputs.folded) {
     folded_options f;

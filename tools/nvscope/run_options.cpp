@@ -3,6 +3,7 @@
 #include <nvscope/capture/env.hpp>
 #include <nvscope/capture/schedule.hpp>
 #include <nvscope/export/output_path.hpp>
+#include <nvscope/export/reports.hpp>
 #include <nvscope/detail/quote.hpp>
 
 #include <cerrno>
@@ -114,6 +115,25 @@ std::string set_outputs(run_options& o, std::string_view v) {
   return {};
 }
 
+// --reports: nsys's names, checked here so that a bad name stops the run before the program starts.
+std::string set_reports(run_options& o, std::string_view v) {
+  const auto chosen = parse_reports(v);
+  if (!chosen.error.empty()) return chosen.error.substr(std::string_view("nvscope: reports: ").size());
+  o.reports = std::string(v);
+  return {};
+}
+
+// Whether a report of `list` reads CUDA API calls, which the collector then records.
+bool reports_read_api(const std::string& list) {
+  for (const auto& c : parse_reports(list).reports)
+    if (!c.from_analysis && c.computed != trace_report::cuda_gpu_trace && c.computed != trace_report::cuda_gpu_sum &&
+        c.computed != trace_report::nvtx_pushpop_sum && c.computed != trace_report::nvtx_pushpop_trace &&
+        c.computed != trace_report::nvtx_startend_sum && c.computed != trace_report::cuda_gpu_kern_gb_sum &&
+        c.computed != trace_report::nvtx_gpu_proj_trace)
+      return true;
+  return false;
+}
+
 std::string set_kinds(run_options& o, std::string_view v) {
   struct named {
     const char* name;
@@ -200,6 +220,7 @@ constexpr option_entry option_table[] = {
        return set_pattern(o.name, v);
      }},
     {"outputs", set_outputs},
+    {"reports", set_reports},
     {"summary", set_summary},
     {"color", set_color},
     {"capture-range", set_capture_range},
@@ -282,6 +303,7 @@ void check_combination(run_parse& r) {
   else if (o.range == capture_range::steps && o.active == 0)
     r.error = "nvscope: run: a step schedule needs --active=N (N >= 1)";
   if (!r.error.empty()) return;
+  if (reports_read_api(o.reports)) o.kinds |= kind_bits::runtime_api | kind_bits::driver_api;
   // Record the implied range, so that every process of the tree sees the same one.
   const char* implied = o.range == capture_range::nvtx ? "nvtx" : o.range == capture_range::steps ? "steps" : nullptr;
   if (implied != nullptr && !range_given) r.given.push_back(given_option{"capture-range", implied});
@@ -384,6 +406,9 @@ Output
                           (the first set of @RANKS@),
                           %q{VAR} a variable, %% a percent sign
   --outputs=LIST          summary,csv,json,trace,folded, all or none (default summary,json,trace)
+  --reports=LIST          nsys stats reports by nsys's name, written as STEM.NAME.csv, STEM.reports.txt
+                          and STEM.reports.json: summary (what nsys stats prints by default),
+                          cuda_api_sum, cuda_gpu_trace[:base|:mangled], ... (docs/run.md)
   --summary=short|full|none   what stderr shows at the end of each process (default short:
                           one screen, 40 lines of 120 columns; full: every table, as
                           STEM.txt holds them; none: errors and the files line only)

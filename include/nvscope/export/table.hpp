@@ -226,12 +226,11 @@ inline table table_of(const analysis_report& r, report which) {
   return t;
 }
 
-/// The report as CSV: nsys's header row, then one line per row (RFC 4180 quoting).
+/// A table as CSV: its header row, then one line per row (RFC 4180 quoting).
 /// \code
-///   std::ofstream("kern.csv") << nvscope::to_csv(r, nvscope::report::cuda_gpu_kern_sum);
+///   std::string csv = nvscope::csv_of(nvscope::table_of(r, nvscope::report::nvtx_sum));
 /// \endcode
-inline std::string to_csv(const analysis_report& r, report which) {
-  const auto t = table_of(r, which);
+inline std::string csv_of(const table& t) {
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -244,6 +243,12 @@ inline std::string to_csv(const analysis_report& r, report which) {
   for (const auto& row : t.rows) line(row);
   return out;
 }
+
+/// The report as CSV: nsys's header row, then one line per row (RFC 4180 quoting).
+/// \code
+///   std::ofstream("kern.csv") << nvscope::to_csv(r, nvscope::report::cuda_gpu_kern_sum);
+/// \endcode
+inline std::string to_csv(const analysis_report& r, report which) { return csv_of(table_of(r, which)); }
 
 /// How text tables are laid out.
 /// \code
@@ -296,21 +301,20 @@ inline void append_row(std::string& out, const std::vector<std::string>& cells, 
 
 } // namespace detail
 
-/// One report as an aligned text table under nsys's heading; "SKIPPED: no data" when empty.
-/// Names longer than `options.max_name_width` are cut visibly.
+/// A table as aligned text under the heading ` ** TITLE (NAME):`; "SKIPPED: no data" when it
+/// has no rows. Names longer than `options.max_name_width` are cut visibly.
 /// \code
-///   std::fputs(nvscope::to_text(r, nvscope::report::cuda_gpu_kern_sum).c_str(), stdout);
+///   std::fputs(nvscope::text_of(tab, "CUDA GPU Kernel Summary", "cuda_gpu_kern_sum").c_str(), stdout);
 /// \endcode
-inline std::string to_text(const analysis_report& r, report which, const text_options& options = {}) {
-  auto t = table_of(r, which);
-  std::string out = std::string(" ** ") + report_title(which) + " (" + report_name(which) + "):\n\n";
+inline std::string text_of(table t, std::string_view title, std::string_view name, const text_options& options = {}) {
+  std::string out = " ** " + std::string(title) + " (" + std::string(name) + "):\n\n";
   if (t.rows.empty()) return out + " SKIPPED: no data for this report.\n";
   std::vector<std::size_t> width(t.header.size());
   for (std::size_t c = 0; c < t.header.size(); ++c) {
-    const bool name = !t.numeric[c] && t.header[c] != "Style";
+    const bool cut = !t.numeric[c] && t.header[c] != "Style";
     width[c] = detail::cell_width(t.header[c]);
     for (auto& row : t.rows) {
-      if (name) row[c] = detail::cut_name(row[c], options.max_name_width);
+      if (cut) row[c] = detail::cut_name(row[c], options.max_name_width);
       width[c] = std::max(width[c], detail::cell_width(row[c]));
     }
   }
@@ -320,6 +324,15 @@ inline std::string to_text(const analysis_report& r, report which, const text_op
   detail::append_row(out, rule, width, t.numeric, true);
   for (const auto& row : t.rows) detail::append_row(out, row, width, t.numeric, false);
   return out;
+}
+
+/// One report as an aligned text table under nsys's heading; "SKIPPED: no data" when empty.
+/// Names longer than `options.max_name_width` are cut visibly.
+/// \code
+///   std::fputs(nvscope::to_text(r, nvscope::report::cuda_gpu_kern_sum).c_str(), stdout);
+/// \endcode
+inline std::string to_text(const analysis_report& r, report which, const text_options& options = {}) {
+  return text_of(table_of(r, which), report_title(which), report_name(which), options);
 }
 
 /// One loss as a warning line, e.g. "17 records dropped by CUPTI (buffers full): figures undercount".

@@ -1,0 +1,455 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/reports.hpp
+/// The `nsys stats` reports beyond the six tables of `analyze()`, computed from a trace on
+/// demand (they are not in the default path): `cuda_api_sum`, `cuda_api_trace`,
+/// `cuda_gpu_trace`, `cuda_gpu_sum`, `cuda_api_gpu_sum`, `cuda_gpu_kern_gb_sum`, `cuda_kern_exec_trace`,
+/// `cuda_kern_exec_sum`, `nvtx_pushpop_sum`, `nvtx_pushpop_trace`, `nvtx_startend_sum`, `nvtx_gpu_proj_trace`. Each is a sort and a walk
+/// over runs of equal keys, n log n in the records, and is tested equal to its plain
+/// definition in analyze/reference/reports.hpp. export/reports.hpp prints them.
+///
+/// \code
+///   auto api = nvscope::cuda_api_sum(t);                                   // needs API calls recorded
+///   auto gpu = nvscope::cuda_gpu_trace(t, nvscope::name_form::base);      // `cuda_gpu_trace:base`
+/// \endcode
+
+#include <nvscope/analyze/attribution.hpp>
+#include <nvscope/analyze/grouping.hpp>
+#include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/names.hpp>
+#include <nvscope/analyze/projection.hpp>
+#include <nvscope/analyze/report_rows.hpp>
+#include <nvscope/trace.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+// nsys's spelling of an API function: a version suffix `_vNNNN` (the last six characters
+// starting "_v") cut, as the scripts' `CASE substr(name, -6, 2) WHEN '_v' ...` does.
+inline std::string api_spelling(std::string_view name) {
+  if (name.size() >= 6 && name[name.size() - 6] == '_' && name[name.size() - 5] == 'v') name.remove_suffix(6);
+  return std::string(name);
+}
+
+// Per distinct key_of(i) over the items with keep(i), ascending by key: the key and the
+// statistics of value_of(i). One sort of (key, value) pairs.
+template <class Key, class Keep, class KeyOf, class ValueOf>
+std::vector<std::pair<Key, duration_stats>> stats_by_key(std::size_t items, Keep keep, KeyOf key_of, ValueOf value_of) {
+  std::vector<std::pair<Key, std::uint64_t>> kv;
+  for (std::size_t i = 0; i < items; ++i)
+    if (keep(i)) kv.emplace_back(key_of(i), value_of(i));
+  std::sort(kv.begin(), kv.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<Key, duration_stats>> out;
+  std::vector<std::uint64_t> run;
+  for (std::size_t i = 0; i < kv.size(); ++i) {
+    run.push_back(kv[i].second);
+    if (i + 1 < kv.size() && !(kv[i].first < kv[i + 1].first)) continue;
+    out.emplace_back(kv[i].first, stats_of(run));
+    run.clear();
+  }
+  return out;
+}
+
+// The TID nsys prints: the thread's OS id, or the index for a thread the trace does not describe.
+inline std::uint64_t os_thread_id(const trace& t, std::uint32_t thread) noexcept {
+  return thread < t.threads.size() ? t.threads[thread].os_id : thread;
+}
+
+// Valid: an end, not before the start (nsys's reports leave the others out).
+inline bool has_interval(timestamp_ns start, timestamp_ns end) noexcept { return end != 0 && end >= start; }
+
+} // namespace detail
+
+/// `cuda_api_sum`: CUDA API calls by function, largest total first (docs/analysis.md).
+/// \code
+///   for (const auto& r : nvscope::cuda_api_sum(t)) std::printf("%s %llu\n", r.name.c_str(), (unsigned long long)r.time.total);
+/// \endcode
+inline std::vector<api_summary_row> cuda_api_sum(const trace& t) {
+  const auto& calls = t.api_calls;
+  const auto groups = detail::stats_by_key<string_id>(
+      calls.size(), [&](std::size_t i) { return detail::has_interval(calls[i].start, calls[i].end); },
+      [&](std::size_t i) { return calls[i].name; }, [&](std::size_t i) { return calls[i].end - calls[i].start; });
+  std::vector<api_summary_row> rows;
+  std::vector<string_id> ids;
+  for (const auto& [id, s] : groups) rows.push_back({0.0, s, detail::api_spelling(t.strings[id])}), ids.push_back(id);
+  detail::set_percent(rows, [](const api_summary_row& r) { return r.time.total; }, [](api_summary_row& r) -> double& { return r.time_percent; });
+  detail::order_rows_by(rows, [&](std::uint32_t a, std::uint32_t b) {
+    const auto key = [&](std::uint32_t i) { return std::make_tuple(detail::descending(rows[i].time.total), rows[i].time.count, std::string_view(rows[i].name), ids[i]); };
+    return key(a) < key(b);
+  });
+  return rows;
+}
+
+/// `cuda_api_trace`: every API call in start order, with its thread's OS id and name.
+/// \code
+///   for (const auto& c : nvscope::cuda_api_trace(t)) if (c.name == "cudaStreamSynchronize") { /* c.duration */ }
+/// \endcode
+inline std::vector<api_trace_row> cuda_api_trace(const trace& t) {
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t i = 0; i < t.api_calls.size(); ++i)
+    if (detail::has_interval(t.api_calls[i].start, t.api_calls[i].end)) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return t.api_calls[a].start < t.api_calls[b].start; });
+  std::vector<api_trace_row> rows;
+  rows.reserve(order.size());
+  for (const auto i : order) {
+    const auto& a = t.api_calls[i];
+    const auto named = a.thread < t.threads.size() ? t.threads[a.thread].name : 0;
+    rows.push_back({a.start, a.end - a.start, detail::api_spelling(t.strings[a.name]), a.correlation, t.process_id,
+                    detail::os_thread_id(t, a.thread), named ? std::string(t.strings[named]) : std::string()});
+  }
+  return rows;
+}
+
+namespace detail {
+
+// Device names by ordinal, the first description of each (none: empty).
+inline std::unordered_map<std::uint16_t, std::string> device_names(const trace& t) {
+  std::unordered_map<std::uint16_t, std::string> names;
+  for (const auto& d : t.devices) names.emplace(d.id, std::string(t.strings[d.name]));
+  return names;
+}
+
+inline gpu_trace_row kernel_trace_row(const trace& t, const kernel_record& k, name_form form) {
+  const auto& c = t.kernel_configs[k.config];
+  gpu_trace_row r;
+  r.start = k.start, r.duration = k.end - k.start, r.correlation = k.correlation;
+  std::copy(c.grid, c.grid + 3, r.grid);
+  std::copy(c.block, c.block + 3, r.block);
+  r.registers = c.registers, r.shared_bytes = c.shared_bytes, r.device = c.device, r.context = c.context, r.stream = k.stream;
+  r.name = std::string(kernel_name(t, k.name, form));
+  return r;
+}
+
+template <class Record>
+gpu_trace_row memop_trace_row(const Record& m, gpu_operation op, memory_kind src, memory_kind dst, const char* name) {
+  gpu_trace_row r;
+  r.start = m.start, r.duration = m.end - m.start, r.correlation = m.correlation, r.op = op, r.bytes = m.bytes;
+  r.src = src, r.dst = dst, r.device = m.device, r.context = m.context, r.stream = m.stream;
+  r.has_throughput = r.duration != 0;
+  r.throughput = r.duration ? r.bytes * (1000000000ull / r.duration) : 0; // SQLite's integer division
+  r.name = name;
+  return r;
+}
+
+// Every valid kernel, copy and memset, in that order (the script's UNION ALL).
+inline std::vector<gpu_trace_row> gpu_operation_rows(const trace& t, name_form form) {
+  std::vector<gpu_trace_row> rows;
+  rows.reserve(t.kernels.size() + t.copies.size() + t.memsets.size());
+  for (const auto& k : t.kernels)
+    if (has_interval(k.start, k.end)) rows.push_back(kernel_trace_row(t, k, form));
+  for (const auto& c : t.copies)
+    if (has_interval(c.start, c.end)) rows.push_back(memop_trace_row(c, gpu_operation::copy, c.src, c.dst, copy_operation_name(c.kind)));
+  for (const auto& s : t.memsets)
+    if (has_interval(s.start, s.end)) rows.push_back(memop_trace_row(s, gpu_operation::memset, s.memory, memory_kind::unknown, memset_operation_name));
+  const auto names = device_names(t);
+  for (auto& r : rows)
+    if (const auto it = names.find(r.device); it != names.end()) r.device_name = it->second;
+  return rows;
+}
+
+} // namespace detail
+
+/// `cuda_gpu_trace`: every kernel, copy and memset in start order, with its launch
+/// configuration or bytes and throughput, device, context, stream and correlation id.
+/// \code
+///   for (const auto& g : nvscope::cuda_gpu_trace(t)) if (g.op == nvscope::gpu_operation::kernel) { /* g.grid, g.block */ }
+/// \endcode
+inline std::vector<gpu_trace_row> cuda_gpu_trace(const trace& t, name_form form = name_form::demangled) {
+  auto rows = detail::gpu_operation_rows(t, form);
+  std::vector<std::uint32_t> order(rows.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return rows[a].start < rows[b].start; });
+  std::vector<gpu_trace_row> sorted;
+  sorted.reserve(rows.size());
+  for (const auto i : order) sorted.push_back(std::move(rows[i]));
+  return sorted;
+}
+
+namespace detail {
+
+// One operation of a summary by name: its name, duration and category.
+struct named_duration {
+  std::string_view name;
+  std::uint64_t duration;
+  operation_category category;
+};
+
+inline operation_category category_of(gpu_operation op) noexcept {
+  return op == gpu_operation::kernel ? operation_category::cuda_kernel : operation_category::memory_oper;
+}
+
+// `ops` grouped by name, each group with the category of its first operation, largest total first.
+inline std::vector<gpu_summary_row> summary_by_name(const std::vector<named_duration>& ops) {
+  const auto groups = stats_by_key<std::string_view>(
+      ops.size(), [](std::size_t) { return true; }, [&](std::size_t i) { return ops[i].name; }, [&](std::size_t i) { return ops[i].duration; });
+  std::unordered_map<std::string_view, operation_category> category;
+  for (const auto& o : ops) category.emplace(o.name, o.category);
+  std::vector<gpu_summary_row> rows;
+  for (const auto& [name, s] : groups) rows.push_back({0.0, s, category[name], std::string(name)});
+  set_percent(rows, [](const gpu_summary_row& r) { return r.time.total; }, [](gpu_summary_row& r) -> double& { return r.time_percent; });
+  order_rows(rows, [](const gpu_summary_row& r) { return std::make_tuple(descending(r.time.total), r.time.count, std::string_view(r.name)); });
+  return rows;
+}
+
+inline void add_gpu_operations(std::vector<named_duration>& ops, const std::vector<gpu_trace_row>& rows) {
+  for (const auto& r : rows) ops.push_back({r.name, r.duration, category_of(r.op)});
+}
+
+} // namespace detail
+
+/// `cuda_gpu_sum`: kernels, copies and memsets together, grouped by name, largest total first.
+/// \code
+///   auto top = nvscope::cuda_gpu_sum(t).front();   // what the GPU spent most time on
+/// \endcode
+inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form = name_form::demangled) {
+  const auto rows = detail::gpu_operation_rows(t, form);
+  std::vector<detail::named_duration> ops;
+  detail::add_gpu_operations(ops, rows);
+  return detail::summary_by_name(ops);
+}
+
+/// `cuda_api_gpu_sum`: CUDA API calls, kernels, copies and memsets together, grouped by name,
+/// largest total first (Category CUDA_API, CUDA_KERNEL or MEMORY_OPER).
+/// \code
+///   for (const auto& r : nvscope::cuda_api_gpu_sum(t)) if (r.category == nvscope::operation_category::cuda_api) { /* host side */ }
+/// \endcode
+inline std::vector<gpu_summary_row> cuda_api_gpu_sum(const trace& t, name_form form = name_form::demangled) {
+  std::unordered_map<string_id, std::string> spelled; // one spelling per name id, stable while `ops` reads it
+  for (const auto& a : t.api_calls) spelled.emplace(a.name, detail::api_spelling(t.strings[a.name]));
+  std::vector<detail::named_duration> ops;
+  for (const auto& a : t.api_calls)
+    if (detail::has_interval(a.start, a.end)) ops.push_back({spelled[a.name], a.end - a.start, operation_category::cuda_api});
+  const auto rows = detail::gpu_operation_rows(t, form);
+  detail::add_gpu_operations(ops, rows);
+  return detail::summary_by_name(ops);
+}
+
+/// `cuda_gpu_kern_gb_sum`: kernels grouped by name, grid and block, largest total first.
+/// \code
+///   for (const auto& r : nvscope::cuda_gpu_kern_gb_sum(t)) { /* r.grid[0] blocks of r.block[0] threads */ }
+/// \endcode
+inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum(const trace& t, name_form form = name_form::demangled) {
+  using key = std::tuple<std::string_view, std::uint32_t, std::uint32_t, std::uint32_t, std::uint16_t, std::uint16_t, std::uint16_t>;
+  const auto groups = detail::stats_by_key<key>(
+      t.kernels.size(), [&](std::size_t i) { return detail::has_interval(t.kernels[i].start, t.kernels[i].end); },
+      [&](std::size_t i) {
+        const auto& c = t.kernel_configs[t.kernels[i].config];
+        return key{kernel_name(t, t.kernels[i].name, form), c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]};
+      },
+      [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; });
+  std::vector<kernel_grid_summary_row> rows;
+  for (const auto& [k, s] : groups) {
+    rows.push_back({0.0, s, {std::get<1>(k), std::get<2>(k), std::get<3>(k)}, {std::get<4>(k), std::get<5>(k), std::get<6>(k)}, std::string(std::get<0>(k))});
+  }
+  detail::set_percent(rows, [](const kernel_grid_summary_row& r) { return r.time.total; }, [](kernel_grid_summary_row& r) -> double& { return r.time_percent; });
+  detail::order_rows_by(rows, [&](std::uint32_t a, std::uint32_t b) {
+    const auto order_key = [&](std::uint32_t i) {
+      const auto& r = rows[i];
+      return std::make_tuple(detail::descending(r.time.total), r.time.count, std::string_view(r.name), r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2]);
+    };
+    return order_key(a) < order_key(b);
+  });
+  return rows;
+}
+
+namespace detail {
+
+inline kernel_exec_trace_row exec_row(const trace& t, const kernel_record& k, const api_record& a, name_form form) {
+  const auto& c = t.kernel_configs[k.config];
+  kernel_exec_trace_row r;
+  r.api_start = a.start, r.api_duration = a.end - a.start;
+  r.queued = k.start >= a.end;
+  if (r.queued) r.queue_start = a.end, r.queue_duration = k.start - a.end;
+  r.kernel_start = k.start, r.kernel_duration = k.end - k.start;
+  r.total_duration = (a.end > k.end ? a.end : k.end) - a.start;
+  r.pid = t.process_id, r.tid = os_thread_id(t, a.thread), r.device = c.device;
+  r.api_name = api_spelling(t.strings[a.name]);
+  std::copy(c.grid, c.grid + 3, r.grid);
+  std::copy(c.block, c.block + 3, r.block);
+  r.kernel = std::string(kernel_name(t, k.name, form));
+  return r;
+}
+
+} // namespace detail
+
+/// `cuda_kern_exec_trace`: each kernel with the API call of its correlation id: API time,
+/// queue time (API end to kernel start, when the kernel started after the call returned) and
+/// kernel time, in API start order.
+/// \code
+///   for (const auto& e : nvscope::cuda_kern_exec_trace(t)) if (e.queued) { /* e.queue_duration */ }
+/// \endcode
+inline std::vector<kernel_exec_trace_row> cuda_kern_exec_trace(const trace& t, name_form form = name_form::demangled) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> by_correlation; // (correlation, call)
+  for (std::uint32_t i = 0; i < t.api_calls.size(); ++i)
+    if (detail::has_interval(t.api_calls[i].start, t.api_calls[i].end)) by_correlation.emplace_back(t.api_calls[i].correlation, i);
+  std::sort(by_correlation.begin(), by_correlation.end());
+  std::vector<kernel_exec_trace_row> rows;
+  for (const auto& k : t.kernels) {
+    if (!detail::has_interval(k.start, k.end)) continue;
+    auto it = std::lower_bound(by_correlation.begin(), by_correlation.end(), std::make_pair(k.correlation, std::uint32_t{0}));
+    for (; it != by_correlation.end() && it->first == k.correlation; ++it) rows.push_back(detail::exec_row(t, k, t.api_calls[it->second], form));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const kernel_exec_trace_row& a, const kernel_exec_trace_row& b) { return a.api_start < b.api_start; });
+  return rows;
+}
+
+/// `cuda_kern_exec_sum`: `cuda_kern_exec_trace`'s rows grouped by (PID, TID, device, API,
+/// kernel): total, API, queue (queued rows only) and kernel statistics, largest average total first.
+/// \code
+///   for (const auto& s : nvscope::cuda_kern_exec_sum(t)) { /* s.queue.count of s.total.count launches queued */ }
+/// \endcode
+inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, name_form form = name_form::demangled) {
+  const auto joined = cuda_kern_exec_trace(t, form);
+  const auto key = [&](std::uint32_t i) {
+    const auto& r = joined[i];
+    return std::make_tuple(r.pid, r.tid, r.device, std::string_view(r.api_name), std::string_view(r.kernel));
+  };
+  std::vector<std::uint32_t> order(joined.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
+  std::vector<kernel_exec_summary_row> rows;
+  std::vector<std::uint64_t> total, api, queue, kernel;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto& r = joined[order[i]];
+    total.push_back(r.total_duration), api.push_back(r.api_duration), kernel.push_back(r.kernel_duration);
+    if (r.queued) queue.push_back(r.queue_duration);
+    if (i + 1 < order.size() && key(order[i]) == key(order[i + 1])) continue;
+    rows.push_back({r.pid, r.tid, r.device, detail::stats_of(total), detail::stats_of(api), detail::stats_of(queue), detail::stats_of(kernel), r.api_name, r.kernel});
+    total.clear(), api.clear(), queue.clear(), kernel.clear();
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const kernel_exec_summary_row& a, const kernel_exec_summary_row& b) { return a.total.average > b.total.average; });
+  return rows;
+}
+
+namespace detail {
+
+// Ranges of one style (marks left out) grouped by their printed label, largest total first.
+inline std::vector<range_style_summary_row> range_style_sum(const trace& t, bool push_pop) {
+  const auto a = attribute(t);
+  std::vector<std::string> labels(t.ranges.size());
+  for (std::size_t r = 0; r < t.ranges.size(); ++r)
+    if (!t.ranges[r].is_mark && t.ranges[r].is_push_pop == push_pop) labels[r] = range_label(t, t.ranges[r]);
+  const auto groups = stats_by_key<std::string_view>(
+      t.ranges.size(), [&](std::size_t r) { return !t.ranges[r].is_mark && t.ranges[r].is_push_pop == push_pop; },
+      [&](std::size_t r) { return std::string_view(labels[r]); }, [&](std::size_t r) { return a.range_end[r] - t.ranges[r].start; });
+  std::vector<range_style_summary_row> rows;
+  for (const auto& [label, s] : groups) rows.push_back({0.0, s, std::string(label)});
+  set_percent(rows, [](const range_style_summary_row& r) { return r.time.total; }, [](range_style_summary_row& r) -> double& { return r.time_percent; });
+  order_rows(rows, [](const range_style_summary_row& r) { return std::make_tuple(descending(r.time.total), r.time.count, std::string_view(r.range)); });
+  return rows;
+}
+
+} // namespace detail
+
+/// `nvtx_pushpop_sum`: push/pop ranges by label (`domain:name`), largest total first.
+/// \code
+///   auto rows = nvscope::nvtx_pushpop_sum(t);
+/// \endcode
+inline std::vector<range_style_summary_row> nvtx_pushpop_sum(const trace& t) { return detail::range_style_sum(t, true); }
+
+/// `nvtx_startend_sum`: start/end ranges by label, largest total first.
+/// \code
+///   auto rows = nvscope::nvtx_startend_sum(t);
+/// \endcode
+inline std::vector<range_style_summary_row> nvtx_startend_sum(const trace& t) { return detail::range_style_sum(t, false); }
+
+namespace detail {
+
+// Per range, its children's count and summed durations (push/pop children: marks left out).
+inline void child_sums(const trace& t, const attribution& a, std::vector<std::uint64_t>& duration, std::vector<std::uint64_t>& count) {
+  duration.assign(t.ranges.size(), 0);
+  count.assign(t.ranges.size(), 0);
+  for (std::size_t c = 0; c < t.ranges.size(); ++c) {
+    const auto p = a.parent[c];
+    if (t.ranges[c].is_mark || p >= t.ranges.size()) continue;
+    duration[p] += a.range_end[c] - t.ranges[c].start;
+    ++count[p];
+  }
+}
+
+// Per range (marks left out), its RangeStack (":outer:...:range"), parents' stacks made first (by depth).
+inline std::vector<std::string> range_stacks(const trace& t, const attribution& a) {
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
+    if (!t.ranges[r].is_mark) order.push_back(r);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return a.depth[x] < a.depth[y]; });
+  std::vector<std::string> stack(t.ranges.size());
+  for (const auto r : order) stack[r] = (a.parent[r] < t.ranges.size() ? stack[a.parent[r]] : std::string()) + ":" + std::to_string(r);
+  return stack;
+}
+
+} // namespace detail
+
+/// `nvtx_pushpop_trace`: every push/pop range in start order with its level, parent, children,
+/// and its self time: DurChild (the children's durations summed) and DurNonChild (the rest).
+/// \code
+///   for (const auto& r : nvscope::nvtx_pushpop_trace(t)) if (r.self_duration > r.child_duration) { /* r.name works itself */ }
+/// \endcode
+inline std::vector<range_trace_row> nvtx_pushpop_trace(const trace& t) {
+  const auto a = attribute(t);
+  std::vector<std::uint64_t> child_duration, children;
+  detail::child_sums(t, a, child_duration, children);
+  auto stacks = detail::range_stacks(t, a);
+  std::vector<range_trace_row> rows;
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+    const auto& range = t.ranges[r];
+    if (range.is_mark || !range.is_push_pop) continue;
+    range_trace_row row;
+    row.start = range.start, row.duration = a.range_end[r] - range.start, row.end = a.range_end[r];
+    row.child_duration = child_duration[r], row.children = children[r];
+    row.self_duration = row.duration > row.child_duration ? row.duration - row.child_duration : 0;
+    row.name = detail::range_label(t, range), row.pid = t.process_id, row.tid = detail::os_thread_id(t, range.thread);
+    row.level = a.depth[r], row.range = r, row.parent = a.parent[r], row.stack = std::move(stacks[r]);
+    row.name_tree = std::string(2 * row.level, '-') + row.name;
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const range_trace_row& x, const range_trace_row& y) {
+    return std::make_tuple(x.start, x.duration) < std::make_tuple(y.start, y.duration);
+  });
+  return rows;
+}
+
+/// `nvtx_gpu_proj_trace`: each range instance that launched GPU work, projected onto the GPU
+/// (first start to last end of that work), with its launches, level, parent, children that
+/// launched work and stack; in projected start order, longer first.
+/// \code
+///   for (const auto& r : nvscope::nvtx_gpu_proj_trace(t)) { /* r.projected_duration against r.duration */ }
+/// \endcode
+inline std::vector<range_projection_trace_row> nvtx_gpu_proj_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) {
+  const auto x = index_trace(t, rule);
+  const auto p = project_ranges(t, x);
+  const auto& a = x.links;
+  std::vector<std::uint64_t> children(t.ranges.size(), 0);
+  for (std::size_t c = 0; c < t.ranges.size(); ++c)
+    if (!t.ranges[c].is_mark && a.parent[c] < t.ranges.size() && p.ops[c] > 0) ++children[a.parent[c]];
+  auto stacks = detail::range_stacks(t, a);
+  std::vector<range_projection_trace_row> rows;
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+    const auto& range = t.ranges[r];
+    if (range.is_mark || p.ops[r] == 0) continue;
+    range_projection_trace_row row;
+    row.name = detail::range_label(t, range), row.projected_start = p.first[r], row.projected_duration = p.last[r] - p.first[r];
+    row.start = range.start, row.duration = a.range_end[r] - range.start, row.push_pop = range.is_push_pop;
+    row.pid = t.process_id, row.tid = detail::os_thread_id(t, range.thread), row.gpu_ops = p.ops[r], row.level = a.depth[r];
+    row.children = children[r], row.range = r, row.parent = a.parent[r], row.stack = std::move(stacks[r]);
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const range_projection_trace_row& u, const range_projection_trace_row& v) {
+    return std::make_tuple(u.projected_start, detail::descending(u.projected_duration)) < std::make_tuple(v.projected_start, detail::descending(v.projected_duration));
+  });
+  return rows;
+}
+
+} // namespace v1
+} // namespace nvscope

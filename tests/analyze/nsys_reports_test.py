@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""nsys's own CSVs of the fidelity workload (tests/data/nsys_reports/nsys_NAME.csv, saved on the
+GPU machine by `bench/fidelity/reports_vs_nsys.sh --save-data`) against nvscope's of the same
+run saved beside them (nvscope_NAME.csv): the same columns in the same order, and the rows
+joined on nsys's keys with no row on one side only and no count mismatch
+(bench/fidelity/compare_reports.py's rules). Registered by tests/analyze/CMakeLists.txt only
+where that folder exists. Exit 0 all equal, 1 a report differs.
+"""
+import glob
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "bench", "fidelity"))
+from compare_reports import KEYS, compare_report  # noqa: E402
+
+
+def main():
+    data = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "data", "nsys_reports")
+    theirs = sorted(glob.glob(os.path.join(data, "nsys_*.csv")))
+    if not theirs:
+        print("nsys_reports_test: no nsys_*.csv in " + data)
+        return 1
+    failed = 0
+    for path in theirs:
+        name = os.path.basename(path)[len("nsys_"):-len(".csv")]
+        base = name.split("_base")[0].split("_mangled")[0]
+        ours = os.path.join(data, "nvscope_%s.csv" % name)
+        if base not in KEYS or not os.path.exists(ours):
+            print("%s: no nvscope CSV or no keys for it" % name)
+            failed += 1
+            continue
+        d = compare_report(base, ours, path)
+        ok = d["header_equal"] and not d["only_nvscope"] and not d["only_nsys"] and not d["count_mismatches"]
+        print("%-24s %s (rows %d / %d)" % (name, "equal" if ok else "DIFFERS", d["rows_nvscope"], d["rows_nsys"]))
+        failed += not ok
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
