@@ -32,7 +32,8 @@ THIN = {"annotate.hpp": "annotate", "capture.hpp": "capture", "collector.hpp": "
         "trace.hpp": "trace", "analysis.hpp": "analyze", "export.hpp": "export"}
 SHARED = {"version.hpp"}
 UMBRELLA = "nvscope.hpp"
-DEFINITIONS = {"analyze/report.hpp", "analyze/diagnosis.hpp", "analyze/diagnose/options.hpp", "analyze/step_names.hpp"}
+DEFINITIONS = {"analyze/report.hpp", "analyze/diagnosis.hpp", "analyze/diagnose/options.hpp", "analyze/step_names.hpp",
+               "analyze/merge_types.hpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 
 
