@@ -51,7 +51,11 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
   // the text is not copied as it grows: for a million kernels that copying was most of the time.
   out.reserve(4096 + 420 * t.kernels.size() + 320 * (t.copies.size() + t.memsets.size()) +
               160 * (t.ranges.size() + t.syncs.size() + t.api_calls.size()) + 120 * t.launches.size());
-  out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"nvscope\"},\"traceEvents\":[\n";
+  // otherData as the writer makes it now (format, time origin, provenance: issues 46 and 49), so
+  // that the events' bytes are what is compared.
+  out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"nvscope\",\"format\":";
+  out += format_json("nvscope-chrome-trace", chrome_trace_format_version) + ",\"time_origin_ns\":" + std::to_string(origin);
+  out += ",\"provenance\":" + provenance_json(process_provenance(), t) + "},\"traceEvents\":[\n";
   bool first = true;
   auto begin_event = [&]() { out += first ? "" : ",\n"; first = false; };
   auto meta = [&](const char* what, std::uint64_t p, std::uint64_t tid, std::string_view name, bool thread) {

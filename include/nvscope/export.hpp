@@ -21,6 +21,7 @@
 #include <nvscope/export/folded.hpp>
 #include <nvscope/export/chrome_trace.hpp>
 #include <nvscope/export/output_path.hpp>
+#include <nvscope/export/provenance.hpp>
 #include <nvscope/export/reports.hpp>
 #include <nvscope/export/screen.hpp>
 #include <nvscope/export/summary_json.hpp>

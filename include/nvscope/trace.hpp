@@ -276,6 +276,7 @@ struct thread_info {
 struct device_info {
   std::uint16_t id = 0;
   string_id name = 0;
+  string_id uuid = 0; ///< "GPU-8f3e...", as nvidia-smi -L prints it; 0 unknown
 };
 
 /// How a kernel name is spelled, as `nsys stats` offers it: demangled by NVIDIA's demangler
@@ -364,6 +365,28 @@ struct loss_counts {
   std::uint64_t launches_lost = 0;      ///< launch records not kept (no memory): their GPU work has no launching thread
 };
 
+/// The trace clock and the wall clock (ns since the Unix epoch, UTC) read together: what a
+/// merge of several processes' traces starts from.
+struct clock_reference {
+  timestamp_ns trace_ns = 0; ///< 0: not read
+  std::uint64_t wall_ns = 0;
+};
+
+/// What only CUDA and CUPTI know about where a trace was recorded; the collector fills it.
+/// A trace made by hand (or on a machine without a GPU) leaves it as it is: every figure 0,
+/// every text empty, which the outputs write as unknown (null), never as a guess.
+struct recording_context {
+  std::string driver;             ///< NVIDIA's driver version ("570.124.06"); empty unknown
+  int cuda_driver_api = 0;        ///< cudaDriverGetVersion: 12080 is CUDA 12.8; 0 unknown
+  int cuda_runtime = 0;           ///< cudaRuntimeGetVersion of the collector's runtime; 0 unknown
+  std::uint32_t cupti_api = 0;    ///< cuptiGetVersion; 0 unknown
+  std::int8_t clocks_locked = -1; ///< 1 locked, 0 not, -1 not known
+  bool overhead_measured = false; ///< CUPTI's OVERHEAD records were on
+  std::uint64_t overhead_ns = 0;  ///< their summed time, when measured
+  clock_reference at_start;       ///< read when recording began
+  clock_reference at_end;         ///< read when recording stopped
+};
+
 /// A whole recording.
 struct trace {
   string_table strings;
@@ -390,6 +413,7 @@ struct trace {
   std::uint64_t process_id = 0;
   timestamp_ns begin = 0; ///< when collection started
   timestamp_ns finish = 0; ///< when collection stopped
+  recording_context context; ///< device, driver, versions, clock reference (the collector's)
 };
 
 /// The device a kernel, copy or memset ran on (a kernel's is in its configuration).

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -301,4 +302,84 @@ TEST_CASE("under an address-space limit: a deep nesting, a huge file, memory run
   fs::remove(nested);
   fs::remove(huge);
   fs::remove(big);
+}
+
+namespace {
+
+// A summary with samples and a provenance naming `device` (and its UUID) and `driver`.
+std::string with_origin(const run_samples& s, const std::string& device, const std::string& uuid,
+                        const std::string& driver, const std::string& version = "0.1.0") {
+  nlohmann::json p = {{"nvscope_version", version}, {"driver_version", driver},
+                      {"devices", nlohmann::json::array({{{"id", 0}, {"name", device}, {"uuid", uuid}}})}};
+  return "{\"provenance\":" + p.dump() + ",\"samples\":" + samples_json(s) + "}";
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("provenance: same device, driver and version: no line; different GPU models refused, exit 2, one line (issue 46)") {
+  const auto s1 = noise::run(41, 3, 100), s2 = noise::run(42, 3, 100);
+  const auto a = write("h200_a.json", with_origin(s1, "NVIDIA H200", "GPU-aaaa", "570.124.06"));
+  const auto b = write("h200_b.json", with_origin(s2, "NVIDIA H200", "GPU-aaaa", "570.124.06"));
+  const auto h100 = write("h100.json", with_origin(s2, "NVIDIA H100 80GB HBM3", "GPU-bbbb", "575.51.03", "0.2.0"));
+  const auto same = diff({a, b});
+  CHECK(same.status == 0);
+  CHECK(same.err.empty());
+  const auto refused = diff({a, h100});
+  CHECK(one_error_line(refused));
+  CHECK(refused.err.find("NVIDIA H200") != std::string::npos);
+  CHECK(refused.err.find("NVIDIA H100 80GB HBM3") != std::string::npos);
+  CHECK(refused.err.find("--allow-different-devices") != std::string::npos);
+  const auto allowed = diff({a, h100, "--allow-different-devices"});
+  CHECK(allowed.status == 0);
+  // One line each: the device, the driver, nvscope's version.
+  CHECK(count_of(allowed.err, "\n") == 3);
+  CHECK(count_of(allowed.err, "nvscope: diff: device differs: ") == 1);
+  CHECK(count_of(allowed.err, "nvscope: diff: driver differs: ") == 1);
+  CHECK(count_of(allowed.err, "nvscope: diff: nvscope version differs: ") == 1);
+  CHECK(allowed.err.find("570.124.06") != std::string::npos);
+  CHECK(allowed.err.find("575.51.03") != std::string::npos);
+}
+
+TEST_CASE("provenance: another GPU of the same model is named, not refused; a summary without provenance is said (issue 46)") {
+  const auto s1 = noise::run(43, 3, 100), s2 = noise::run(44, 3, 100);
+  const auto a = write("gpu0.json", with_origin(s1, "NVIDIA H200", "GPU-aaaa", "570.124.06"));
+  const auto b = write("gpu1.json", with_origin(s2, "NVIDIA H200", "GPU-cccc", "570.124.06"));
+  const auto other = diff({a, b});
+  CHECK(other.status == 0);
+  CHECK(count_of(other.err, "\n") == 1);
+  CHECK(other.err.find("device UUID (same model, another GPU) differs") != std::string::npos);
+  CHECK(other.err.find("GPU-cccc") != std::string::npos);
+  const auto old = write("old.json", saved(s2));
+  const auto mixed = diff({a, old});
+  CHECK(mixed.status == 0);
+  CHECK(count_of(mixed.err, "\n") == 1);
+  CHECK(mixed.err.find("records no provenance") != std::string::npos);
+}
+
+TEST_CASE("provenance: --format json says its format and the inputs' differences") {
+  const auto a = write("fa.json", with_origin(noise::run(45, 3, 100), "NVIDIA H200", "GPU-aaaa", "570.124.06"));
+  const auto b = write("fb.json", with_origin(noise::run(46, 3, 100), "NVIDIA H200", "GPU-aaaa", "575.51.03"));
+  const auto r = diff({a, b, "--format", "json"});
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["format"]["name"] == "nvscope-diff");
+  CHECK(j["format"]["version"] == 1);
+  REQUIRE(j["input_differences"].size() == 1);
+  CHECK(j["input_differences"][0].get<std::string>().rfind("driver differs: ", 0) == 0);
+  CHECK(j["gate"] == "pass");
+  if (const char* dir = std::getenv("NVSCOPE_SCHEMA_SAMPLES"); dir != nullptr && *dir)
+    std::ofstream(std::string(dir) + "/diff.json", std::ios::binary) << r.out;
+}
+
+TEST_CASE("the shipped summary of 2026-11-23 has no samples: refused in one line, as docs/diagnosis.md says") {
+  const std::string shipped = NVSCOPE_SHIPPED_SUMMARY;
+  const auto r = diff({shipped, shipped});
+  CHECK(one_error_line(r));
+  CHECK(r.err.find("no samples") != std::string::npos);
 }

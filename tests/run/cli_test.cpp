@@ -261,7 +261,7 @@ TEST_CASE("nvscope without a command, with an unknown one, and diff") {
   CHECK(o.err.find("usage: nvscope run") != std::string::npos);
   o = run({NVSCOPE_TEST_TOOL, "frob\x01"});
   CHECK(o.status == 2);
-  CHECK(o.err == "nvscope: unknown command 'frob\\x01' (want run or diff; see nvscope --help)\n");
+  CHECK(o.err == "nvscope: unknown command 'frob\\x01' (want run, diff or merge; see nvscope --help)\n");
   o = run({NVSCOPE_TEST_TOOL, "run", "--help"});
   CHECK(o.status == 0);
   CHECK((o.out + o.err).find("--summary=short|full|none") != std::string::npos);

@@ -43,6 +43,9 @@ constexpr const char* usage_text =
     "  --resamples N       bootstrap resamples (default 2000)\n"
     "  --min-samples N     fewer samples on a side: listed, not tested (default 5)\n"
     "  --format F          text (default), csv or json\n"
+    "  --allow-different-devices  compare summaries of different GPU models (refused by default)\n"
+    "Every difference of device, driver or nvscope version between BASE and NEW is named on stderr,\n"
+    "one line each.\n"
     "exit status: 0 no regression, 1 a regression above the threshold, 2 unreadable or mismatched input\n"
     "  (a folder, a file over 64 MiB, nesting past 64 levels, too little memory: one line saying which)\n";
 
@@ -51,6 +54,7 @@ struct diff_args {
   std::string format = "text";
   std::vector<std::string> files;
   bool help = false;
+  bool allow_different_devices = false;
 };
 
 std::string in_quotes(std::string_view s) { return "'" + detail::escape_input(s, 200) + "'"; }
@@ -96,8 +100,12 @@ std::string parse_args(int argc, const char* const* argv, diff_args& a) {
       a.help = true;
       return "";
     }
-    if (arg == "--gate-host") { // the one option without a value
+    if (arg == "--gate-host") { // the options without a value
       a.compare.gate_host = true;
+      continue;
+    }
+    if (arg == "--allow-different-devices") {
+      a.allow_different_devices = true;
       continue;
     }
     if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
@@ -172,7 +180,8 @@ struct summary_dom {
   }
 };
 
-// The summary's JSON, keeping only what diff reads ("samples" or "diagnosis"."samples"; the
+// The summary's JSON, keeping only what diff reads ("samples" or "diagnosis"."samples", and
+// "provenance"; the
 // tables and the rest of a summary are parsed and dropped), at most summary_depth deep; false
 // when it is not JSON. nlohmann's DOM builder (its own, as json::parse uses it) on a value we
 // own, so that an exception never destroys a half-built DOM (see dismantle).
@@ -182,7 +191,7 @@ bool parse_summary(std::string_view text, summary_dom& dom) {
     if (depth > summary_depth) throw too_deep{};
     if (event != json::parse_event_t::key) return true;
     if (depth == 1) top = parsed.is_string() ? parsed.get<std::string>() : std::string();
-    if (depth == 1) return top == "samples" || top == "diagnosis";
+    if (depth == 1) return top == "samples" || top == "diagnosis" || top == "provenance";
     return depth != 2 || top != "diagnosis" || parsed == "samples";
   };
   try {
@@ -264,9 +273,67 @@ int fail(std::string& err, const std::string& line) {
   return 2;
 }
 
+// A string member, or "" where absent or not a string (null: not known).
+std::string text_of(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+void read_origin(const json& j, summary_origin& origin) {
+  const auto p = j.find("provenance");
+  if (p == j.end() || !p->is_object()) return;
+  origin.recorded = true;
+  origin.nvscope_version = text_of(*p, "nvscope_version");
+  origin.driver = text_of(*p, "driver_version");
+  const auto d = p->find("devices");
+  if (d == p->end() || !d->is_array()) return;
+  for (const auto& dev : *d) {
+    if (!dev.is_object()) continue;
+    origin.models.push_back(text_of(dev, "name"));
+    origin.uuids.push_back(text_of(dev, "uuid"));
+  }
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " + ") + (x.empty() ? std::string("?") : x);
+  return s;
+}
+
+// "what differs: 'a' A, 'b' B", or nothing when equal; "not recorded" stands for empty.
+void name_difference(std::vector<std::string>& lines, const char* what, const std::string& an, const std::string& a,
+                     const std::string& bn, const std::string& b) {
+  if (a == b) return;
+  const auto shown = [](const std::string& v) { return v.empty() ? std::string("not recorded") : detail::escape_input(v, 200); };
+  lines.push_back(std::string(what) + " differs: " + an + " " + shown(a) + ", " + bn + " " + shown(b));
+}
+
 } // namespace
 
+std::vector<std::string> origin_differences(const summary_origin& a, const std::string& an, const summary_origin& b,
+                                            const std::string& bn, bool& models_differ) {
+  std::vector<std::string> lines;
+  models_differ = false;
+  for (const auto* o : {&a, &b})
+    if (!o->recorded)
+      lines.push_back((o == &a ? an : bn) + " records no provenance (written before nvscope did): its device, driver "
+                                           "and nvscope version are not compared");
+  if (!a.recorded || !b.recorded) return lines;
+  name_difference(lines, "nvscope version", an, a.nvscope_version, bn, b.nvscope_version);
+  const std::string ma = joined(a.models), mb = joined(b.models);
+  models_differ = !a.models.empty() && !b.models.empty() && ma != mb;
+  name_difference(lines, "device", an, ma, bn, mb);
+  if (ma == mb) name_difference(lines, "device UUID (same model, another GPU)", an, joined(a.uuids), bn, joined(b.uuids));
+  name_difference(lines, "driver", an, a.driver, bn, b.driver);
+  return lines;
+}
+
 bool read_samples(std::string_view text, run_samples& out, std::string& error) {
+  summary_origin ignored;
+  return read_summary(text, out, ignored, error);
+}
+
+bool read_summary(std::string_view text, run_samples& out, summary_origin& origin, std::string& error) {
   summary_dom dom;
   try {
     if (!parse_summary(text, dom)) return error = "not JSON", false;
@@ -275,6 +342,7 @@ bool read_samples(std::string_view text, run_samples& out, std::string& error) {
   }
   const json& j = *dom.j;
   if (!j.is_object()) return error = "not a JSON object", false;
+  read_origin(j, origin);
   const json* samples = nullptr;
   if (const auto s = j.find("samples"); s != j.end()) samples = &*s;
   else if (const auto d = j.find("diagnosis"); d != j.end() && d->is_object() && d->contains("samples")) samples = &(*d)["samples"];
@@ -290,23 +358,43 @@ bool read_samples(std::string_view text, run_samples& out, std::string& error) {
 
 namespace {
 
+// The comparison's JSON with its format and the inputs' differences first:
+// {"format": {"name": "nvscope-diff", "version": 1}, "input_differences": [...], ...}.
+std::string with_origin(const std::string& comparison, const std::vector<std::string>& differences) {
+  std::string head = "{\"format\": {\"name\": \"nvscope-diff\", \"version\": 1}, \"input_differences\": [";
+  for (std::size_t i = 0; i < differences.size(); ++i) head += (i ? ", " : "") + json(differences[i]).dump();
+  head += "]";
+  const std::size_t open = comparison.find('{');
+  if (open == std::string::npos) return comparison;
+  const std::string rest = comparison.substr(open + 1);
+  return head + (rest.find_first_not_of(" \n") != std::string::npos && rest[rest.find_first_not_of(" \n")] != '}' ? ", " : "") + rest;
+}
+
 int diff_unguarded(int argc, const char* const* argv, std::string& out, std::string& err) {
   diff_args a;
   const auto bad = parse_args(argc, argv, a);
   if (a.help) return out += usage_text, 0;
   if (!bad.empty()) return fail(err, bad);
   run_samples runs[2];
+  summary_origin origins[2];
   for (int k = 0; k < 2; ++k) {
     std::string text, error;
     if (!read_file(a.files[k], text, error)) return fail(err, error);
-    if (!read_samples(text, runs[k], error)) return fail(err, in_quotes(a.files[k]) + ": " + error);
+    if (!read_summary(text, runs[k], origins[k], error)) return fail(err, in_quotes(a.files[k]) + ": " + error);
   }
   if (!shares_a_group(runs[0], runs[1]))
     return fail(err, in_quotes(a.files[0]) + " and " + in_quotes(a.files[1]) +
                          " share no kernel, range or step name: not two runs of one program");
+  bool models_differ = false;
+  const auto differences = origin_differences(origins[0], in_quotes(a.files[0]), origins[1], in_quotes(a.files[1]), models_differ);
+  if (models_differ && !a.allow_different_devices)
+    return fail(err, in_quotes(a.files[0]) + " ran on " + detail::escape_input(joined(origins[0].models), 200) + ", " +
+                         in_quotes(a.files[1]) + " on " + detail::escape_input(joined(origins[1].models), 200) +
+                         ": not compared (--allow-different-devices compares them)");
+  for (const auto& line : differences) err += "nvscope: diff: " + line + "\n";
   const run_comparison c = compare_runs(runs[0], runs[1], a.compare);
   if (a.format == "csv") out += comparison_csv(c);
-  else if (a.format == "json") out += comparison_json(c, a.compare) + "\n";
+  else if (a.format == "json") out += with_origin(comparison_json(c, a.compare), differences) + "\n";
   else out += comparison_text(c, a.compare);
   return c.gate_failed ? 1 : 0;
 }

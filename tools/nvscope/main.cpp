@@ -1,5 +1,5 @@
-// The nvscope command: `nvscope run` (profile an unmodified program) and `nvscope diff`
-// (compare two saved reports).
+// The nvscope command: `nvscope run` (profile an unmodified program), `nvscope diff`
+// (compare two saved reports) and `nvscope merge` (per-rank profiles into one report).
 
 #include "run_command.hpp"
 
@@ -11,6 +11,7 @@
 
 #if NVSCOPE_HAVE_DIFF
 #include "diff_command.hpp"
+#include "merge_command.hpp"
 #endif
 
 namespace {
@@ -18,6 +19,7 @@ namespace {
 void usage(std::FILE* to) {
   std::fputs("usage: nvscope run [options] -- program [args...]   profile a program, no rebuild\n"
              "       nvscope diff ...                             compare two saved reports\n"
+             "       nvscope merge DIR|FILES... [-o OUT]          one report over per-rank traces\n"
              "       nvscope --version\n"
              "nvscope run --help lists the options; docs/run.md explains them.\n",
              to);
@@ -40,6 +42,14 @@ int main(int argc, char** argv) {
     return 2;
 #endif
   }
+  if (std::strcmp(command, "merge") == 0) {
+#if NVSCOPE_HAVE_DIFF
+    return nvscope::tool::merge_main(argc, argv);
+#else
+    std::fputs("nvscope: merge is not built\n", stderr);
+    return 2;
+#endif
+  }
   if (std::strcmp(command, "--help") == 0 || std::strcmp(command, "-h") == 0) {
     usage(stdout);
     return 0;
@@ -48,7 +58,7 @@ int main(int argc, char** argv) {
     std::printf("nvscope %d.%d.%d\n", NVSCOPE_VERSION_MAJOR, NVSCOPE_VERSION_MINOR, NVSCOPE_VERSION_PATCH);
     return 0;
   }
-  std::fprintf(stderr, "nvscope: unknown command '%s' (want run or diff; see nvscope --help)\n",
+  std::fprintf(stderr, "nvscope: unknown command '%s' (want run, diff or merge; see nvscope --help)\n",
                nvscope::detail::escape_input(command, 64).c_str());
   return 2;
 }

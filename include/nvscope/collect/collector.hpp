@@ -25,6 +25,7 @@
 #include <nvscope/capture/listener.hpp>
 #include <nvscope/collect/detail/activity_kinds.hpp>
 #include <nvscope/collect/detail/buffer_decoder.hpp>
+#include <nvscope/collect/detail/context.hpp>
 #include <nvscope/collect/detail/cupti_api.hpp>
 #include <nvscope/collect/detail/decode.hpp>
 #include <nvscope/collect/detail/finish.hpp>
@@ -315,11 +316,15 @@ class collector final : public capture_listener {
       std::lock_guard<std::mutex> lock(log.mutex);
       log.events.clear();
     }
+    // Devices and versions, before the trace begins: their CUDA calls are not the program's
+    // (records before begin are dropped at stop); trace/analysis/export never see CUDA's types.
+    detail::read_recording_context(trace_);
     detail::drain_host_calls([](std::uint64_t, const detail::host_call&) {}); // calls of earlier runs
     detail::clock_calibration::measure([] { return now(); }, calibration_.host0, calibration_.offset0);
     calibration_.has_end = false;
     trace_.process_id = static_cast<std::uint64_t>(::getpid());
     trace_.begin = now();
+    trace_.context.at_start = detail::read_clock_reference([] { return now(); });
     p.host_calls_lost.store(0);
     p.print_at_exit = options_.print_errors;
     if (!p.atexit_registered) p.atexit_registered = std::atexit(&detail::report_recording_at_exit) == 0;
@@ -341,6 +346,7 @@ class collector final : public capture_listener {
       note(std::string("cudaDeviceSynchronize failed before the final flush (") + cudaGetErrorString(ce) +
            "); work still on the GPU may be missing");
     trace_.finish = now();
+    trace_.context.at_end = detail::read_clock_reference([] { return now(); });
     detail::clock_calibration::measure([] { return now(); }, calibration_.host1, calibration_.offset1);
     calibration_.has_end = true;
     return stop_called;
@@ -453,6 +459,8 @@ class collector final : public capture_listener {
     stats_.records_decoded = dc.records;
     stats_.incomplete_records = dc.incomplete;
     stats_.overhead_ns = dc.overhead_ns;
+    trace_.context.overhead_measured = has(options_.kinds, activity::overhead);
+    trace_.context.overhead_ns = dc.overhead_ns;
     stats_.records_not_decoded = dc.unknown_kinds;
     stats_.dropped_records = bc.dropped;
     stats_.buffers_completed = bc.completed;

@@ -15,6 +15,7 @@
 
 #include <nvscope/analyze/attribution.hpp>
 #include <nvscope/export/output_path.hpp>
+#include <nvscope/export/provenance.hpp>
 #include <nvscope/trace.hpp>
 
 #include <string>
@@ -26,6 +27,9 @@ inline namespace v1 {
 struct chrome_trace_options {
   bool flows = true;      ///< arrows from each launch to its GPU work
   bool api_calls = true;  ///< CUDA API calls as slices on their threads
+  /// Written into "otherData"."provenance" with the trace's recording context; null: this
+  /// process's (`process_provenance()`).
+  const run_provenance* provenance = nullptr;
 };
 
 /// `t` as a Chrome trace (JSON object format, microsecond timestamps from the trace start):
@@ -303,7 +307,11 @@ inline void write_chrome_events(chrome_trace_job& job) {
   const attribution& a = job.a;
   json_writer& w = job.events.json();
   w.begin_object().key("displayTimeUnit").literal("\"ns\"");
-  w.key("otherData").begin_object().key("producer").literal("\"nvscope\"").end_object();
+  const std::string where = provenance_json(job.options.provenance ? *job.options.provenance : process_provenance(), t);
+  w.key("otherData").begin_object().key("producer").literal("\"nvscope\"");
+  w.key("format").literal(format_json("nvscope-chrome-trace", chrome_trace_format_version));
+  w.key("time_origin_ns").value(job.frame.origin()); // "ts": 0 on the trace clock, for nvscope merge
+  w.key("provenance").literal(where).end_object();
   w.key("traceEvents").begin_array(true);
   name_host_threads(job);
   name_gpu_streams(job);

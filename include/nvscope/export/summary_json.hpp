@@ -13,6 +13,7 @@
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/export/detail/json_text.hpp>
 #include <nvscope/export/diagnosis_json.hpp>
+#include <nvscope/export/provenance.hpp>
 #include <nvscope/export/table.hpp>
 
 #include <algorithm>
@@ -131,20 +132,43 @@ inline void json_losses(std::string& out, const analysis_report& r) {
   out += "]";
 }
 
+// Each step range instance that launched GPU work: its name, start and end on the trace clock
+// (host time of the range), its GPU busy time and kernels; what `nvscope merge` lines up.
+inline void json_step_times(std::string& out, const analysis_report& r, const trace& t) {
+  out += "[";
+  for (std::size_t i = 0; i < r.step_details.size(); ++i) {
+    const auto& s = r.step_details[i];
+    out += i ? ",\n  {\"name\": " : "\n  {\"name\": ";
+    append_json_string(out, s.name);
+    const bool known = s.range < t.ranges.size();
+    json_field(out, "start_ns", known ? t.ranges[s.range].start : 0);
+    json_field(out, "end_ns", known ? t.ranges[s.range].end : 0);
+    json_field(out, "gpu_busy_ns", s.activity.busy_ns);
+    json_field(out, "kernels", s.kernels);
+    out += "}";
+  }
+  out += r.step_details.empty() ? "]" : "\n ]";
+}
+
+inline std::string summary_head() {
+  return "{\n \"format\": " + format_json("nvscope-summary", summary_format_version) + ",\n \"reports\": ";
+}
+
 } // namespace detail
 
 /// The analysis as one JSON object:
-/// `{"reports": {"cuda_gpu_kern_sum": [{"Time (%)": 80.0, ..., "Name": "gemm"}], ...},
+/// `{"format": {"name": "nvscope-summary", "version": 1},
+///   "reports": {"cuda_gpu_kern_sum": [{"Time (%)": 80.0, ..., "Name": "gemm"}], ...},
 ///   "metrics": {...}, "per_range": [...], "steps": n, "kernels_per_step": x,
 ///   "verdict": "...", "verdict_kind": "launch_bound", "losses": {...}, "warnings": ["..."]}`.
-/// `to_json(report, trace)` adds "diagnosis" (export/diagnosis_json.hpp), with the samples
-/// that `nvscope diff` compares.
+/// `to_json(report, trace)` adds "provenance" (export/provenance.hpp), "step_times" and
+/// "diagnosis" (export/diagnosis_json.hpp), with the samples that `nvscope diff` compares.
 /// \code
 ///   std::string j = nvscope::to_json(nvscope::analyze(t));
 /// \endcode
 inline std::string to_json(const analysis_report& r) {
   using namespace detail;
-  std::string out = "{\n \"reports\": ";
+  std::string out = summary_head();
   json_reports(out, r);
   out += ",\n \"metrics\": ";
   json_metrics(out, r.overall);
@@ -164,17 +188,25 @@ inline std::string to_json(const analysis_report& r) {
   return out;
 }
 
-/// The summary with the whole diagnosis as "diagnosis": findings with names from `t` (the
-/// trace `r` was made of) and the per-kernel, per-range and per-step samples `nvscope diff`
-/// reads. Write one per run and gate a CI job on `nvscope diff base.json new.json`.
+/// The summary with where it came from as "provenance" (`p`, this process by default, and
+/// what the collector read into `t`), each step's start and end as "step_times", and the whole
+/// diagnosis as "diagnosis": findings with names from `t` (the trace `r` was made of) and the
+/// per-kernel, per-range and per-step samples `nvscope diff` reads. Write one per run and gate
+/// a CI job on `nvscope diff base.json new.json`.
 /// \code
 ///   nvscope::write_output("summary_%p.json", nvscope::to_json(report, c.result()));
 /// \endcode
-inline std::string to_json(const analysis_report& r, const trace& t) {
+inline std::string to_json(const analysis_report& r, const trace& t, const run_provenance& p) {
   std::string out = to_json(r);
   out.resize(out.size() - 3); // "\n}\n"
+  out += ",\n \"provenance\": " + provenance_json(p, t);
+  out += ",\n \"step_times\": ";
+  detail::json_step_times(out, r, t);
   return out + ",\n \"diagnosis\": " + diagnosis_json(t, r.diagnosis) + "\n}\n";
 }
+
+/// The same, for this process (`process_provenance()`).
+inline std::string to_json(const analysis_report& r, const trace& t) { return to_json(r, t, process_provenance()); }
 
 } // namespace v1
 } // namespace nvscope

@@ -68,6 +68,8 @@ class chrome_frame {
   chrome_track stream(std::uint16_t device, std::uint32_t stream) const noexcept { return {gpu_pid(pid_, device), stream}; }
   // Nanoseconds from the origin (the earliest timestamp), so that microseconds stay exact.
   timestamp_ns relative(timestamp_ns v) const noexcept { return v > origin_ ? v - origin_ : 0; }
+  // The trace-clock time that "ts": 0 stands for (otherData.time_origin_ns).
+  timestamp_ns origin() const noexcept { return origin_; }
 
  private:
   static timestamp_ns earliest(const trace& t) noexcept {

@@ -1,0 +1,70 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/merge_types.hpp
+/// The plain records of a merge of many ranks (analyze/merge.hpp): one rank's kernels, steps
+/// and clock reference in, each host's clock offset and each rank's overlap out. The reference
+/// definitions (analyze/reference/merge.hpp) read the same types.
+///
+/// \code
+///   nvscope::rank_profile p;
+///   p.rank = 3; p.host = "node07";
+///   p.kernels.push_back({1000, 2000, name_id, true});  // an NCCL kernel
+/// \endcode
+
+#include <nvscope/trace.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// One kernel of one rank, on that rank's clock.
+struct rank_kernel {
+  timestamp_ns start = 0;
+  timestamp_ns end = 0;
+  std::uint32_t name = 0;     ///< the same id for the same name on every rank
+  bool communication = false; ///< is_communication_kernel(its name)
+};
+
+/// What a merge needs of one rank's profile.
+struct rank_profile {
+  long long rank = -1;
+  std::string host;
+  std::vector<rank_kernel> kernels;
+  std::vector<time_window> steps; ///< step ranges on the rank's clock, in time order
+  clock_reference at_start;       ///< trace and wall clock read together (0: not recorded)
+};
+
+/// One host's clock against the reference rank's host: its time minus the reference's.
+struct host_offset {
+  std::string host;
+  double offset_ns = 0.0;
+  double uncertainty_ns = 0.0;
+  std::uint64_t samples = 0;        ///< matched collective ends over the host's ranks
+  double same_host_spread_ns = 0.0; ///< largest |rank's own median - host's offset|
+  bool from_wall_clock = false;     ///< no collective matched: the wall-clock reference
+};
+
+/// Communication time and the compute time inside it.
+struct overlap_figures {
+  std::uint64_t communication_ns = 0;
+  std::uint64_t overlap_ns = 0;
+  double fraction = 0.0; ///< overlap_ns / communication_ns; 0 without communication
+};
+
+/// How late one rank comes to the collectives, by two rules (analyze/merge.hpp).
+struct rank_lateness {
+  long long rank = -1;
+  std::uint64_t collectives = 0;   ///< its matched collectives
+  double arrival_late_ns = 0.0;    ///< median over collectives of (its aligned start - the median rank's)
+  std::uint64_t latest_count = 0;  ///< collectives where it started last of all ranks
+  double wait_short_ns = 0.0;      ///< median over collectives of (median rank's duration - its duration)
+  bool straggler_by_offsets = false; ///< nvscope's rule on the measured offsets
+  bool straggler_by_wait = false;    ///< the clock-free rule: it waits least inside the collectives
+};
+
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,170 @@
+// Many ranks on one clock (issue 49): host clock offsets measured from the collectives' ends on
+// synthetic per-rank traces with known offsets (4 ranks on 2 hosts, 64 ranks on 8 hosts),
+// communication/compute overlap of a known amount, the wall-clock fallback, and
+// analyze/merge.hpp held equal to its reference definitions on random kernels.
+#include "test_seed.hpp"
+
+#include <doctest/doctest.h>
+#include <nvscope/analyze/merge.hpp>
+#include <nvscope/analyze/reference/merge.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr std::uint32_t allreduce = 1, gemm = 2, other_collective = 3;
+
+// The true offset of host h's clock from host 0's: hundreds of microseconds, all different.
+double true_offset(int h) { return h * 137000.0 + h * h * 911.0 - (h % 3) * 250000.0; }
+
+// `ranks` ranks on `hosts` hosts (consecutive ranks share a host), `steps` steps each: compute
+// kernels, then an all-reduce whose end lies within 1 us of one true instant on every rank (the
+// last rank releases all); `filler` more compute kernels a step. Times on each host's clock.
+// Collectives start 150 to 200 us before their end.
+// `late` (when >= 0) starts each of its collectives 40 to 50 us before their end, at least
+// 100 us after every other rank.
+std::vector<nvscope::rank_profile> job(int ranks, int hosts, int steps, int filler, std::mt19937_64& rng, int late = -1) {
+  std::uniform_int_distribution<int> jitter(-1000, 1000), arrive(0, 50000);
+  std::vector<nvscope::rank_profile> out(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    auto& p = out[static_cast<std::size_t>(r)];
+    p.rank = r;
+    const int h = r / (ranks / hosts);
+    p.host = "node" + std::to_string(h);
+    const auto shift = static_cast<std::int64_t>(true_offset(h)) + 10000000000LL; // every clock positive
+    p.at_start = {static_cast<nvscope::timestamp_ns>(shift + 1000), 1000};
+    p.kernels.reserve(static_cast<std::size_t>(steps) * static_cast<std::size_t>(filler + 2));
+    for (int s = 0; s < steps; ++s) {
+      const std::int64_t end = 1000000LL * (s + 1); // the all-reduce's true end
+      const std::int64_t comm_start = end - 200000 + (r == late ? 150000 + arrive(rng) / 5 : arrive(rng));
+      for (int f = 0; f < filler; ++f) {
+        const std::int64_t a = end - 900000 + f * (600000 / std::max(filler, 1));
+        p.kernels.push_back({static_cast<nvscope::timestamp_ns>(shift + a), static_cast<nvscope::timestamp_ns>(shift + a + 1000), gemm, false});
+      }
+      p.kernels.push_back({static_cast<nvscope::timestamp_ns>(shift + comm_start),
+                           static_cast<nvscope::timestamp_ns>(shift + end + jitter(rng)), allreduce, true});
+    }
+  }
+  return out;
+}
+
+void check_offsets(const std::vector<nvscope::rank_profile>& ranks, int hosts) {
+  const auto measured = nvscope::measure_host_offsets(ranks);
+  REQUIRE(measured.size() == static_cast<std::size_t>(hosts));
+  double worst = 0;
+  for (int h = 0; h < hosts; ++h) {
+    const auto& m = measured[static_cast<std::size_t>(h)];
+    CHECK(m.host == "node" + std::to_string(h));
+    CHECK_FALSE(m.from_wall_clock);
+    worst = std::max(worst, std::fabs(m.offset_ns - (true_offset(h) - true_offset(0))));
+    CHECK(m.uncertainty_ns < 1000.0);
+    CHECK(m.same_host_spread_ns < 1000.0); // ranks of one host agree: they share a clock
+  }
+  MESSAGE("largest offset error: " << worst << " ns");
+  CHECK(worst < 5000.0); // issue 49: within 5 us
+}
+
+} // namespace
+
+TEST_CASE("offsets: 4 ranks on 2 hosts and 64 ranks on 8 hosts, known offsets recovered within 5 us") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  check_offsets(job(4, 2, 50, 3, rng), 2);
+  check_offsets(job(64, 8, 50, 3, rng), 8);
+}
+
+TEST_CASE("stragglers: a rank delayed before every collective is named by both rules, no other rank is") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  for (int late : {2, 37}) {
+    const auto ranks = job(64, 8, 40, 2, rng, late);
+    const auto lateness = nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks));
+    REQUIRE(lateness.size() == 64);
+    for (const auto& l : lateness) {
+      INFO("rank " << l.rank << " late by " << l.arrival_late_ns << " ns, waits " << l.wait_short_ns << " ns less");
+      CHECK(l.collectives == 40);
+      CHECK(l.straggler_by_offsets == (l.rank == late));
+      CHECK(l.straggler_by_wait == (l.rank == late));
+    }
+    // It starts 40 to 50 us before the end, the median rank about 175 us before: about 130 us
+    // late (within the offsets' error and the others' spread).
+    CHECK(std::fabs(lateness[static_cast<std::size_t>(late)].arrival_late_ns - 130000.0) < 15000.0);
+  }
+}
+
+TEST_CASE("offsets: engine equal to the reference definition, field by field") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  auto ranks = job(8, 4, 20, 2, rng);
+  // a second communication name on some ranks, and a rank missing some collectives
+  ranks[3].kernels.push_back({ranks[3].kernels.back().end + 10, ranks[3].kernels.back().end + 900, other_collective, true});
+  ranks[0].kernels.push_back({ranks[0].kernels.back().end + 10, ranks[0].kernels.back().end + 700, other_collective, true});
+  ranks[5].kernels.resize(ranks[5].kernels.size() / 2);
+  const auto a = nvscope::measure_host_offsets(ranks), b = nvscope::reference::host_offsets(ranks);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].host == b[i].host);
+    CHECK(a[i].samples == b[i].samples);
+    CHECK(a[i].offset_ns == doctest::Approx(b[i].offset_ns));
+    CHECK(a[i].uncertainty_ns == doctest::Approx(b[i].uncertainty_ns));
+    CHECK(a[i].same_host_spread_ns == doctest::Approx(b[i].same_host_spread_ns));
+    CHECK(a[i].from_wall_clock == b[i].from_wall_clock);
+  }
+}
+
+TEST_CASE("offsets: a host with no collective falls back to the wall-clock reference, and says so") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  auto ranks = job(4, 2, 10, 1, rng);
+  for (int r = 2; r < 4; ++r) {
+    auto& k = ranks[static_cast<std::size_t>(r)].kernels;
+    k.erase(std::remove_if(k.begin(), k.end(), [](const nvscope::rank_kernel& x) { return x.communication; }), k.end());
+    ranks[static_cast<std::size_t>(r)].at_start.wall_ns += 3000; // its wall clock read 3 us later
+  }
+  const auto m = nvscope::measure_host_offsets(ranks);
+  REQUIRE(m.size() == 2);
+  CHECK(m[1].from_wall_clock);
+  CHECK(m[1].samples == 0);
+  CHECK(m[1].offset_ns == doctest::Approx(true_offset(1) - true_offset(0) - 3000.0));
+}
+
+TEST_CASE("overlap: nsys's definition, a known amount, and the reference on random kernels") {
+  using nvscope::rank_kernel;
+  // comm 1000-2000 and 2500-3000 (1500 ns); compute 1500-2700 covers 500 + 200 of it.
+  const std::vector<rank_kernel> known{{1000, 2000, allreduce, true}, {2500, 3000, allreduce, true}, {1500, 2700, gemm, false},
+                                       {1600, 1700, gemm, false}};
+  const auto o = nvscope::communication_overlap(known);
+  CHECK(o.communication_ns == 1500);
+  CHECK(o.overlap_ns == 700);
+  CHECK(o.fraction == doctest::Approx(700.0 / 1500.0));
+  CHECK(nvscope::communication_overlap({{0, 10, gemm, false}}).fraction == 0.0); // no communication
+  CHECK(nvscope::is_communication_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+  CHECK(nvscope::is_communication_kernel("NCCL_kernel"));
+  CHECK_FALSE(nvscope::is_communication_kernel("ampere_sgemm_128x64_nn"));
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  std::uniform_int_distribution<int> at(0, 20000), len(0, 3000), coin(0, 2);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<rank_kernel> k;
+    for (int i = 0; i < 60; ++i) {
+      const auto s = static_cast<nvscope::timestamp_ns>(at(rng));
+      k.push_back({s, s + static_cast<nvscope::timestamp_ns>(len(rng)), gemm, coin(rng) == 0});
+    }
+    const auto fast = nvscope::communication_overlap(k), plain = nvscope::reference::overlap(k);
+    CHECK(fast.communication_ns == plain.communication_ns);
+    CHECK(fast.overlap_ns == plain.overlap_ns);
+  }
+}
+
+TEST_CASE("offsets of 64 ranks of 100,000 kernels each" * doctest::test_suite("scale") * doctest::skip()) {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const auto ranks = job(64, 8, 20000, 4, rng); // 5 kernels a step
+  REQUIRE(ranks[0].kernels.size() == 100000);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto m = nvscope::measure_host_offsets(ranks);
+  nvscope::overlap_figures total;
+  for (const auto& r : ranks) total.overlap_ns += nvscope::communication_overlap(r.kernels).overlap_ns;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("offsets and overlap of 64 x 100,000 kernels: " << s << " s");
+  CHECK(m.size() == 8);
+  CHECK(s < 10.0);
+}

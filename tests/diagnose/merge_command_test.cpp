@@ -1,0 +1,168 @@
+// `nvscope merge` end to end (issue 49) on a rank folder written by the real writer
+// (write_chrome_trace with each rank's provenance): 4 ranks on 2 hosts whose clocks differ by a
+// known offset, an all-reduce per step overlapping compute by a known amount, one rank delayed
+// before every collective; then partial input: a rank missing, a rank twice, another job's
+// trace, a file that is not nvscope's. Each said in one line, the rest merged.
+#include "merge_command.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+#include <nvscope/analyze/merge.hpp>
+#include <nvscope/analyze/reference/merge.hpp>
+#include <nvscope/export/chrome_trace.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace nvscope;
+
+namespace {
+
+constexpr const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+constexpr std::int64_t host1_offset = 345678; // ns: node1's clock ahead of node0's
+constexpr int late_rank = 2;
+
+struct result {
+  int status = -1;
+  std::string out, err;
+};
+
+result merge(std::vector<std::string> args) {
+  std::vector<const char*> argv{"nvscope", "merge"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  result r;
+  r.status = tool::merge_run(static_cast<int>(argv.size()), argv.data(), r.out, r.err);
+  return r;
+}
+
+// Rank `rank`'s trace: 30 steps of 1 ms; compute until 40 us before the all-reduce's end, the
+// all-reduce from (100 + rank) us before its end: overlap (60 + rank) / (100 + rank); the late
+// rank's starts 30 us before its end, after the compute: overlap 0.
+trace rank_trace(int rank, std::int64_t shift) {
+  trace t;
+  t.threads.push_back({static_cast<std::uint64_t>(1000 + rank), 0});
+  const auto at = [shift](std::int64_t v) { return static_cast<timestamp_ns>(v + shift); };
+  std::uint32_t corr = 1;
+  const auto kernel = [&](const char* name, std::int64_t s, std::int64_t e) {
+    kernel_record k;
+    k.name = t.strings.intern(name);
+    k.start = at(s);
+    k.end = at(e);
+    k.correlation = corr++;
+    k.stream = 7;
+    t.kernels.push_back(k);
+  };
+  for (int s = 0; s < 30; ++s) {
+    const std::int64_t step = 1000000 + 1000000LL * s, end = step + 800000 + (s % 3) * 500; // all-reduce end
+    range_record r;
+    r.name = t.strings.intern("step_" + std::to_string(s));
+    r.start = at(step);
+    r.end = at(step + 990000);
+    t.ranges.push_back(r);
+    kernel("gemm", end - 400000, end - 40000);
+    kernel(nccl, end - (rank == late_rank ? 30000 : 100000 + rank * 1000), end);
+  }
+  t.begin = at(500000);
+  t.finish = at(40000000);
+  t.context.at_start = {at(500000), 1764648000000000000ull + 500000};
+  return t;
+}
+
+void write_rank(const fs::path& dir, int rank, const std::string& host, std::int64_t shift, const std::string& job,
+                int world = 4) {
+  run_provenance p;
+  p.host = host;
+  p.pid = static_cast<std::uint64_t>(100 + rank);
+  p.rank = rank;
+  p.world_size = world;
+  p.job_ids = {{"SLURM_JOB_ID", job}};
+  chrome_trace_options o;
+  o.provenance = &p;
+  const auto path = (dir / ("train_r" + std::to_string(rank) + "_" + job + ".trace.json")).string();
+  REQUIRE(write_chrome_trace(path, rank_trace(rank, shift), o));
+}
+
+fs::path fresh(const char* name) {
+  const auto dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+} // namespace
+
+TEST_CASE("merge: offsets within 5 us, the delayed rank named, overlap as nsys defines it") {
+  const auto dir = fresh("nvscope_merge_test");
+  for (int r = 0; r < 4; ++r) write_rank(dir, r, r < 2 ? "node0" : "node1", 7000000000LL + (r < 2 ? 0 : host1_offset), "77");
+  const auto json_path = (dir / "merged.json").string();
+  const auto m = merge({dir.string(), "-o", json_path});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err.empty());
+  CHECK(m.out.find("4 ranks on 2 hosts") != std::string::npos);
+  if (const char* samples = std::getenv("NVSCOPE_SCHEMA_SAMPLES"); samples != nullptr && *samples)
+    fs::copy_file(json_path, fs::path(samples) / "merge.json", fs::copy_options::overwrite_existing);
+  std::ifstream in(json_path);
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["format"]["name"] == "nvscope-merge");
+  REQUIRE(j["hosts"].size() == 2);
+  CHECK(j["hosts"][0]["offset_ns"] == 0.0);
+  CHECK(std::fabs(j["hosts"][1]["offset_ns"].get<double>() - host1_offset) < 5000.0);
+  CHECK_FALSE(j["hosts"][1]["from_wall_clock"].get<bool>());
+  REQUIRE(j["ranks"].size() == 4);
+  for (int r = 0; r < 4; ++r) {
+    const auto& rank = j["ranks"][static_cast<std::size_t>(r)];
+    CHECK(rank["rank"] == r);
+    CHECK(rank["steps"].size() == 30);
+    CHECK(rank["collectives"]["straggler_by_offsets"] == (r == late_rank));
+    CHECK(rank["collectives"]["straggler_by_wait"] == (r == late_rank));
+    // nsys's overlap over the kernels as written, from the reference definition
+    std::vector<rank_kernel> k;
+    const auto t = rank_trace(r, 0);
+    for (const auto& x : t.kernels) k.push_back({x.start, x.end, 0, is_communication_kernel(t.strings[x.name])});
+    const auto want = reference::overlap(k);
+    CHECK(rank["overlap"]["communication_ns"] == want.communication_ns);
+    CHECK(rank["overlap"]["overlap_ns"] == want.overlap_ns);
+    CHECK(rank["overlap"]["fraction"].get<double>() == doctest::Approx(r == late_rank ? 0.0 : (60.0 + r) / (100.0 + r)));
+  }
+  CHECK(m.out.find("stragglers, arrival on the aligned clock: 2 (") != std::string::npos);
+}
+
+TEST_CASE("merge: partial input said in one line each, the rest merged") {
+  const auto dir = fresh("nvscope_merge_partial");
+  for (int r : {0, 1, 3}) write_rank(dir, r, "node0", 1000000000LL, "77");          // rank 2 missing
+  write_rank(dir / "..", 1, "node0", 1000000000LL, "77");                              // written outside
+  fs::rename(dir / ".." / "train_r1_77.trace.json", dir / "again_r1_77.trace.json"); // rank 1 twice
+  write_rank(dir, 0, "node9", 1000000000LL, "78");                                      // another job
+  std::ofstream(dir / "other.trace.json") << "{\"traceEvents\": []}";                   // not nvscope's
+  const auto m = merge({dir.string()});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err.find("'" + (dir / "other.trace.json").string() + "': not a Chrome trace nvscope wrote: left out\n") != std::string::npos);
+  CHECK(m.err.find("1 trace(s) of another job (SLURM_JOB_ID=78, not SLURM_JOB_ID=77) left out") != std::string::npos);
+  CHECK(m.err.find("rank 1 appears twice") != std::string::npos);
+  CHECK(m.err.find("1 of 4 ranks missing: 2 (merged without them)\n") != std::string::npos);
+  std::size_t lines = 0;
+  for (char c : m.err) lines += c == '\n';
+  CHECK(lines == 4);
+  CHECK(m.out.find("3 ranks on 1 hosts") != std::string::npos);
+}
+
+TEST_CASE("merge: nothing to merge, misuse: exit 2 with the reason") {
+  const auto dir = fresh("nvscope_merge_empty");
+  const auto none = merge({dir.string()});
+  CHECK(none.status == 2);
+  CHECK(none.err.find("holds no *.trace.json") != std::string::npos);
+  CHECK(none.err.find("nothing to merge") != std::string::npos);
+  CHECK(merge({}).status == 2);
+  CHECK(merge({"--frob", dir.string()}).status == 2);
+  CHECK(merge({dir.string(), "-o"}).status == 2);
+  const auto help = merge({"--help"});
+  CHECK(help.status == 0);
+  CHECK(help.out.rfind("usage: nvscope merge", 0) == 0);
+}

@@ -1,0 +1,372 @@
+// `nvscope merge`: see merge_command.hpp and docs/merge.md.
+
+#include "merge_command.hpp"
+
+#include <nvscope/analyze/merge.hpp>
+#include <nvscope/analyze/step_names.hpp>
+#include <nvscope/detail/quote.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <new>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+namespace nvscope {
+inline namespace v1 {
+namespace tool {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* usage_text =
+    "usage: nvscope merge [options] DIR|FILES...\n"
+    "  DIR, FILES          per-rank Chrome traces nvscope run wrote (STEM.trace.json; a folder: every\n"
+    "                      *.trace.json in it)\n"
+    "  -o, --output OUT    also write the report as JSON to OUT\n"
+    "One screen on stdout: each host's clock offset (from the collectives' ends), per rank its steps,\n"
+    "GPU busy, communication and compute time, overlap, and the stragglers. Partial input is said in\n"
+    "one line each on stderr and the rest merged. docs/merge.md has every definition.\n"
+    "exit status: 0 merged, 2 misuse or nothing to merge\n";
+
+std::string in_quotes(const std::string& s) { return "'" + detail::escape_input(s, 200) + "'"; }
+
+// One rank's input, as read.
+struct rank_input {
+  std::string file;
+  std::string job;      // "SLURM_JOB_ID=77 ..." or ""
+  long long world_size = -1;
+  rank_profile profile;
+};
+
+struct merge_args {
+  std::vector<std::string> inputs;
+  std::string output;
+  bool help = false;
+};
+
+std::string parse_args(int argc, const char* const* argv, merge_args& a) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i] ? argv[i] : "";
+    if (arg == "-h" || arg == "--help") return a.help = true, "";
+    if (arg == "-o" || arg == "--output") {
+      if (i + 1 >= argc || argv[i + 1][0] == '-') return arg + " wants a file name";
+      a.output = argv[++i];
+    } else if (arg.rfind("--output=", 0) == 0) {
+      a.output = arg.substr(9);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return "unknown option " + in_quotes(arg) + " (see nvscope merge --help)";
+    } else {
+      a.inputs.push_back(arg);
+    }
+  }
+  if (a.inputs.empty()) return "want a folder or the per-rank traces to merge";
+  return "";
+}
+
+bool is_folder(const std::string& path) {
+  struct ::stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The *.trace.json of a folder, sorted.
+std::vector<std::string> traces_in(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() > 11 && n.compare(n.size() - 11, 11, ".trace.json") == 0) out.push_back(dir + "/" + n);
+    }
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+long long number_or(const json& j, const char* key, long long fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<long long>() : fallback;
+}
+
+// Kernels (cat "kernel") and step ranges (cat "nvtx", a step name) of the events, on the
+// trace clock: "ts" (microseconds from time_origin_ns, to the nanosecond) + the origin.
+void read_events(const json& events, timestamp_ns origin, std::unordered_map<std::string, std::uint32_t>& names,
+                 rank_profile& p) {
+  const auto ns = [origin](const json& v) {
+    return origin + static_cast<timestamp_ns>(std::llround(std::max(0.0, v.get<double>()) * 1000.0));
+  };
+  const auto step = step_matcher(analysis_options{});
+  for (const auto& e : events) {
+    if (!e.is_object() || e.value("ph", "") != "X" || !e.contains("ts") || !e["ts"].is_number()) continue;
+    const std::string cat = e.value("cat", ""), name = e.value("name", "");
+    const timestamp_ns start = ns(e["ts"]);
+    const timestamp_ns end = start + (e.contains("dur") && e["dur"].is_number() ? ns(e["dur"]) - origin : 0);
+    if (cat == "kernel") {
+      const auto id = names.emplace(name, static_cast<std::uint32_t>(names.size())).first->second;
+      p.kernels.push_back({start, end, id, is_communication_kernel(name)});
+    } else if (cat == "nvtx" && step(name)) {
+      p.steps.push_back({start, end});
+    }
+  }
+  std::sort(p.steps.begin(), p.steps.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
+}
+
+// One file into `in`; an error line (what is wrong) when it cannot be merged.
+std::string read_rank(const std::string& file, std::unordered_map<std::string, std::uint32_t>& names, rank_input& in) {
+  std::ifstream f(file, std::ios::binary);
+  if (!f) return "cannot read it";
+  const json j = json::parse(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return "not JSON";
+  const auto od = j.find("otherData");
+  if (od == j.end() || !od->is_object() || od->value("producer", "") != "nvscope") return "not a Chrome trace nvscope wrote";
+  if (!od->contains("provenance") || !(*od)["provenance"].is_object() || !od->contains("time_origin_ns"))
+    return "written before nvscope recorded provenance and the time origin";
+  const json& p = (*od)["provenance"];
+  in.file = file;
+  in.profile.rank = number_or(p, "rank", -1);
+  if (in.profile.rank < 0) return "records no rank (run it under a launcher that sets RANK, SLURM_PROCID, ...)";
+  in.profile.host = p.value("host", "");
+  in.world_size = number_or(p, "world_size", -1);
+  if (p.contains("job_ids") && p["job_ids"].is_object())
+    for (const auto& id : p["job_ids"].items())
+      in.job += (in.job.empty() ? "" : " ") + id.key() + "=" + (id.value().is_string() ? id.value().get<std::string>() : "");
+  if (p.contains("clock_start") && p["clock_start"].is_object())
+    in.profile.at_start = {static_cast<timestamp_ns>(number_or(p["clock_start"], "trace_ns", 0)),
+                           static_cast<std::uint64_t>(number_or(p["clock_start"], "wall_ns", 0))};
+  if (j.contains("traceEvents") && j["traceEvents"].is_array())
+    read_events(j["traceEvents"], static_cast<timestamp_ns>(number_or(*od, "time_origin_ns", 0)), names, in.profile);
+  return "";
+}
+
+// Keeps one job (the one most inputs belong to), one input per rank; says what it left out.
+std::vector<rank_input> choose_inputs(std::vector<rank_input> all, std::vector<std::string>& notes) {
+  std::map<std::string, std::vector<std::string>> jobs;
+  for (const auto& r : all) jobs[r.job].push_back(r.file);
+  std::string kept;
+  std::size_t most = 0;
+  for (const auto& [job, files] : jobs)
+    if (files.size() > most) most = files.size(), kept = job;
+  for (const auto& [job, files] : jobs)
+    if (job != kept)
+      notes.push_back(std::to_string(files.size()) + " trace(s) of another job (" + (job.empty() ? "no job id" : job) +
+                      ", not " + (kept.empty() ? "no job id" : kept) + ") left out, first " + in_quotes(files[0]));
+  std::vector<rank_input> out;
+  std::map<long long, std::string> seen;
+  std::stable_sort(all.begin(), all.end(), [](const rank_input& a, const rank_input& b) { return a.profile.rank < b.profile.rank; });
+  for (auto& r : all) {
+    if (r.job != kept) continue;
+    if (const auto s = seen.find(r.profile.rank); s != seen.end()) {
+      notes.push_back("rank " + std::to_string(r.profile.rank) + " appears twice (" + in_quotes(s->second) + ", " +
+                      in_quotes(r.file) + "): the second left out");
+      continue;
+    }
+    seen[r.profile.rank] = r.file;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void note_missing(const std::vector<rank_input>& in, std::vector<std::string>& notes) {
+  long long world = -1;
+  for (const auto& r : in) world = std::max(world, r.world_size);
+  std::set<long long> have;
+  for (const auto& r : in) have.insert(r.profile.rank);
+  std::string missing;
+  std::size_t count = 0;
+  for (long long r = 0; r < world; ++r)
+    if (!have.count(r) && ++count <= 16) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  if (count) notes.push_back(std::to_string(count) + " of " + std::to_string(world) + " ranks missing: " + missing +
+                             (count > 16 ? ", ..." : "") + " (merged without them)");
+}
+
+// One step of one rank.
+struct step_figures {
+  timestamp_ns start = 0; // on the reference clock
+  std::uint64_t duration = 0, busy = 0, communication = 0, compute = 0;
+};
+
+// Per step: [its start, the next step's start) (the last: to its end or its last kernel's),
+// the kernels that start inside it; busy, communication and compute are unions of them.
+std::vector<step_figures> rank_steps(const rank_profile& p, double offset) {
+  std::vector<step_figures> out;
+  std::vector<rank_kernel> k = p.kernels;
+  std::sort(k.begin(), k.end(), [](const rank_kernel& a, const rank_kernel& b) { return a.start < b.start; });
+  std::size_t at = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    const timestamp_ns lo = p.steps[s].begin;
+    const timestamp_ns hi = s + 1 < p.steps.size() ? p.steps[s + 1].begin : ~timestamp_ns{0};
+    while (at < k.size() && k[at].start < lo) ++at;
+    std::vector<rank_kernel> inside;
+    for (; at < k.size() && k[at].start < hi; ++at) inside.push_back(k[at]);
+    step_figures f;
+    f.start = static_cast<timestamp_ns>(std::llround(static_cast<double>(lo) - offset));
+    f.duration = p.steps[s].end > lo ? p.steps[s].end - lo : 0;
+    f.busy = detail::span_total(detail::merged_spans(inside, [](const rank_kernel&) { return true; }));
+    f.communication = detail::span_total(detail::merged_spans(inside, [](const rank_kernel& x) { return x.communication; }));
+    f.compute = detail::span_total(detail::merged_spans(inside, [](const rank_kernel& x) { return !x.communication; }));
+    out.push_back(f);
+  }
+  return out;
+}
+
+template <class Field>
+double median_step(const std::vector<step_figures>& v, Field field) {
+  std::vector<double> x;
+  for (const auto& s : v) x.push_back(static_cast<double>(field(s)));
+  return detail::median_of(x);
+}
+
+std::string us(double ns) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", ns / 1000.0);
+  return b;
+}
+
+struct merged {
+  std::vector<rank_input> ranks;
+  std::vector<host_offset> hosts;
+  std::vector<rank_lateness> lateness;
+  std::vector<std::vector<step_figures>> steps;
+  std::vector<overlap_figures> overlap;
+  std::vector<std::string> notes;
+};
+
+json report_json(const merged& m) {
+  json j = {{"format", {{"name", "nvscope-merge"}, {"version", 1}}}, {"notes", m.notes}};
+  for (const auto& h : m.hosts)
+    j["hosts"].push_back({{"host", h.host}, {"offset_ns", h.offset_ns}, {"uncertainty_ns", h.uncertainty_ns},
+                          {"samples", h.samples}, {"same_host_spread_ns", h.same_host_spread_ns},
+                          {"from_wall_clock", h.from_wall_clock}});
+  for (std::size_t i = 0; i < m.ranks.size(); ++i) {
+    json r = {{"rank", m.ranks[i].profile.rank}, {"host", m.ranks[i].profile.host}, {"file", m.ranks[i].file}};
+    for (const auto& s : m.steps[i])
+      r["steps"].push_back({{"start_ns", s.start}, {"duration_ns", s.duration}, {"gpu_busy_ns", s.busy},
+                            {"communication_ns", s.communication}, {"compute_ns", s.compute}});
+    if (!r.contains("steps")) r["steps"] = json::array();
+    r["overlap"] = {{"communication_ns", m.overlap[i].communication_ns}, {"overlap_ns", m.overlap[i].overlap_ns},
+                    {"fraction", m.overlap[i].fraction}};
+    const auto& l = m.lateness[i];
+    r["collectives"] = {{"matched", l.collectives}, {"arrival_late_ns", l.arrival_late_ns}, {"latest_count", l.latest_count},
+                        {"wait_short_ns", l.wait_short_ns}, {"straggler_by_offsets", l.straggler_by_offsets},
+                        {"straggler_by_wait", l.straggler_by_wait}};
+    j["ranks"].push_back(r);
+  }
+  return j;
+}
+
+std::string report_text(const merged& m) {
+  std::string s = "nvscope merge: " + std::to_string(m.ranks.size()) + " ranks on " + std::to_string(m.hosts.size()) + " hosts\n";
+  s += "host offsets (from the collectives' ends, against " + m.hosts[0].host + "):\n";
+  for (std::size_t i = 0; i < m.hosts.size() && i < 8; ++i) {
+    const auto& h = m.hosts[i];
+    s += "  " + h.host + "  " + us(h.offset_ns) + " us +- " + us(h.uncertainty_ns) + " us" +
+         (h.from_wall_clock ? "  (wall clock: no collective matched)" : "  (" + std::to_string(h.samples) + " ends)") + "\n";
+  }
+  if (m.hosts.size() > 8) s += "  ... " + std::to_string(m.hosts.size() - 8) + " more hosts in the JSON\n";
+  s += "  rank  steps  step med us  busy us  comm us  compute us  overlap %  late us\n";
+  for (std::size_t i = 0; i < m.ranks.size() && i < 16; ++i) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %4lld  %5zu  %11s  %7s  %7s  %10s  %9.1f  %7s\n", m.ranks[i].profile.rank,
+                  m.steps[i].size(), us(median_step(m.steps[i], [](const step_figures& f) { return f.duration; })).c_str(),
+                  us(median_step(m.steps[i], [](const step_figures& f) { return f.busy; })).c_str(),
+                  us(median_step(m.steps[i], [](const step_figures& f) { return f.communication; })).c_str(),
+                  us(median_step(m.steps[i], [](const step_figures& f) { return f.compute; })).c_str(),
+                  100.0 * m.overlap[i].fraction, us(m.lateness[i].arrival_late_ns).c_str());
+    s += line;
+  }
+  if (m.ranks.size() > 16) s += "  ... " + std::to_string(m.ranks.size() - 16) + " more ranks in the JSON\n";
+  std::string by_offsets, by_wait;
+  for (const auto& l : m.lateness) {
+    if (l.straggler_by_offsets) by_offsets += (by_offsets.empty() ? "" : ", ") + std::to_string(l.rank) + " (" + us(l.arrival_late_ns) + " us late)";
+    if (l.straggler_by_wait) by_wait += (by_wait.empty() ? "" : ", ") + std::to_string(l.rank);
+  }
+  s += "stragglers, arrival on the aligned clock: " + (by_offsets.empty() ? std::string("none") : by_offsets) + "\n";
+  s += "stragglers, shortest wait in the collectives: " + (by_wait.empty() ? std::string("none") : by_wait) + "\n";
+  return s;
+}
+
+int merge_unguarded(int argc, const char* const* argv, std::string& out, std::string& err) {
+  merge_args a;
+  if (const auto bad = parse_args(argc, argv, a); !bad.empty()) return err += "nvscope: merge: " + bad + "\n", 2;
+  if (a.help) return out += usage_text, 0;
+  std::vector<std::string> files;
+  for (const auto& in : a.inputs) {
+    const auto more = is_folder(in) ? traces_in(in) : std::vector<std::string>{in};
+    if (more.empty()) err += "nvscope: merge: " + in_quotes(in) + " holds no *.trace.json\n";
+    files.insert(files.end(), more.begin(), more.end());
+  }
+  merged m;
+  std::unordered_map<std::string, std::uint32_t> names;
+  std::vector<rank_input> all;
+  for (const auto& f : files) {
+    rank_input r;
+    if (const auto why = read_rank(f, names, r); !why.empty()) m.notes.push_back(in_quotes(f) + ": " + why + ": left out");
+    else all.push_back(std::move(r));
+  }
+  m.ranks = choose_inputs(std::move(all), m.notes);
+  note_missing(m.ranks, m.notes);
+  if (m.ranks.empty()) {
+    for (const auto& n : m.notes) err += "nvscope: merge: " + n + "\n";
+    return err += "nvscope: merge: nothing to merge\n", 2;
+  }
+  std::vector<rank_profile> profiles;
+  for (const auto& r : m.ranks) profiles.push_back(r.profile);
+  m.hosts = measure_host_offsets(profiles);
+  for (const auto& h : m.hosts)
+    if (h.from_wall_clock && h.host != m.hosts[0].host)
+      m.notes.push_back("host " + h.host + ": no collective matched the reference rank's; aligned by the wall clocks read at start");
+  m.lateness = collective_lateness(profiles, m.hosts);
+  for (const auto& p : profiles) {
+    double offset = 0;
+    for (const auto& h : m.hosts)
+      if (h.host == p.host) offset = h.offset_ns;
+    m.steps.push_back(rank_steps(p, offset));
+    m.overlap.push_back(communication_overlap(p.kernels));
+  }
+  for (const auto& n : m.notes) err += "nvscope: merge: " + n + "\n";
+  out += report_text(m);
+  if (!a.output.empty()) {
+    std::ofstream o(a.output, std::ios::binary);
+    o << report_json(m).dump(1) << "\n";
+    if (!o) return err += "nvscope: merge: cannot write " + in_quotes(a.output) + "\n", 2;
+    out += "wrote " + a.output + "\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+int merge_run(int argc, const char* const* argv, std::string& out, std::string& err) {
+  try {
+    return merge_unguarded(argc, argv, out, err);
+  } catch (const std::bad_alloc&) {
+    err = "nvscope: merge: out of memory (reading or merging the traces)\n";
+  } catch (const std::exception& e) {
+    err += "nvscope: merge: " + detail::escape_input(e.what(), 200) + "\n";
+  }
+  return 2;
+}
+
+int merge_main(int argc, char** argv) {
+  std::string out, err;
+  const int status = merge_run(argc, argv, out, err);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fwrite(err.data(), 1, err.size(), stderr);
+  return status;
+}
+
+} // namespace tool
+} // namespace v1
+} // namespace nvscope
