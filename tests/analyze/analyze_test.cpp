@@ -71,25 +71,25 @@ const nvscope::kernel_summary_row* find_kernel(const nvscope::analysis_report& r
 
 TEST_CASE("stats: median of odd and even counts, sample stddev, single value") {
   std::vector<std::uint64_t> odd{50, 10, 30};
-  auto s = nvscope::detail::stats_of(odd);
+  auto s = nvscope::detail::stats_of(odd.data(), odd.data() + odd.size());
   CHECK(s.count == 3);
   CHECK(s.total == 90);
   CHECK(s.median == 30.0);
   CHECK(s.average == 30.0);
   CHECK(s.stddev == doctest::Approx(20.0)); // sqrt((400+0+400)/2)
   std::vector<std::uint64_t> even{40, 10, 30, 20};
-  s = nvscope::detail::stats_of(even);
+  s = nvscope::detail::stats_of(even.data(), even.data() + even.size());
   CHECK(s.median == 25.0);
   CHECK(s.min == 10);
   CHECK(s.max == 40);
   CHECK(s.stddev == doctest::Approx(std::sqrt(500.0 / 3.0)));
   std::vector<std::uint64_t> one{7};
-  s = nvscope::detail::stats_of(one);
+  s = nvscope::detail::stats_of(one.data(), one.data() + one.size());
   CHECK(s.median == 7.0);
   CHECK(s.stddev == 0.0);
   // nsys's own example: 169856 and 172992 -> median 171424.0, stddev 2217.5
   std::vector<std::uint64_t> nsys{169856, 172992};
-  s = nvscope::detail::stats_of(nsys);
+  s = nvscope::detail::stats_of(nsys.data(), nsys.data() + nsys.size());
   CHECK(s.median == 171424.0);
   CHECK(nvscope::detail::fmt_f(s.stddev, 1) == "2217.5");
 }
@@ -109,7 +109,7 @@ TEST_CASE("stats against a naive reference on random data") {
     double ss = 0;
     for (auto x : v) ss += (double(x) - mean) * (double(x) - mean);
     const double sd = n > 1 ? std::sqrt(ss / double(n - 1)) : 0.0;
-    auto s = nvscope::detail::stats_of(v);
+    auto s = nvscope::detail::stats_of(v.data(), v.data() + v.size());
     CHECK(s.median == med);
     CHECK(s.average == doctest::Approx(mean));
     CHECK(s.stddev == doctest::Approx(sd));
@@ -180,7 +180,7 @@ std::uint64_t spread_value(std::mt19937_64& rng, int spread) {
 
 } // namespace
 
-TEST_CASE("ranks_of, median_of and median_and_p90 read what a full sort puts at each rank, any spread, any size") {
+TEST_CASE("ranks_of, stats_of and quantiles_of read what a full sort puts at each rank, any spread, any size") {
   const auto seed = nvscope_test::fresh_seed();
   INFO("seed " << seed); // a failure names the input
   std::mt19937_64 rng(seed);
@@ -209,9 +209,9 @@ TEST_CASE("ranks_of, median_of and median_and_p90 read what a full sort puts at 
       CHECK(after == (next ? sorted[k + 1] : sorted[k]));
     }
     const double median = n % 2 ? double(sorted[n / 2]) : (double(sorted[n / 2 - 1]) + double(sorted[n / 2])) / 2;
-    CHECK(nvscope::detail::median_by(both, n) == median);
+    CHECK(nvscope::detail::median_of(both, n, sorted.front(), sorted.back()) == median);
     std::vector<std::uint64_t> whole(original);
-    const auto st = nvscope::detail::stats_of(whole);
+    const auto st = nvscope::detail::stats_of(whole.data(), whole.data() + whole.size());
     CHECK(st.median == median);
     // The standard deviation by its definition, summed in the values' order from the mean of
     // their (64-bit, wrapping) total, as stats_of takes them: the same operations (equal but
@@ -227,9 +227,17 @@ TEST_CASE("ranks_of, median_of and median_and_p90 read what a full sort puts at 
     CHECK(st.stddev == doctest::Approx(n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : 0.0).epsilon(1e-12));
     CHECK(whole == original); // read, never moved
     const std::size_t rank90 = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(0.9 * double(n))));
-    const auto [median2, p90] = nvscope::detail::median_and_p90(whole.data(), whole.data() + whole.size());
-    CHECK(median2 == median);
-    CHECK(p90 == double(sorted[rank90 - 1]));
+    const auto q = nvscope::detail::quantiles_of(whole.data(), whole.data() + whole.size(), {0.9});
+    CHECK(q.median == median);
+    CHECK(q.quantiles[0] == double(sorted[rank90 - 1]));
+    CHECK(q.max == sorted.back());
+    std::vector<std::uint32_t> narrow(original.begin(), original.end()); // another value type: the same ranks of its values
+    std::vector<std::uint32_t> narrow_sorted(narrow);
+    std::sort(narrow_sorted.begin(), narrow_sorted.end());
+    const auto qn = nvscope::detail::quantiles_of(narrow.data(), narrow.data() + narrow.size(), {0.9});
+    const double narrow_median = n % 2 ? double(narrow_sorted[n / 2]) : (double(narrow_sorted[n / 2 - 1]) + double(narrow_sorted[n / 2])) / 2;
+    CHECK(qn.median == narrow_median);
+    CHECK(qn.quantiles[0] == double(narrow_sorted[rank90 - 1]));
   }
 }
 

@@ -66,17 +66,23 @@ inline void window_figures(const gpu_intervals& g, timestamp_ns lo, timestamp_ns
   m.gap_count = gaps.size() - at;
 }
 
+// The gaps' median and p90 (nearest rank) of [first, last), into `m`.
+inline void gap_figures(const std::uint64_t* first, const std::uint64_t* last, activity_metrics& m) noexcept {
+  if (first == last) return;
+  const auto q = quantiles_of(first, last, {0.9});
+  m.gap_median_ns = q.median;
+  m.gap_p90_ns = q.quantiles[0];
+}
+
 // The metrics of one window from its intervals (merged here, in place); appends its gaps to
-// `gaps`. The overall activity's path where the kernels come out of start order. `runs`, where
-// given (sorted), the kernels' durations: their median read across them.
-inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& gaps, const kernel_runs* runs = nullptr) {
+// `gaps`. The overall activity's path where the kernels come out of start order. `runs`
+// (sorted): the kernels' durations, their median read across them.
+inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp_ns hi, value_list& gaps, const kernel_runs& runs) {
   activity_metrics m;
   m.kernels = g.kernels.size();
   m.copies = g.copies.size();
   m.memsets = g.memsets.size();
-  m.kernel_median_ns = runs ? median_of_runs(*runs) : median_by([&](auto&& f) {
-    for (const auto& k : g.kernels) f(k.second - k.first);
-  }, g.kernels.size());
+  m.kernel_median_ns = median_of_runs(runs);
   for (auto* v : {&g.kernels, &g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
   const auto at = gaps.size();
   // Every GPU record's union: the kernels' with the (few) transfers', walked, not written.
@@ -85,7 +91,7 @@ inline activity_metrics activity_of(gpu_intervals& g, timestamp_ns lo, timestamp
   m.kernel_ns = transfers.empty() ? m.busy_ns : covered(g.kernels, lo, hi);
   m.overlap_ns = intersection(g.kernels, g.copies);
   window_figures(g, lo, hi, gaps, at, m);
-  if (m.gap_count) std::tie(m.gap_median_ns, m.gap_p90_ns) = median_and_p90(gaps.data() + at, gaps.data() + gaps.size());
+  gap_figures(gaps.data() + at, gaps.data() + gaps.size(), m);
   return m;
 }
 
@@ -126,7 +132,6 @@ class kernel_union_sink {
     m.kernel_ns = s_.kernel_ns;
     m.overlap_ns = overlap_ns_;
   }
-  interval gap_extremes() const noexcept { return s_.busy.gap_extremes(); } // of the gaps it appended
 
  private:
   struct state { // what each merged interval reads and changes
@@ -173,14 +178,13 @@ class kernel_union_sink {
   std::uint64_t overlap_ns_ = 0;
 };
 
-// activity_of's figures (medians included) with the kernels read once from their records when
-// the non-empty ones come in start order, as a trace's usually do: their union is merged as it
-// is read by a kernel_union_sink, never copied, and their durations taken aside for the
-// median's search (which reads them more than once: 8 bytes each, not the records), or, with
-// `runs` (sorted: analyze's), read across those. False, with `gaps` and `m` to be thrown away,
-// where one comes out of order. `g`: the copies, memsets and syncs.
+// activity_of's figures with the kernels read once from their records when the non-empty ones
+// come in start order, as a trace's usually do: their union is merged as it is read by a
+// kernel_union_sink, never copied; the kernel median is read across `runs` (sorted). False,
+// with `gaps` and `m` to be thrown away, where one comes out of order. `g`: the copies, memsets
+// and syncs.
 inline bool activity_of_kernels_in_order(const std::vector<kernel_record>& kernels, gpu_intervals& g, timestamp_ns lo, timestamp_ns hi,
-                                         value_list& gaps, activity_metrics& m, const kernel_runs* runs = nullptr) {
+                                         value_list& gaps, activity_metrics& m, const kernel_runs& runs) {
   m.copies = g.copies.size();
   m.memsets = g.memsets.size();
   for (auto* v : {&g.copies, &g.memsets, &g.syncs}) merge_intervals(*v);
@@ -188,41 +192,22 @@ inline bool activity_of_kernels_in_order(const std::vector<kernel_record>& kerne
   gaps.reserve(kernels.size() + transfers.size());
   kernel_union_sink sink(transfers, g.copies, lo, hi, gaps);
   const kernel_record* const record = kernels.data();
-  if (runs) {
-    const auto taken = sink.add_each(kernels.size(), [record](std::size_t j, interval& x) {
-      x = {record[j].start, record[j].end};
-      return valid_interval(x.first, x.second);
-    });
-    if (taken != kernels.size()) return false;
-    m.kernels = runs->count();
-    m.kernel_median_ns = median_of_runs(*runs);
-  } else {
-    scratch_vector<std::uint64_t> durations; // the median's search reads these, not the records again
-    durations.reserve(kernels.size());
-    std::uint64_t shortest = ~std::uint64_t{0}, longest = 0;
-    const auto taken = sink.add_each(kernels.size(), [&](std::size_t j, interval& x) {
-      x = {record[j].start, record[j].end};
-      if (!valid_interval(x.first, x.second)) return false;
-      const std::uint64_t d = x.second - x.first;
-      durations.push_back(d);
-      shortest = std::min(shortest, d);
-      longest = std::max(longest, d);
-      return true;
-    });
-    if (taken != kernels.size()) return false;
-    m.kernels = durations.size();
-    if (!durations.empty()) m.kernel_median_ns = median_of(each_value{durations.data(), durations.data() + durations.size()}, durations.size(), shortest, longest);
-  }
+  const auto taken = sink.add_each(kernels.size(), [record](std::size_t j, interval& x) {
+    x = {record[j].start, record[j].end};
+    return valid_interval(x.first, x.second);
+  });
+  if (taken != kernels.size()) return false;
+  m.kernels = runs.count();
+  m.kernel_median_ns = median_of_runs(runs);
   sink.finish(m);
   window_figures(g, lo, hi, gaps, 0, m);
-  const auto [shortest_gap, longest_gap] = sink.gap_extremes();
-  if (m.gap_count) std::tie(m.gap_median_ns, m.gap_p90_ns) = median_and_p90(gaps.data(), gaps.data() + gaps.size(), shortest_gap, longest_gap);
+  gap_figures(gaps.data(), gaps.data() + gaps.size(), m);
   return true;
 }
 
-// overall_activity (below); `runs`, where given (sorted: analyze's), the kernels' durations by
-// name, their median read across them.
-inline activity_metrics overall_activity_of(const trace& t, time_window window, const kernel_runs* runs) {
+// overall_activity (below) with `runs`, the valid kernels' durations by name, sorted (analyze's,
+// or sorted_kernel_runs_of's): their median read across them.
+inline activity_metrics overall_activity_of(const trace& t, time_window window, const kernel_runs& runs) {
   value_list gaps;
   {
     gpu_intervals g; // the kernels read in place
@@ -237,9 +222,9 @@ inline activity_metrics overall_activity_of(const trace& t, time_window window, 
   return activity_of(g, window.begin, window.end, gaps, runs);
 }
 
-// analysis_window (below); `runs`, where given (analyze's), the valid kernels' earliest start and
-// latest end read off them, not the kernel records.
-inline time_window analysis_window_of(const trace& t, const analysis_options& options, const kernel_runs* runs) {
+// analysis_window (below) with `runs` (analyze's, or sorted_kernel_runs_of's): the valid kernels'
+// earliest start and latest end read off them, not the kernel records.
+inline time_window analysis_window_of(const trace& t, const analysis_options& options, const kernel_runs& runs) {
   if (options.window.end != 0) return options.window;
   if (!t.capture_windows.empty()) {
     time_window w{t.capture_windows.front().begin, 0};
@@ -254,8 +239,7 @@ inline time_window analysis_window_of(const trace& t, const analysis_options& op
     for (const auto& r : records)
       if (valid_interval(r.start, r.end)) lo = std::min(lo, r.start), hi = std::max(hi, r.end);
   };
-  if (runs == nullptr) extend(t.kernels);
-  else if (runs->count() != 0) lo = runs->first_start, hi = runs->last_end;
+  if (runs.count() != 0) lo = runs.first_start, hi = runs.last_end;
   extend(t.copies);
   extend(t.memsets);
   return hi == 0 ? time_window{} : time_window{lo, hi};
@@ -269,14 +253,18 @@ inline time_window analysis_window_of(const trace& t, const analysis_options& op
 /// \code
 ///   nvscope::time_window w = nvscope::analysis_window(t, options);
 /// \endcode
-inline time_window analysis_window(const trace& t, const analysis_options& options) { return detail::analysis_window_of(t, options, nullptr); }
+inline time_window analysis_window(const trace& t, const analysis_options& options) {
+  return detail::analysis_window_of(t, options, detail::sorted_kernel_runs_of(t));
+}
 
 /// GPU activity over `window` (every record counts; busy, kernel, copy and sync time are
 /// clipped to the window).
 /// \code
 ///   auto o = nvscope::overall_activity(t, {t.begin, t.finish});
 /// \endcode
-inline activity_metrics overall_activity(const trace& t, time_window window) { return detail::overall_activity_of(t, window, nullptr); }
+inline activity_metrics overall_activity(const trace& t, time_window window) {
+  return detail::overall_activity_of(t, window, detail::sorted_kernel_runs_of(t));
+}
 
 } // namespace v1
 } // namespace nvscope

@@ -33,9 +33,9 @@ inline namespace v1 {
 
 namespace detail {
 
-// diagnosis_options_for (below); `runs`, where given (analyze's), the window's kernel extremes
-// read off them (analysis_window_of).
-inline diagnosis_options diagnosis_options_of(const trace& t, const analysis_options& options, const kernel_runs* runs) {
+// diagnosis_options_for (below) with `runs` (analyze's, or sorted_kernel_runs_of's): the window's
+// kernel extremes read off them (analysis_window_of).
+inline diagnosis_options diagnosis_options_of(const trace& t, const analysis_options& options, const kernel_runs& runs) {
   diagnosis_options d;
   d.step_range = options.step_range;
   d.step_pattern = options.step_pattern;
@@ -51,7 +51,7 @@ inline diagnosis_options diagnosis_options_of(const trace& t, const analysis_opt
 ///   auto d = nvscope::diagnose(t, nvscope::attribute(t), nvscope::diagnosis_options_for(t, {}));
 /// \endcode
 inline diagnosis_options diagnosis_options_for(const trace& t, const analysis_options& options) {
-  return detail::diagnosis_options_of(t, options, nullptr);
+  return detail::diagnosis_options_of(t, options, detail::sorted_kernel_runs_of(t));
 }
 
 namespace detail {
@@ -92,14 +92,14 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
     // The kernels' durations by name, grouped once and sorted once (analyze/kernel_runs.hpp) for
     // the three passes that read them by name; last, so that they are not held through the others.
     auto runs = detail::kernel_runs_of(t, x);
-    const diagnosis_options diagnosis_settings = detail::diagnosis_options_of(t, options, &runs); // the window found once, for both
+    const diagnosis_options diagnosis_settings = detail::diagnosis_options_of(t, options, runs); // the window found once, for both
     if (options.kernel_names == name_form::demangled) {
       r.kernels = detail::kernel_summary_of(t, runs);
     } else {
       r.kernels = kernel_summary(t, x, options.kernel_names);
       detail::sort_runs(runs);
     }
-    r.overall = detail::overall_activity_of(t, diagnosis_settings.window, &runs);
+    r.overall = detail::overall_activity_of(t, diagnosis_settings.window, runs);
     r.diagnosis = detail::diag::diagnose_with(t, x.links, diagnosis_settings, &runs, threads);
   }
   r.lost = t.lost;

@@ -16,6 +16,7 @@
 
 #include <nvscope/analyze/attribution.hpp>
 #include <nvscope/analyze/detail/buckets.hpp>
+#include <nvscope/analyze/detail/ends.hpp>
 #include <nvscope/analyze/detail/launch_lookup.hpp>
 #include <nvscope/analyze/detail/nesting.hpp>
 #include <nvscope/analyze/detail/other_threads.hpp>
@@ -38,19 +39,6 @@ namespace nvscope {
 inline namespace v1 {
 
 namespace detail {
-inline timestamp_ns trace_end_of(const trace& t) noexcept {
-  if (t.finish > t.begin && t.finish != 0) return t.finish;
-  timestamp_ns m = 0;
-  auto upd = [&m](timestamp_ns v) { m = v > m ? v : m; };
-  for (const auto& r : t.ranges) { upd(r.start); upd(r.end); }
-  for (const auto& k : t.kernels) upd(k.end);
-  for (const auto& c : t.copies) upd(c.end);
-  for (const auto& s : t.memsets) upd(s.end);
-  for (const auto& s : t.syncs) upd(s.end);
-  for (const auto& l : t.launches) upd(l.time);
-  return m;
-}
-
 // Every range of `parent` (per range; one of `nr` or more, or none given, is none), children before
 // their parents: the order in which the nesting passes sum upwards and, read backwards, pass down.
 // Where every parent comes before its children in the trace (ranges recorded as they open, as the
@@ -80,17 +68,6 @@ void children_first(const std::vector<std::uint32_t>& parent, std::uint32_t nr, 
     const auto up_of = parent_of(order[i]);
     if (up_of != no_index && --pending[up_of] == 0) order.push_back(up_of);
   }
-}
-
-// A range's end as analysis uses it: unclosed ranges end at the trace end, a range that ends
-// before it starts ends at its start.
-inline std::vector<timestamp_ns> closed_range_ends(const trace& t, timestamp_ns trace_end) {
-  std::vector<timestamp_ns> end(t.ranges.size());
-  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
-    const auto& r = t.ranges[i];
-    end[i] = r.end == 0 ? std::max(trace_end, r.start) : std::max(r.end, r.start);
-  }
-  return end;
 }
 
 } // namespace detail

@@ -129,8 +129,6 @@ class union_walk {
       const auto gap = x.first - run_.second;
       if (out_ == room_end_) grow();
       *out_++ = gap;
-      shortest_gap_ = gap < shortest_gap_ ? gap : shortest_gap_;
-      longest_gap_ = gap > longest_gap_ ? gap : longest_gap_;
     }
     run_ = x;
     any_ = true;
@@ -141,8 +139,6 @@ class union_walk {
     gaps_->resize(static_cast<std::size_t>(out_ - gaps_->data()));
     return sum_;
   }
-  // The shortest and longest gap appended ({~0, 0} for none): their median needs no pass for them.
-  interval gap_extremes() const noexcept { return {shortest_gap_, longest_gap_}; }
 
  private:
   void close() noexcept {
@@ -158,7 +154,7 @@ class union_walk {
     out_ = gaps_->data() + used;
     room_end_ = gaps_->data() + gaps_->size();
   }
-  std::uint64_t lo_, hi_, sum_ = 0, shortest_gap_ = ~std::uint64_t{0}, longest_gap_ = 0;
+  std::uint64_t lo_, hi_, sum_ = 0;
   value_list* gaps_; // a pointer, not a reference: a walk may be copied to a loop's locals and back
   std::size_t start_;                // the list's size when the walk began: its own gaps follow
   std::uint64_t *out_, *room_end_; // the next gap's place in *gaps_, the end of its room

@@ -81,12 +81,14 @@ inline void sort_values(std::uint64_t* first, std::uint64_t* last) {
   sort_values(first, last, lo, hi);
 }
 
-// stats_by's figures of [first, last), then the values sorted in place and the median read off
+// stats_of's figures of [first, last), then the values sorted in place and the median read off
 // them: the same figures (the squared deviations summed in the values' order before the sort,
-// as stats_by sums them during the median's first read), with a sort in place of the median's
+// as stats_of sums them during the median's first read), with a sort in place of the median's
 // selection, for a caller that wants the values sorted anyway.
 inline duration_stats stats_then_sort(std::uint64_t* first, std::uint64_t* last) {
-  duration_stats s = moments_by(each_value{first, last});
+  const value_moments v = moments_by(each_value{first, last});
+  duration_stats s;
+  s.count = v.count, s.total = v.total, s.min = v.min, s.max = v.max, s.average = v.average;
   const std::uint64_t n = s.count;
   if (n == 0) return s;
   const double mean = s.average;
@@ -121,17 +123,16 @@ struct kernel_runs {
   bool inside(const time_window& w) const noexcept { return count() == 0 || (in_window(w, first_start) && in_window(w, last_start)); }
 };
 
-// The runs of `t`'s valid kernels, by one read of their records.
-inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
+// The runs of `t`'s kernels that ok[i] marks valid, by one read of their records; owner[i]: the
+// range owning kernel i (attribution::kernel_owner), or null for none (owned_ns then empty).
+inline kernel_runs kernel_runs_of(const trace& t, const char* ok, const std::uint32_t* owner) {
   kernel_runs runs;
   runs.ids = t.strings.size();
   const auto unknown = static_cast<std::uint32_t>(runs.ids);
   kept_values kept(runs.ids + 1, t.kernels.size());
-  const auto nr = t.ranges.size();
+  const std::size_t nr = owner ? t.ranges.size() : 0;
   runs.owned_ns.assign(nr, 0);
   // A range's kernels come together: its owned time is summed in hot_counts.
-  const std::uint32_t* const owner = x.links.kernel_owner.data();
-  const char* const ok = x.kernel_ok.data();
   const kernel_record* const kernels = t.kernels.data();
   const std::size_t n = t.kernels.size();
   std::size_t* const count = kept.counts();
@@ -154,7 +155,7 @@ inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
     ++count[g];
     group[n_kept] = g;
     value[n_kept++] = d;
-    if (owner[i] < nr) owned.add(owner[i], d);
+    if (nr != 0 && owner[i] < nr) owned.add(owner[i], d);
   }
   owned.flush();
   kept.kept(n_kept);
@@ -166,11 +167,24 @@ inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) {
   return runs;
 }
 
+// The runs of `t`'s valid kernels (trace_index::kernel_ok), by one read of their records.
+inline kernel_runs kernel_runs_of(const trace& t, const trace_index& x) { return kernel_runs_of(t, x.kernel_ok.data(), x.links.kernel_owner.data()); }
+
 // Each run sorted in place (where the kernel summary did not sort them).
 inline void sort_runs(kernel_runs& runs) {
   auto& g = runs.by_name;
   for (std::size_t s = 0; s + 1 < g.offset.size(); ++s) sort_values(g.values.data() + g.offset[s], g.values.data() + g.offset[s + 1]);
   runs.sorted = true;
+}
+
+// The runs of `t`'s valid kernels, sorted, without an index (no owned time): what the passes that
+// analyze gives analyze's runs read when a caller runs them alone.
+inline kernel_runs sorted_kernel_runs_of(const trace& t) {
+  std::vector<char> ok(t.kernels.size());
+  for (std::size_t i = 0; i < ok.size(); ++i) ok[i] = valid_interval(t.kernels[i].start, t.kernels[i].end);
+  auto runs = kernel_runs_of(t, ok.data(), nullptr);
+  sort_runs(runs);
+  return runs;
 }
 
 // The value at 0-based rank k of every sorted run together (k < runs.count()): the smallest value

@@ -294,22 +294,20 @@ inline void add_instance(range_metrics& m, const activity_metrics& a) {
 using duration_column = scratch_column<std::uint64_t>;
 
 // One instance's kernels: the run of records run[0 .. n), or (run null) each through its ref
-// refs[0 .. n). Their durations appended to `kernel_ns` (their extremes widening `extremes`),
-// fed to `sink` while they come in start order. False where one does not (the sink then fed
-// only in part; the durations all appended).
+// refs[0 .. n). Their durations appended to `kernel_ns`, fed to `sink` while they come in
+// start order. False where one does not (the sink then fed only in part; the durations all
+// appended).
 inline bool read_instance_kernels(const trace& t, const kernel_record* run, const std::uint32_t* refs, std::size_t n, kernel_union_sink& sink,
-                                  duration_column& kernel_ns, interval& extremes) {
+                                  duration_column& kernel_ns) {
   const auto done = kernel_ns.size();
   kernel_ns.resize(done + n);
   std::uint64_t* const out = kernel_ns.data() + done;
   const kernel_record* const records = t.kernels.data();
-  interval widest = extremes;
   const auto read = [&](std::size_t j) -> const kernel_record& {
     if (!run && j + prefetch_ahead < n) prefetch(&records[refs[j + prefetch_ahead] & range_ops_index::index_mask]); // a range's kernels lie far apart
     const kernel_record* const k = run ? run + j : &records[refs[j] & range_ops_index::index_mask];
     const std::uint64_t d = k->end - k->start;
     out[j] = d;
-    widen(widest, {d, d});
     return *k;
   };
   const auto in_order = sink.add_each(n, [&](std::size_t j, interval& x) {
@@ -318,18 +316,11 @@ inline bool read_instance_kernels(const trace& t, const kernel_record* run, cons
     return true; // empty: no time (the sink skips it)
   });
   for (auto j = in_order + 1; j < n; ++j) read(j); // the first out of order was read
-  extremes = widest;
   return in_order == n;
 }
 
-// Per row of the per-range metrics, the extremes of its kernel durations and of its gaps.
-struct row_extremes {
-  interval kernels{~std::uint64_t{0}, 0}, gaps{~std::uint64_t{0}, 0};
-};
-
-// Ratios of the summed figures; gap and kernel medians over every instance's values (within
-// the extremes `e` that the instances widened).
-inline void finish_metrics(range_metrics& m, const value_list& gaps, const duration_column& kernel_ns, const row_extremes& e) {
+// Ratios of the summed figures; gap and kernel medians over every instance's values.
+inline void finish_metrics(range_metrics& m, const value_list& gaps, const duration_column& kernel_ns) {
   auto& a = m.activity;
   m.kernels_per_instance = m.instances ? static_cast<double>(m.kernels) / static_cast<double>(m.instances) : 0.0;
   if (a.window_ns) {
@@ -338,18 +329,18 @@ inline void finish_metrics(range_metrics& m, const value_list& gaps, const durat
   }
   if (a.copy_ns) a.copy_compute_overlap_percent = 100.0 * static_cast<double>(a.overlap_ns) / static_cast<double>(a.copy_ns);
   a.gap_count = gaps.size();
-  if (!gaps.empty()) std::tie(a.gap_median_ns, a.gap_p90_ns) = median_and_p90(gaps.data(), gaps.data() + gaps.size(), e.gaps.first, e.gaps.second);
-  if (!kernel_ns.empty()) a.kernel_median_ns = median_of(each_value{kernel_ns.data(), kernel_ns.data() + kernel_ns.size()}, kernel_ns.size(), e.kernels.first, e.kernels.second);
+  gap_figures(gaps.data(), gaps.data() + gaps.size(), a);
+  a.kernel_median_ns = quantiles_of(kernel_ns.data(), kernel_ns.data() + kernel_ns.size(), {}).median;
 }
 
 // The activity of range instance r (its records in `ops`) and the merged syncs; appends its gaps
-// to `gaps` and its kernel durations to `kernel_ns`, widening `e` by theirs. The refs come
+// to `gaps` and its kernel durations to `kernel_ns`. The refs come
 // kernels first, then copies, then memsets (range_ops places them in that order).
 // The transfers and syncs are taken first, so that the kernels, read in start order (the usual
 // case), feed the busy union, kernel time and copy overlap as they are read, never listed;
 // from the first one out of order, the whole list is copied, merged and fed again.
 inline activity_metrics instance_activity(const trace& t, const range_ops_index& ops, std::uint32_t r, timestamp_ns lo, timestamp_ns hi,
-                                          const interval_list& syncs, gpu_intervals& g, value_list& gaps, duration_column& kernel_ns, row_extremes& e) {
+                                          const interval_list& syncs, gpu_intervals& g, value_list& gaps, duration_column& kernel_ns) {
   const std::uint32_t *first = ops.ref.data() + ops.offset[r], *const last = ops.ref.data() + ops.offset[r + 1], *const kernels = first;
   const kernel_record* const run = ops.run_size[r] != 0 ? t.kernels.data() + ops.run_first[r] : nullptr;
   if (!run) first = std::partition_point(first, last, [](std::uint32_t o) { return o >> range_ops_index::kind_shift == 0; }); // kinds ascend
@@ -379,9 +370,8 @@ inline activity_metrics instance_activity(const trace& t, const range_ops_index&
   const auto transfers = union_of(g.copies, g.memsets);
   const auto at = gaps.size();
   kernel_union_sink sink(transfers, g.copies, lo, hi, gaps);
-  if (read_instance_kernels(t, run, kernels, n, sink, kernel_ns, e.kernels)) {
+  if (read_instance_kernels(t, run, kernels, n, sink, kernel_ns)) {
     sink.finish(m);
-    widen(e.gaps, sink.gap_extremes());
   } else {
     gaps.resize(at);
     g.kernels.resize(n);
@@ -396,7 +386,6 @@ inline activity_metrics instance_activity(const trace& t, const range_ops_index&
       return true;
     });
     again.finish(m);
-    widen(e.gaps, again.gap_extremes());
   }
   window_figures(g, lo, hi, gaps, at, m);
   return m;
@@ -407,7 +396,6 @@ struct range_rows {
   std::vector<range_metrics> rows;
   std::vector<value_list> gaps;
   std::vector<duration_column> kernel_ns;
-  std::vector<row_extremes> extremes;
   std::vector<std::uint32_t> row_of_group, row_of_family;
 
   std::uint32_t row(const trace& t, const trace_index& x, const step_families& families, std::uint32_t r, bool step) {
@@ -416,7 +404,6 @@ struct range_rows {
       rows.back().range = std::move(label);
       gaps.emplace_back();
       kernel_ns.emplace_back();
-      extremes.emplace_back();
       return static_cast<std::uint32_t>(rows.size() - 1);
     };
     auto& slot = step ? row_of_family[families.of_range[r]] : row_of_group[x.group_of[r]];
@@ -461,11 +448,11 @@ inline range_activity_result range_activity(const trace& t, const trace_index& x
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
     if (ops.empty(r)) continue;
     const auto row = row_of[r];
-    const auto a = detail::instance_activity(t, ops, r, p.first[r], p.last[r], syncs, g, rows.gaps[row], rows.kernel_ns[row], rows.extremes[row]);
+    const auto a = detail::instance_activity(t, ops, r, p.first[r], p.last[r], syncs, g, rows.gaps[row], rows.kernel_ns[row]);
     detail::add_instance(rows.rows[row], a);
     if (is_step[r]) out.steps.push_back({r, std::string(t.strings[t.ranges[r].name]), a.kernels, a});
   }
-  for (std::size_t q = 0; q < rows.rows.size(); ++q) detail::finish_metrics(rows.rows[q], rows.gaps[q], rows.kernel_ns[q], rows.extremes[q]);
+  for (std::size_t q = 0; q < rows.rows.size(); ++q) detail::finish_metrics(rows.rows[q], rows.gaps[q], rows.kernel_ns[q]);
   detail::order_rows(rows.rows, [](const range_metrics& m) { return std::make_tuple(detail::descending(m.activity.kernel_ns), std::string_view(m.range)); });
   detail::order_rows(out.steps, [&](const step_metrics& s) { return std::make_tuple(t.ranges[s.range].start, s.range); });
   out.per_range = std::move(rows.rows);

@@ -34,34 +34,6 @@ namespace nvscope {
 inline namespace v1 {
 namespace detail {
 
-// Kernel names numbered densely as they first come, each with its string id, so that the row
-// table's slot per (group, thread) and name is sized by the kernel names, not by the string
-// table (which also holds every range name: PyTorch's carry a sequence number, a string a
-// range, beside a few hundred kernel names).
-class kernel_name_numbers {
- public:
-  explicit kernel_name_numbers(std::vector<string_id> ids) : ids_(std::move(ids)), number_(ids_.size() + 1, no_index) {}
-  // The number of a kernel record's name (`form`'s spelling). Every id past the string table
-  // shares the last slot and keeps its own id, which prints `<unknown>` as in cuda_gpu_kern_sum.
-  std::uint32_t of(string_id name) {
-    const string_id id = name < ids_.size() ? ids_[name] : name;
-    auto& n = number_[id < ids_.size() ? id : ids_.size()];
-    if (n == no_index) {
-      n = static_cast<std::uint32_t>(string_.size());
-      string_.push_back(id);
-    }
-    return n;
-  }
-  std::size_t size() const noexcept { return string_.size(); }
-  std::size_t most() const noexcept { return number_.size(); } // more than any number `of` gives
-  string_id string_of(std::uint32_t n) const noexcept { return string_[n]; }
-
- private:
-  std::vector<string_id> ids_;       // per string id: the id kernels are grouped under
-  std::vector<std::uint32_t> number_; // per grouped id: its number, or no_index
-  std::vector<string_id> string_;     // per number: its grouped id
-};
-
 // Kernels gathered per (range, kernel name) pair; pair p's durations are
 // durations[offset[p] .. offset[p + 1]).
 struct kernel_pairs {
@@ -456,7 +428,7 @@ inline scratch_column<duration_stats> kern_row_stats(kern_rows& rows) {
 // sorting the numbers). The rows are then made in that order, each string written once where
 // it stays, not moved along the permutation's cycles. pid is the trace's for every row; a
 // group's ranges share one style.
-inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, kern_rows& rows, const kernel_name_numbers& kernel_names) {
+inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_index& x, kern_rows& rows, const key_numbers& kernel_names) {
   const auto stats = kern_row_stats(rows);
   // The groups and kernel names the rows hold, each numbered once (through tables as large as
   // their ids reach, not hashed); their labels, ranked.
@@ -471,7 +443,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     group_of_row[r] = group_numbers.of(k.group);
     if (group_of_row[r] == labels.size()) labels.push_back(range_label(t, t.ranges[x.group_first[k.group]]));
     name_of_row[r] = name_numbers.of(k.name);
-    if (name_of_row[r] == names.size()) names.push_back(t.strings[kernel_names.string_of(k.name)]);
+    if (name_of_row[r] == names.size()) names.push_back(t.strings[static_cast<string_id>(kernel_names.key(k.name))]);
   }
   const auto label_rank = string_ranks(labels), name_rank = string_ranks(names);
   const auto tid_of = [&](std::uint32_t thread) { return thread < t.threads.size() ? t.threads[thread].os_id : std::uint64_t{thread}; };
@@ -520,15 +492,24 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
 ///   auto rows = nvscope::range_kernel_summary(t, nvscope::index_trace(t));
 /// \endcode
 inline std::vector<range_kernel_row> range_kernel_summary(const trace& t, const trace_index& x, name_form form = name_form::demangled) {
-  detail::kernel_name_numbers names(detail::kernel_name_ids(t, form));
+  // Kernel names numbered densely as they first come by the id they are grouped under in `form`,
+  // so that the row table's slot per (group, thread) and name is sized by the kernel names, not
+  // by the string table (which also holds every range name). Every id past the string table
+  // shares the last number, which prints `<unknown>` as in cuda_gpu_kern_sum.
+  const auto ids = detail::kernel_name_ids(t, form);
+  detail::key_numbers names(ids.size() + 1);
+  const auto name_of = [&ids, &names](string_id n) {
+    const string_id id = n < ids.size() ? ids[n] : n;
+    return names.of(id < ids.size() ? id : ids.size());
+  };
   // One pass over the kernels left in, with their launch: each enters the pair of its
   // innermost push/pop range and of every start/end range open at its launch.
-  detail::pairing pp(names.most(), t.ranges.size(), t.kernels.size()), se(names.most(), t.ranges.size(), x.start_end_ranges.size());
+  detail::pairing pp(ids.size() + 1, t.ranges.size(), t.kernels.size()), se(ids.size() + 1, t.ranges.size(), x.start_end_ranges.size());
   for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
     const auto l = x.links.kernel_launch[i];
     if (!x.kernel_ok[i] || l == attribution::none) continue;
     const auto& kernel = t.kernels[i];
-    const std::uint32_t name = names.of(kernel.name);
+    const std::uint32_t name = name_of(kernel.name);
     const std::uint64_t duration = kernel.end - kernel.start;
     if (x.launch_owner[l] != attribution::none) pp.add(x.launch_owner[l], name, duration);
     for (auto s = x.start_end_offset[l]; s < x.start_end_offset[l + 1]; ++s) se.add(x.start_end_ranges[s], name, duration);

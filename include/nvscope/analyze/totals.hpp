@@ -9,8 +9,8 @@
 /// sync counts and summed durations and every loss count.
 ///
 /// `fold` adds a trace's records, counted as the summaries count them
-/// (analyze/reference/common.hpp: a GPU record or sync only with a valid end; a range's end as
-/// `range_ends` reads it, unclosed ones at the trace's end; marks left out). `merge` combines
+/// (a GPU record or sync only with a valid end; a range's end as reference/common.hpp's
+/// `range_ends` states it, unclosed ones at the trace's end; marks left out). `merge` combines
 /// totals of two windows, processes or ranks into those of their union: keys are names
 /// (strings), never a trace's string ids, which differ from trace to trace. Folding a trace
 /// in pieces and merging equals folding it whole, bucket for bucket.
@@ -26,7 +26,8 @@
 ///   for (const auto& row : nvscope::kernel_rows(all)) std::printf("%s %llu\n", row.name.c_str(), (unsigned long long)row.time.count);
 /// \endcode
 
-#include <nvscope/analyze/reference/common.hpp>
+#include <nvscope/analyze/detail/ends.hpp>
+#include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/sketch.hpp>
 #include <nvscope/trace.hpp>
@@ -129,7 +130,7 @@ class sketch_by_id {
 inline void fold_kernels(const trace& t, totals& into, name_form form) {
   sketch_by_id by_id(t.strings.size(), t.kernels.size());
   for (const auto& k : t.kernels) {
-    if (!reference::valid(k.start, k.end)) {
+    if (!detail::valid_interval(k.start, k.end)) {
       ++into.run.incomplete_found;
       continue;
     }
@@ -141,7 +142,7 @@ inline void fold_kernels(const trace& t, totals& into, name_form form) {
 
 // Each range's host time into its group's sketch, and each step range's into `steps`.
 inline void fold_ranges(const trace& t, totals& into, const std::vector<char>& steps) {
-  const auto end = reference::range_ends(t);
+  const auto end = detail::closed_range_ends(t, detail::trace_end_of(t));
   std::unordered_map<std::uint64_t, duration_sketch*> by_ids[2]; // per style: (domain, name) ids
   for (std::size_t i = 0; i < t.ranges.size(); ++i) {
     const auto& r = t.ranges[i];
@@ -159,13 +160,18 @@ inline void fold_ranges(const trace& t, totals& into, const std::vector<char>& s
 template <class Record>
 void fold_records(const std::vector<Record>& records, std::uint64_t& count, std::uint64_t& ns, std::uint64_t& incomplete) {
   for (const auto& r : records) {
-    if (!reference::valid(r.start, r.end)) {
+    if (!detail::valid_interval(r.start, r.end)) {
       ++incomplete;
       continue;
     }
     ++count;
     ns += r.end - r.start;
   }
+}
+
+// A row's share of its table's total, in percent; 0 when the total is 0.
+inline double share_percent(std::uint64_t part, std::uint64_t whole) noexcept {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
 } // namespace detail
@@ -232,7 +238,7 @@ inline std::vector<kernel_summary_row> kernel_rows(const totals& all) {
     rows.push_back({0.0, stats_of(s), name});
     whole += rows.back().time.total;
   }
-  for (auto& r : rows) r.time_percent = reference::percent(r.time.total, whole);
+  for (auto& r : rows) r.time_percent = detail::share_percent(r.time.total, whole);
   std::sort(rows.begin(), rows.end(), [](const kernel_summary_row& a, const kernel_summary_row& b) {
     return std::make_tuple(~a.time.total, a.time.count, a.name) < std::make_tuple(~b.time.total, b.time.count, b.name);
   });
@@ -247,7 +253,7 @@ inline std::vector<range_summary_row> range_rows(const totals& all) {
     rows.push_back({0.0, stats_of(s), key.push_pop ? "PushPop" : "StartEnd", key.domain + ":" + key.name, key.name});
     whole += rows.back().time.total;
   }
-  for (auto& r : rows) r.time_percent = reference::percent(r.time.total, whole);
+  for (auto& r : rows) r.time_percent = detail::share_percent(r.time.total, whole);
   std::sort(rows.begin(), rows.end(), [](const range_summary_row& a, const range_summary_row& b) {
     return std::make_tuple(~a.time.total, a.time.count, a.range, a.style) < std::make_tuple(~b.time.total, b.time.count, b.range, b.style);
   });

@@ -166,18 +166,15 @@ column_figures figures_of_counts(const Counts* counts, std::size_t values) noexc
   }
 }
 
-// A column's median, nearest-rank quantiles at `ps` and maximum (figures_by), read in place.
+// A column's median, nearest-rank quantiles at `ps` and maximum (quantiles_of), read in place.
 template <class T>
 column_figures figures_of(const T* v, std::size_t n, std::initializer_list<double> ps) {
-  return figures_by([v, n](auto&& g) {
-    for (std::size_t i = 0; i < n; ++i) g(static_cast<std::uint64_t>(v[i]));
-  }, n, ps);
+  return quantiles_of(v, v + n, ps);
 }
 
-// figures_of of a column whose extremes are known (widen: no pass for them).
-inline column_figures figures_of(const std::uint64_t* v, std::size_t n, std::initializer_list<double> ps, const interval& extremes) noexcept {
-  if (n == 0) return {};
-  return figures_within(each_value{v, v + n}, n, ps, extremes.first, extremes.second);
+// figures_of of a column whose extremes are known (quantiles_of finds them again).
+inline column_figures figures_of(const std::uint64_t* v, std::size_t n, std::initializer_list<double> ps, const interval&) noexcept {
+  return quantiles_of(v, v + n, ps);
 }
 
 // The distributions of every name's kernels, each name's values together in each column
