@@ -55,7 +55,7 @@ inline std::vector<range_kernel_row> unranged_kernel_rows(const trace& t, const 
     row.launched = std::get<0>(key);
     row.pid = t.process_id;
     row.tid = std::get<1>(key);
-    row.time = stats_of(values);
+    row.time = stats_of(values.data(), values.data() + values.size());
     row.kernel = std::get<2>(key);
     out.push_back(std::move(row));
   }
