@@ -16,6 +16,8 @@
 
 #include <cupti.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -169,6 +171,7 @@ struct feed {
   nvscope::trace live;
   nd::activity_decoder decoder{live, true};
   std::uint64_t records = 0;
+  double fold_cpu_s = 0.0; // this thread's CPU time in decode and take, the feed's own work left out
   std::vector<activity> buffer;
 
   template <class OnStep, class OnBuffer>
@@ -177,11 +180,11 @@ struct feed {
     buffer.reserve(buffer_records);
     for (std::uint64_t s = first; s < last; ++s) {
       step_content c = gen.step(s);
-      folder.step_begun(c.begin, "step_" + std::to_string(s));
+      const std::uint64_t number = folder.step_begun(c.begin, "step_" + std::to_string(s));
       on_step(c);
       const std::size_t inside = c.records.size() - 3;
       for (std::size_t i = 0; i < c.records.size(); ++i) {
-        if (i == inside) folder.step_ended(c.end);
+        if (i == inside) folder.step_ended(c.end, number);
         buffer.push_back(c.records[i]);
         if (buffer.size() == buffer_records) deliver(folder, on_buffer);
       }
@@ -191,11 +194,19 @@ struct feed {
 
   template <class OnBuffer>
   void deliver(nd::long_run_folder& folder, OnBuffer& on_buffer) {
+    const double t0 = cpu_s();
     for (const auto& a : buffer) decoder.decode(&a.head);
+    folder.take(live, launch_time{});
+    fold_cpu_s += cpu_s() - t0;
     records += buffer.size();
     buffer.clear();
-    folder.take(live, launch_time{});
     on_buffer(records);
+  }
+
+  static double cpu_s() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
   }
 };
 

@@ -7,6 +7,7 @@
 #include "long_run_feed.hpp"
 #include "test_seed.hpp"
 
+#include <nvscope/collect/detail/bounded.hpp>
 #include <nvscope/collect/detail/demangle.hpp>
 
 #include <doctest/doctest.h>
@@ -214,4 +215,70 @@ TEST_CASE("a run cut in two merges into the uncut run's totals, bucket for bucke
   nvscope::merge(first.whole, second.whole);
   check_equal(first.whole, whole.whole);
   CHECK(first.whole.steps.count() == 3000);
+}
+
+TEST_CASE("a bounded collection's pieces: step ranges found in the NVTX log, kernels joined to their launch, losses per step") {
+  CHECK(nd::plain_step_name("step_12"));
+  CHECK(nd::plain_step_name("Step#3"));
+  CHECK(nd::plain_step_name("iteration 7"));
+  CHECK(nd::plain_step_name("step"));
+  CHECK_FALSE(nd::plain_step_name("forward"));
+  CHECK_FALSE(nd::plain_step_name("step_"));
+  CHECK_FALSE(nd::plain_step_name("stepper"));
+
+  std::vector<nvscope::step_totals> ended;
+  nd::long_run_folder folder({}, [&](const nvscope::step_totals& s) { ended.push_back(s); });
+  nd::bounded_state b;
+  auto& log = nd::nvtx_log();
+  auto event = [&](nd::nvtx_event_kind kind, std::uint64_t time, const char* name, std::uint64_t thread) {
+    nd::nvtx_event e;
+    e.kind = kind, e.time = time, e.os_thread = thread, e.name = name;
+    std::lock_guard<std::mutex> lock(log.mutex);
+    log.events.push_back(e);
+  };
+  auto same_clock = [](std::uint64_t t) { return t; };
+  {
+    std::lock_guard<std::mutex> lock(log.mutex);
+    log.events.clear();
+  }
+  event(nd::nvtx_event_kind::push, 1000, "step_0", 1);
+  event(nd::nvtx_event_kind::push, 1100, "forward", 1);
+  event(nd::nvtx_event_kind::push, 1150, "step_99", 2); // another thread's step
+  event(nd::nvtx_event_kind::pop, 1200, "", 1);        // forward
+  event(nd::nvtx_event_kind::pop, 2000, "", 1);        // step_0
+  nd::scan_step_events(b, folder, nullptr, same_clock);
+  // launched inside step_0 at 1500, ran after its end (2500): the step's by its launch
+  b.add_call(nd::timed_host_call{1500, 42, 0, false});
+  nvscope::trace live;
+  nvscope::kernel_record k;
+  k.start = 2500, k.end = 2600, k.correlation = 42, k.name = live.strings.intern("gemm");
+  live.kernels.push_back(k);
+  nd::buffer_counts counts;
+  counts.dropped = 5; // CUPTI dropped 5 while step_0 ran
+  folder.losses_seen(nd::new_losses(b, counts, 0));
+  folder.take(live, [&](std::uint32_t c, nvscope::timestamp_ns s) { return b.launched_at(c, s); });
+  CHECK(live.kernels.empty());
+  CHECK(b.calls.empty());
+  REQUIRE(b.used.size() == 1); // kept for the join at stop while its record is held
+  event(nd::nvtx_event_kind::pop, 3000, "", 2);        // step_99
+  nd::scan_step_events(b, folder, nullptr, same_clock);
+  CHECK(nd::new_losses(b, counts, 0).dropped_records == 0); // counted once
+  folder.finish(4000);
+  REQUIRE(ended.size() == 2);
+  CHECK(ended[0].name == "step_0");
+  CHECK(ended[0].begin == 1000);
+  CHECK(ended[0].end == 2000);
+  CHECK(ended[1].name == "step_99");
+  CHECK(ended[1].end == 3000);
+  // step_99 (1150..3000) began after step_0: the later step holds a launch at 1500
+  CHECK(ended[1].launches + ended[0].launches == 1);
+  CHECK(ended[1].lost.dropped_records == 5); // the latest begun step when the loss was seen
+  CHECK(ended[1].lossy);
+  CHECK_FALSE(ended[0].lossy);
+  std::vector<nd::timed_host_call> calls;
+  b.calls_into(calls);
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].correlation == 42);
+  std::lock_guard<std::mutex> lock(log.mutex);
+  log.events.clear();
 }

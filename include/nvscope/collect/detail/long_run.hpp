@@ -129,19 +129,22 @@ class long_run_folder {
 
   // ---- what selects: steps and windows, announced in the order they happen ----
 
-  void step_begun(timestamp_ns t, std::string name) {
+  // Returns the step's number, which `step_ended` takes.
+  std::uint64_t step_begun(timestamp_ns t, std::string name) {
     step_records s;
     s.summary.number = next_step_++;
     s.summary.name = std::move(name);
     s.summary.begin = t;
     held_.push_back(std::move(s));
+    return next_step_ - 1;
   }
-  // Ends the latest step still open. It is summarised by the next `take` after the step that
-  // follows it has ended too (its GPU work lags the host), or by `finish`.
-  void step_ended(timestamp_ns t) {
+  // Ends step `number` (ranges on several threads end in any order). It is summarised by the
+  // next `take` after the step that follows it has ended too (its GPU work lags the host), or
+  // by `finish`.
+  void step_ended(timestamp_ns t, std::uint64_t number) {
     for (auto it = held_.rbegin(); it != held_.rend(); ++it)
-      if (it->summary.end == 0) {
-        it->summary.end = t;
+      if (it->summary.number == number) {
+        if (it->summary.end == 0) it->summary.end = t == 0 ? 1 : t; // 0 reads as still open
         break;
       }
   }
@@ -204,6 +207,14 @@ class long_run_folder {
   const step_records& window_records() const noexcept { return window_; }
   const std::vector<time_window>& windows() const noexcept { return windows_; }
   const long_run_counts& counts() const noexcept { return counts_; }
+  // Each set of raw records held or kept: the steps held, the last, the slowest, the windows'.
+  template <class Visit>
+  void each_kept(Visit visit) const {
+    for (const auto& s : held_) visit(s);
+    for (const auto& s : recent_) visit(s);
+    for (const auto& s : slowest_) visit(s);
+    visit(window_);
+  }
   const long_run_limits& limits() const noexcept { return limits_; }
 
  private:
