@@ -3,8 +3,10 @@
 // kernels, copies, a memset and a sync, three kernels between steps) decoded a buffer of 4096
 // at a time and folded, the last 3 and the 3 slowest steps kept raw within 64 MiB.
 //
-//   long_run_bench [records, default 1000000000] [curve file, default none]
+//   long_run_bench [records, default 1000000000] [curve file, default none] [seconds, default none]
 //
+// With `seconds`, the feed stops at the first step after that much wall time (a shared machine
+// may not fold 10^9 records in the time it lends): `records` says how many were folded.
 // Prints one JSON object to stdout:
 //   records                            records decoded and folded
 //   fold_records_per_s                 records per CPU second of this thread spent decoding and
@@ -58,7 +60,8 @@ double sketch_error(double q) {
 
 int main(int argc, char** argv) {
   const unsigned long long wanted = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000000ull;
-  std::FILE* curve = argc > 2 ? std::fopen(argv[2], "w") : nullptr;
+  std::FILE* curve = argc > 2 && argv[2][0] != '\0' ? std::fopen(argv[2], "w") : nullptr;
+  const double deadline_s = argc > 3 ? std::atof(argv[3]) : 0.0;
   namespace lf = long_run_feed;
   nvscope::detail::long_run_limits limits;
   limits.memory_limit = std::size_t{64} << 20;
@@ -72,17 +75,19 @@ int main(int argc, char** argv) {
   long long rss_minute = 0;
   std::uint64_t records_minute = 0, next_sample = 0;
   const std::uint64_t step_count = wanted / 207 + 1;
-  const std::uint64_t chunk = 10000; // steps a run call
-  for (std::uint64_t s = 0; s < step_count && f.records < wanted; s += chunk) {
-    f.run(gen, folder, s, std::min(step_count, s + chunk), 4096, [](const lf::step_content&) {}, [&](std::uint64_t records) {
+  const std::uint64_t chunk = 1000; // steps a run call
+  std::uint64_t fed = 0;             // steps fed
+  for (std::uint64_t s = 0; s < step_count && f.records < wanted && !(deadline_s > 0 && wall() > deadline_s); s += chunk) {
+    fed = std::min(step_count, s + chunk);
+    f.run(gen, folder, s, fed, 4096, [](const lf::step_content&) {}, [&](std::uint64_t records) {
       if (rss_minute == 0 && wall() >= 60.0) rss_minute = vm_rss_bytes(), records_minute = records;
       if (records >= next_sample) {
-        if (curve) std::fprintf(curve, "%llu %.1f %lld\n", static_cast<unsigned long long>(records), wall(), vm_rss_bytes());
+        if (curve) std::fprintf(curve, "%llu %.1f %lld\n", static_cast<unsigned long long>(records), wall(), vm_rss_bytes()), std::fflush(curve);
         next_sample += 10000000;
       }
     });
   }
-  folder.finish(lf::origin + step_count * lf::period);
+  folder.finish(lf::origin + fed * lf::period);
   const long long rss_end = vm_rss_bytes();
   if (rss_minute == 0) rss_minute = rss_end, records_minute = f.records; // ran under a minute
   const double after = static_cast<double>(f.records - records_minute);

@@ -282,3 +282,18 @@ TEST_CASE("a bounded collection's pieces: step ranges found in the NVTX log, ker
   std::lock_guard<std::mutex> lock(log.mutex);
   log.events.clear();
 }
+
+TEST_CASE("steps a schedule selects are kept raw beside the flight recorder; the rest are folded") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  nd::long_run_limits limits;
+  limits.keep_steps = 1;
+  limits.keep_slowest = 0;
+  limits.keep_raw = [](std::uint64_t n) { return n >= 100 && n < 110; }; // --skip=100 --active=10
+  const std::uint64_t seed = rng();
+  const auto r = run(seed, 0, 300, limits, 1000);
+  CHECK(r.checked == 300);
+  const lf::generator gen(seed, 200);
+  std::uint64_t kept = gen.step(299).records.size() - 3; // the last step, in the flight recorder
+  for (std::uint64_t s = 100; s < 110; ++s) kept += gen.step(s).records.size() - 3;
+  CHECK(r.counts.records_kept == kept);
+}

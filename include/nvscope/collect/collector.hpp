@@ -299,6 +299,7 @@ class collector final : public capture_listener {
     limits.keep_steps = options_.keep_steps;
     limits.keep_slowest = options_.keep_slowest;
     limits.memory_limit = options_.memory_limit;
+    limits.keep_raw = options_.keep_step_raw;
     folder_ = std::make_unique<detail::long_run_folder>(limits, options_.on_step, [this](std::string line) {
       if (options_.print_errors) std::fprintf(stderr, "nvscope: collector: %s\n", line.c_str());
       bounded_.notes.push_back(std::move(line)); // into errors() at stop: this runs on CUPTI's thread

@@ -126,6 +126,9 @@ struct collector_options {
   /// `step N`, `iteration N` (pass `nvscope::is_step_name` of analyze/step_names.hpp for the
   /// analysis' full rule; collect does not read analysis).
   bool (*is_step_name)(std::string_view) = nullptr;
+  /// With `bounded`: steps (numbered from 0 in the order they begin) whose raw records are kept
+  /// as a capture window's are, beside the flight recorder (a step schedule's active steps).
+  std::function<bool(std::uint64_t)> keep_step_raw;
   /// With `bounded`: each step's summary as it ends, on CUPTI's buffer thread.
   std::function<void(const step_totals&)> on_step;
 };

@@ -36,6 +36,7 @@ struct long_run_limits {
   std::size_t keep_slowest = 3;                   // the K slowest steps' raw records
   std::size_t memory_limit = std::size_t{512} << 20; // bytes of raw records held, all together
   std::size_t top_kernels = 5;                    // kernel names in each step's summary
+  std::function<bool(std::uint64_t)> keep_raw;    // steps (by number) whose records join the windows' (a step schedule's active steps)
 };
 
 // What the folder did, for the collector's stats and the summary.
@@ -296,9 +297,20 @@ class long_run_folder {
     folded_.steps.add(s.summary.wall_ns);
     ++counts_.steps_summarised;
     counts_.steps_lossy += s.summary.lossy;
-    s.summary.raw_kept = limits_.keep_steps > 0 || limits_.keep_slowest > 0;
+    const bool windowed = limits_.keep_raw && limits_.keep_raw(s.summary.number);
+    s.summary.raw_kept = windowed ? keep_window_ : limits_.keep_steps > 0 || limits_.keep_slowest > 0;
     if (sink_) sink_(s.summary);
+    if (windowed) return into_window(s);
     remember(std::move(s));
+  }
+
+  // A step the caller selects: its records join the windows' (kept while the limit allows).
+  void into_window(step_records& s) {
+    if (!keep_window_) return release(s);
+    window_.kernels.insert(window_.kernels.end(), s.kernels.begin(), s.kernels.end());
+    window_.copies.insert(window_.copies.end(), s.copies.begin(), s.copies.end());
+    window_.memsets.insert(window_.memsets.end(), s.memsets.begin(), s.memsets.end());
+    window_.syncs.insert(window_.syncs.end(), s.syncs.begin(), s.syncs.end()); // bytes_held already counts them
   }
 
   // Into the last steps; the one that leaves them competes for the slowest.
