@@ -279,6 +279,13 @@ TEST_CASE("a bounded collection's pieces: step ranges found in the NVTX log, ker
   b.calls_into(calls);
   REQUIRE(calls.size() == 1);
   CHECK(calls[0].correlation == 42);
+  // sync calls wait for no GPU record: never left in `calls`; `used` is pruned to what is kept
+  for (std::uint32_t c = 1000; c < 20000; ++c) b.add_call(nd::timed_host_call{5000 + c, c, 0, true});
+  CHECK(b.calls.empty());
+  b.prune(folder);
+  CHECK(b.used.size() <= 2 * folder.counts().records_kept + 4096);
+  std::size_t kept_42 = b.used.count(42);
+  CHECK(kept_42 == 1); // its kernel is in the flight recorder
   std::lock_guard<std::mutex> lock(log.mutex);
   log.events.clear();
 }

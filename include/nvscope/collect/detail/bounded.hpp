@@ -57,7 +57,13 @@ struct bounded_state {
   std::unordered_map<std::uint32_t, timed_host_call> used;            // launches of records placed (pruned to the kept)
   std::vector<std::string> notes;
 
+  // A launch waits in `calls` for its GPU record; a sync call (no GPU record of its own to wait
+  // for) goes to `used`, kept while a sync record of its correlation is held.
   void add_call(const timed_host_call& c) {
+    if (c.is_sync) {
+      used.emplace(c.correlation, c);
+      return;
+    }
     auto it = calls.find(c.correlation);
     if (it == calls.end() || c.time < it->second.time) calls[c.correlation] = c; // the earliest of a runtime and its driver call
   }
@@ -79,6 +85,7 @@ struct bounded_state {
       for (const auto& r : s.kernels) live.insert(r.correlation);
       for (const auto& r : s.copies) live.insert(r.correlation);
       for (const auto& r : s.memsets) live.insert(r.correlation);
+      for (const auto& r : s.syncs) live.insert(r.correlation);
     });
     for (auto it = used.begin(); it != used.end();) it = live.count(it->first) ? std::next(it) : used.erase(it);
   }
