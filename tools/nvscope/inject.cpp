@@ -285,6 +285,7 @@ collector_options collector_options_of(const run_options& o) {
     const auto schedule = schedule_options{}.skip_first(o.skip).wait(o.wait).warmup(o.warmup).active(o.active).repeat(o.repeat);
     c.keep_step_raw = [schedule](std::uint64_t n) { return schedule.phase_of(n) == capture_phase::recording; };
   }
+  c.only_in_capture = o.bounded && o.range == capture_range::cuda_profiler_api; // its windows kept raw as they come
   c.on_step = [](const step_totals& t) {
     if (std::FILE* f = state().steps_file) {
       const std::string line = step_line(t);
@@ -306,6 +307,11 @@ void start_collector() {
     return;
   }
   s.started.store(true);
+  const run_options& o = s.options;
+  if (o.bounded && (o.delay_s > 0.0 || o.duration_s > 0.0)) { // --delay/--duration: known now, kept raw
+    const timestamp_ns from = s.c->result().begin + static_cast<timestamp_ns>(o.delay_s * 1e9);
+    s.c->keep_raw_between(time_window{from, o.duration_s > 0.0 ? from + static_cast<timestamp_ns>(o.duration_s * 1e9) : ~timestamp_ns{0}});
+  }
   std::atexit(&finish_at_exit); // after the collector's own exit handler: runs before it
   install_signal_handlers();
   session_note("started", "");

@@ -209,6 +209,15 @@ class collector final : public capture_listener {
     return folder_ ? folder_->folded() : totals{};
   }
 
+  /// With `collector_options::bounded`: records launched inside `w` (trace clock) are kept raw
+  /// as a capture window's; for a window known in advance (nvscope run's --delay/--duration).
+  void keep_raw_between(time_window w) {
+    if (!folder_) return;
+    std::lock_guard<std::mutex> lock(detail::collector_state().decode);
+    folder_->window_begun(w.begin);
+    folder_->window_ended(w.end);
+  }
+
   /// With `collector_options::bounded`, while recording: a trace of the flight recorder as it
   /// stands (the kept steps' and the windows' GPU records and syncs, their launches, the
   /// string and configuration tables; ranges are left to stop()), without stopping. Empty
@@ -262,7 +271,7 @@ class collector final : public capture_listener {
       } catch (...) {
       }
     }
-    if (!folder_) return;
+    if (!folder_ || !options_.only_in_capture) return;
     std::lock_guard<std::mutex> decode(detail::collector_state().decode);
     try {
       folder_->window_begun(t);
@@ -275,7 +284,7 @@ class collector final : public capture_listener {
       std::lock_guard<std::mutex> lock(windows_mutex_);
       if (!windows_.empty() && windows_.back().end == ~timestamp_ns{0}) windows_.back().end = t;
     }
-    if (!folder_) return;
+    if (!folder_ || !options_.only_in_capture) return;
     std::lock_guard<std::mutex> decode(detail::collector_state().decode);
     folder_->window_ended(t);
   }
@@ -310,11 +319,25 @@ class collector final : public capture_listener {
   // ---- a bounded collection, after each buffer (CUPTI's thread, decode lock held) ----
 
   void fold_buffer() {
+    if (options_.only_in_capture) follow_profiler_calls();
     detail::scan_step_events(bounded_, *folder_, options_.is_step_name, [this](std::uint64_t h) { return calibration_.to_trace(h); });
     drain_launches();
     folder_->losses_seen(detail::new_losses(bounded_, buffers_->counts(), detail::collector_state().host_calls_lost.load()));
     folder_->take(trace_, [this](std::uint32_t correlation, timestamp_ns start) { return bounded_.launched_at(correlation, start); });
     bounded_.prune(*folder_);
+  }
+
+  // With only_in_capture: the program's profiler starts and stops open and close windows of
+  // raw records as they come (kept for stop()'s capture windows).
+  void follow_profiler_calls() {
+    auto calls = detail::collector_state().take_profiler_calls();
+    for (const auto& c : calls) {
+      const timestamp_ns t = calibration_.to_trace(c.time);
+      if (c.start && !bounded_.profiler_on) folder_->window_begun(t);
+      if (!c.start && bounded_.profiler_on) folder_->window_ended(t);
+      bounded_.profiler_on = c.start;
+    }
+    bounded_.profiler_calls.insert(bounded_.profiler_calls.end(), calls.begin(), calls.end());
   }
 
   // Launch calls into the bounded state (joined to their records as these arrive); sync calls
@@ -528,7 +551,9 @@ class collector final : public capture_listener {
   // The program's profiler starts and stops and nvscope's capture guards, as windows.
   void build_capture_windows() {
     std::vector<detail::profiler_switch> switches;
-    for (const auto& c : detail::collector_state().take_profiler_calls())
+    auto calls = std::move(bounded_.profiler_calls); // those a bounded collection followed, then the rest
+    for (auto& c : detail::collector_state().take_profiler_calls()) calls.push_back(c);
+    for (const auto& c : calls)
       switches.push_back(detail::profiler_switch{calibration_.to_trace(c.time), c.start});
     std::vector<time_window> guards;
     {

@@ -114,7 +114,9 @@ struct collector_options {
   /// sorted as it is decoded; those of a step are held until the step is summarised, those
   /// inside a capture guard's window are kept raw, the rest are folded into running totals
   /// (`collector::folded()`) and released. `result()` then holds the flight recorder (the
-  /// last `keep_steps` and the `keep_slowest` slowest steps) and the windows' records.
+  /// last `keep_steps` and the `keep_slowest` slowest steps) and the windows' records. The
+  /// windows: with `only_in_capture`, capture guards and the program's profiler starts and
+  /// stops as they happen; `keep_step_raw`'s steps; `collector::keep_raw_between`.
   bool bounded = false;
   std::size_t keep_steps = 3;   ///< with `bounded`: the last N steps kept raw
   std::size_t keep_slowest = 3; ///< with `bounded`: the K slowest steps (by wall time) kept raw

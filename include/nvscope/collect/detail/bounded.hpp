@@ -10,6 +10,7 @@
 #include <nvscope/collect/detail/finish.hpp>
 #include <nvscope/collect/detail/long_run.hpp>
 #include <nvscope/collect/detail/nvtx_listener.hpp>
+#include <nvscope/collect/detail/process_state.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -56,6 +57,8 @@ struct bounded_state {
   std::unordered_map<std::uint32_t, timed_host_call> calls;           // launches whose record has not come
   std::unordered_map<std::uint32_t, timed_host_call> used;            // launches of records placed (pruned to the kept)
   std::vector<std::string> notes;
+  std::vector<profiler_call> profiler_calls; // followed while recording, for stop()'s capture windows
+  bool profiler_on = false;
 
   // A launch waits in `calls` for its GPU record; a sync call (no GPU record of its own to wait
   // for) goes to `used`, kept while a sync record of its correlation is held.
