@@ -263,4 +263,27 @@ TEST_CASE("--reports: nsys's report names, checked before the program starts; AP
   r = args({"--reports=cuda_kern_exec_sum", "--kinds=kernels", "prog"}).parse();
   REQUIRE(r.error.empty());
   CHECK((r.options.kinds & kind_bits::runtime_api) != 0); // whatever order --kinds came in
+
+TEST_CASE("a long run: --memory-limit, --keep-steps and --keep-slowest turn the bounded collection on, and reach the child") {
+  auto r = args({"--", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK_FALSE(r.options.bounded);
+  r = args({"--memory-limit=256M", "--keep-steps=5", "--keep-slowest", "0", "--", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.bounded);
+  CHECK(r.options.memory_limit == (std::size_t{256} << 20));
+  CHECK(r.options.keep_steps == 5);
+  CHECK(r.options.keep_slowest == 0);
+  bool limit = false;
+  for (const auto& kv : child_environment(r.given)) limit = limit || (kv.first == "NVSCOPE_RUN_MEMORY_LIMIT" && kv.second == "256M");
+  CHECK(limit);
+  r = args({"--keep-steps=2", "--", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.bounded);
+  CHECK(r.options.memory_limit == (std::size_t{512} << 20)); // the default limit
+  r = args({"--keep-slowest=x", "--", "prog"}).parse();
+  CHECK(r.error.find("--keep-slowest='x'") != std::string::npos);
+  r = args({"--memory-limit=0", "--", "prog"}).parse();
+  CHECK(r.error.find("--memory-limit='0'") != std::string::npos);
+  CHECK(std::string(run_usage()).find("--memory-limit=BYTES") != std::string::npos);
 }

@@ -13,6 +13,8 @@
 #include <nvscope/detail/quote.hpp>
 #include <nvscope/analysis.hpp>
 #include <nvscope/analyze/analyze.hpp> // the engine: the trace indexed once for analyze and the exports
+#include <nvscope/analyze/totals.hpp>
+#include <nvscope/capture/schedule.hpp>
 #include <nvscope/collector.hpp>
 #include <nvscope/export.hpp>
 
@@ -24,9 +26,11 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace nvscope {
 inline namespace v1 {
@@ -47,6 +51,8 @@ struct injected {
   run_options options;
   collector* c = nullptr;
   int signal_pipe[2] = {-1, -1};
+  std::FILE* steps_file = nullptr; // bounded: STEM.steps.jsonl, a line a step as it ends
+  unsigned snapshots = 0;
 };
 
 injected& state() {
@@ -58,28 +64,144 @@ void say(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); 
 
 std::string pid_text() { return std::to_string(static_cast<long long>(::getpid())); }
 
+// The files' stem (OUTPUT_DIR/NAME, patterns expanded), or empty when it cannot be made.
+std::string output_stem(const run_options& o) {
+  const auto dir = expand_output_path(o.output_dir);
+  const auto name = expand_output_path(o.name);
+  if (!dir || !name) return {};
+  return dir.path + "/" + name.path;
+}
+
+// A JSON string: quotes, backslashes and control characters escaped.
+std::string json_text(std::string_view v) {
+  std::string out = "\"";
+  for (const char c : v) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char u[8];
+      std::snprintf(u, sizeof u, "\\u%04x", static_cast<unsigned>(c));
+      out += u;
+    } else out += c;
+  }
+  return out + "\"";
+}
+
+// One step's summary as a line of STEM.steps.jsonl.
+std::string step_line(const step_totals& t) {
+  auto n = [](std::uint64_t v) { return std::to_string(v); };
+  std::string line = "{\"step\": " + n(t.number) + ", \"name\": " + json_text(t.name) + ", \"begin_ns\": " + n(t.begin) +
+                     ", \"end_ns\": " + n(t.end) + ", \"wall_ns\": " + n(t.wall_ns) + ", \"gpu_busy_ns\": " + n(t.gpu_busy_ns) +
+                     ", \"kernel_ns\": " + n(t.kernel_ns) + ", \"copy_ns\": " + n(t.copy_ns) + ", \"memset_ns\": " + n(t.memset_ns) +
+                     ", \"sync_ns\": " + n(t.sync_ns) + ", \"launches\": " + n(t.launches) +
+                     ", \"dropped_records\": " + n(t.lost.dropped_records) + ", \"buffer_errors\": " + n(t.lost.buffer_errors) +
+                     ", \"launches_lost\": " + n(t.lost.launches_lost) + ", \"lossy\": " + (t.lossy ? "true" : "false") +
+                     ", \"raw_kept\": " + (t.raw_kept ? "true" : "false") + ", \"top_kernels\": [";
+  for (std::size_t i = 0; i < t.top_kernels.size(); ++i)
+    line += std::string(i ? ", " : "") + "{\"name\": " + json_text(t.top_kernels[i].name) + ", \"count\": " +
+            n(t.top_kernels[i].count) + ", \"ns\": " + n(t.top_kernels[i].ns) + "}";
+  return line + "]}\n";
+}
+
+// The folded totals as STEM.totals.json: per kernel name and for the steps, count, total,
+// min, max, median and p99 (median and p99 within the sketch's 1 %).
+std::string totals_json(const totals& all, const collector_stats& st) {
+  auto n = [](std::uint64_t v) { return std::to_string(v); };
+  auto figures = [&](const duration_sketch& d) {
+    char q[96];
+    std::snprintf(q, sizeof q, ", \"median_ns\": %.0f, \"p99_ns\": %.0f}", d.median(), d.quantile(0.99));
+    return "{\"count\": " + n(d.count()) + ", \"total_ns\": " + n(d.sum()) + ", \"min_ns\": " + n(d.min()) + ", \"max_ns\": " + n(d.max()) + q;
+  };
+  std::string j = "{\"records_folded\": " + n(st.records_folded) + ", \"steps_summarised\": " + n(st.steps_summarised) +
+                  ", \"steps_lossy\": " + n(st.steps_lossy) + ", \"steps_given_up\": " + n(st.steps_given_up) +
+                  ", \"quantile_relative_error\": 0.01, \"steps\": " + figures(all.steps) + ", \"kernels\": [";
+  bool first = true;
+  for (const auto& [name, d] : all.kernels) {
+    j += std::string(first ? "" : ", ") + "{\"name\": " + json_text(name) + ", \"time\": " + figures(d) + "}";
+    first = false;
+  }
+  const auto& r = all.run;
+  return j + "], \"copies\": " + n(r.copies) + ", \"copy_ns\": " + n(r.copy_ns) + ", \"memsets\": " + n(r.memsets) +
+         ", \"memset_ns\": " + n(r.memset_ns) + ", \"syncs\": " + n(r.syncs) + ", \"sync_ns\": " + n(r.sync_ns) +
+         ", \"dropped_records\": " + n(r.lost.dropped_records) + "}\n";
+}
+
+// Analyses `full` and writes its files under `o`'s names (the end of the process, or a snapshot).
+void write_profile(const trace& full, const run_options& o, const char* why);
+
+// A bounded collection's end: the steps file closed, the folded totals written.
+void write_totals() {
+  auto& s = state();
+  if (s.steps_file != nullptr) std::fclose(s.steps_file);
+  s.steps_file = nullptr;
+  const std::string stem = output_stem(s.options);
+  if (stem.empty()) return;
+  const write_result w = write_file(stem + ".totals.json", totals_json(s.c->folded(), s.c->stats()));
+  if (!w) say(w.error);
+}
+
+// SIGUSR1 in a bounded collection: the flight recorder as it stands, written as
+// STEM.snapshot_N.*, and the program goes on.
+void write_snapshot() {
+  auto& s = state();
+  std::lock_guard<std::mutex> lock(s.finish_mutex);
+  if (!s.started.load() || s.finished.load()) return;
+  run_options o = s.options;
+  o.name += ".snapshot_" + std::to_string(++s.snapshots);
+  o.summary_shows = summary_view::none;
+  const trace t = s.c->snapshot();
+  say("nvscope: run: process " + pid_text() + ": SIGUSR1: snapshot of " + std::to_string(t.kernels.size()) + " kernels kept");
+  if (!t.kernels.empty() || !t.copies.empty() || !t.memsets.empty()) write_profile(t, o, "SIGUSR1");
+}
+
+// The step rule of a bounded collection: --steps as the analysis reads it, else its default.
+bool run_step_name(std::string_view name) {
+  static const step_matcher match = [] {
+    analysis_options ao;
+    if (!state().options.steps.empty()) ao.step_pattern = glob_regex(state().options.steps);
+    return step_matcher(ao);
+  }();
+  return match(name);
+}
+
+// Where each step's summary goes as it ends (CUPTI's buffer thread): STEM.steps.jsonl.
+void open_steps_file() {
+  auto& s = state();
+  const auto dir = expand_output_path(s.options.output_dir);
+  const std::string stem = output_stem(s.options);
+  if (!dir || stem.empty()) return;
+  ::mkdir(dir.path.c_str(), 0777); // the end of the process makes the whole path; this file comes first
+  s.steps_file = std::fopen((stem + ".steps.jsonl").c_str(), "w");
+  if (s.steps_file == nullptr) say("nvscope: run: cannot write " + stem + ".steps.jsonl: " + std::strerror(errno) + " (steps are still summarised at the end)");
+}
+
 // Stops the collector and writes everything (finish calls it once per process).
 void finish_profile(const char* why) {
   auto& s = state();
   s.c->stop();
   const trace full = s.c->take();
+  if (s.options.bounded) write_totals();
   if (full.kernels.empty() && full.copies.empty() && full.memsets.empty() && full.ranges.empty()) {
     // A process that loaded CUDA but did no GPU work and opened no range (a launcher such as
     // torchrun's agent): nothing to write, and nothing to say beside its children's profiles.
     session_note("empty", "");
     return;
   }
-  const window_choice wc = choose_windows(full, s.options);
+  write_profile(full, s.options, why);
+}
+
+void write_profile(const trace& full, const run_options& o, const char* why) {
+  auto& s = state();
+  const window_choice wc = choose_windows(full, o);
   const trace t = wc.whole ? trace{} : restrict_to(full, wc.windows);
   const trace& used = wc.whole ? full : t;
   analysis_options ao;
-  if (!s.options.steps.empty()) ao.step_pattern = glob_regex(s.options.steps); // the window's steps are the analysis' steps
+  if (!o.steps.empty()) ao.step_pattern = glob_regex(o.steps); // the window's steps are the analysis' steps
   if (!wc.whole) ao.window = time_window{used.begin, used.finish};
   if (s.options.attribute_process) ao.attribute = attribution_rule::process;
   const trace_index x = index_trace(used, ao.start_end, ao.attribute); // its links serve the exports, credited as the tables are
   const analysis_report r = analyze(used, x, ao);
   const bool color = use_color(static_cast<color_when>(s.options.color), stderr);
-  const process_end w = end_process(s.options, used, r, x.links, pid_text(), why, color);
+  const process_end w = end_process(o, used, r, x.links, pid_text(), why, color);
   std::fputs(w.summary.c_str(), stderr);
   if (!wc.note.empty()) say("nvscope: run: process " + pid_text() + ": the window is empty: " + wc.note);
   for (const auto& e : w.errors) say(e);
@@ -115,8 +237,13 @@ extern "C" void on_stop_signal(int sig) {
 
 void signal_thread() {
   unsigned char sig = 0;
-  while (::read(state().signal_pipe[0], &sig, 1) != 1) {
-    if (errno != EINTR) return;
+  for (;;) {
+    const ssize_t got = ::read(state().signal_pipe[0], &sig, 1);
+    if (got != 1 && errno == EINTR) continue;
+    if (got != 1) return;
+    if (sig != SIGUSR1) break;
+    char line[512];
+    if (contain_failure([] { write_snapshot(); }, static_cast<long long>(::getpid()), line)) std::fprintf(stderr, "%s\n", line);
   }
   finish(sig == SIGINT ? "SIGINT" : "SIGTERM");
   ::signal(sig, SIG_DFL);
@@ -125,7 +252,8 @@ void signal_thread() {
 
 void install_signal_handlers() {
   auto& s = state();
-  int wanted[] = {SIGINT, SIGTERM};
+  std::vector<int> wanted = {SIGINT, SIGTERM};
+  if (s.options.bounded) wanted.push_back(SIGUSR1); // a snapshot; its default would end the program
   bool any = false;
   for (int sig : wanted) {
     struct sigaction old {};
@@ -149,11 +277,29 @@ collector_options collector_options_of(const run_options& o) {
   c.kinds = static_cast<activity>(o.kinds);
   c.buffer_size = o.buffer_size;
   c.buffer_count = o.buffer_count;
+  c.bounded = o.bounded;
+  c.keep_steps = o.keep_steps;
+  c.keep_slowest = o.keep_slowest;
+  c.memory_limit = o.memory_limit;
+  c.is_step_name = &run_step_name;
+  if (o.range == capture_range::steps) {
+    const auto schedule = schedule_options{}.skip_first(o.skip).wait(o.wait).warmup(o.warmup).active(o.active).repeat(o.repeat);
+    c.keep_step_raw = [schedule](std::uint64_t n) { return schedule.phase_of(n) == capture_phase::recording; };
+  }
+  c.only_in_capture = o.bounded && o.range == capture_range::cuda_profiler_api; // its windows kept raw as they come
+  c.on_step = [](const step_totals& t) {
+    if (std::FILE* f = state().steps_file) {
+      const std::string line = step_line(t);
+      std::fwrite(line.data(), 1, line.size(), f);
+      std::fflush(f);
+    }
+  };
   return c;
 }
 
 void start_collector() {
   auto& s = state();
+  if (s.options.bounded) open_steps_file();
   s.c = new collector(collector_options_of(s.options));
   if (!s.c->start()) {
     const std::string why = s.c->errors().empty() ? std::string("unknown reason") : s.c->errors().back();
@@ -162,6 +308,11 @@ void start_collector() {
     return;
   }
   s.started.store(true);
+  const run_options& o = s.options;
+  if (o.bounded && (o.delay_s > 0.0 || o.duration_s > 0.0)) { // --delay/--duration: known now, kept raw
+    const timestamp_ns from = s.c->result().begin + static_cast<timestamp_ns>(o.delay_s * 1e9);
+    s.c->keep_raw_between(time_window{from, o.duration_s > 0.0 ? from + static_cast<timestamp_ns>(o.duration_s * 1e9) : ~timestamp_ns{0}});
+  }
   std::atexit(&finish_at_exit); // after the collector's own exit handler: runs before it
   install_signal_handlers();
   session_note("started", "");

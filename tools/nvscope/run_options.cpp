@@ -210,6 +210,15 @@ std::string set_capture_spec(run_options& o, std::string_view v) {
   return {};
 }
 
+// --keep-steps, --keep-slowest: a count of steps, and the bounded collection on.
+std::string set_kept(run_options& o, std::string_view v, std::size_t& out) {
+  std::uint64_t n = 0;
+  if (!parse_count(v, n).empty() || n > 1000000) return "want a count of steps from 0 to 1000000";
+  out = static_cast<std::size_t>(n);
+  o.bounded = true;
+  return {};
+}
+
 constexpr option_entry option_table[] = {
     {"output-dir", [](run_options& o, std::string_view v) -> std::string {
        if (v.empty()) return "want a folder";
@@ -250,6 +259,13 @@ constexpr option_entry option_table[] = {
        o.buffer_count = static_cast<std::size_t>(n);
        return {};
      }},
+    {"memory-limit", [](run_options& o, std::string_view v) -> std::string {
+       o.bounded = true;
+       if (auto e = parse_bytes(v, o.memory_limit); !e.empty()) return e;
+       return o.memory_limit == 0 ? "want a size above 0 (K, M, G suffixes)" : std::string();
+     }},
+    {"keep-steps", [](run_options& o, std::string_view v) { return set_kept(o, v, o.keep_steps); }},
+    {"keep-slowest", [](run_options& o, std::string_view v) { return set_kept(o, v, o.keep_slowest); }},
 };
 
 const option_entry* find_option(std::string_view name) {
@@ -429,6 +445,14 @@ Collection
   --kinds=LIST            kernels,copies,memsets,syncs,nvtx,runtime,driver,overhead,standard
   --buffer-size=BYTES     CUPTI buffer size (default 8M; K, M, G suffixes)
   --buffer-count=N        number of buffers (default 8); memory is bounded by their product
+Long runs (any of these turns on the bounded collection; docs/run.md, "Long runs")
+  --memory-limit=BYTES    raw records held at most (default 512M): past it, kept steps are
+                          given up, one line says so, the run goes on
+  --keep-steps=N          raw records of the last N steps (default 3)
+  --keep-slowest=K        raw records of the K slowest steps by wall time (default 3)
+                          everything else is folded into totals (STEM.totals.json) and each
+                          step summarised as it ends (STEM.steps.jsonl); SIGUSR1 writes a
+                          snapshot of what is kept (STEM.snapshot_N.*) and the run goes on
 
 Exit status: the program's (killed by a signal: the same signal); 2 a bad option or pattern
 (the program is not started), 126 the program exists but cannot run, 127 it is not found,

@@ -69,6 +69,13 @@ struct run_options {
   std::uint32_t kinds = kind_bits::standard;
   std::size_t buffer_size = std::size_t{8} << 20;
   std::size_t buffer_count = 8;
+  /// A long run in bounded memory (docs/run.md, "Long runs"): on when --memory-limit,
+  /// --keep-steps or --keep-slowest is given. Records outside the window and the flight
+  /// recorder are folded into running totals as buffers arrive; every step is summarised as it
+  /// ends (STEM.steps.jsonl).
+  bool bounded = false;
+  std::size_t keep_steps = 3, keep_slowest = 3;
+  std::size_t memory_limit = std::size_t{512} << 20;
 };
 
 /// One option as a user gave it: its long name and the raw value.

@@ -30,6 +30,7 @@
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/sketch.hpp>
+#include <nvscope/trace/totals.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -44,40 +45,6 @@
 namespace nvscope {
 inline namespace v1 {
 
-/// A range group by its strings: nsys's (domain, text, style).
-struct range_key {
-  std::string domain; ///< empty in the default domain
-  std::string name;
-  bool push_pop = true; ///< false: a start/end range
-
-  friend bool operator<(const range_key& a, const range_key& b) {
-    return std::tie(a.domain, a.name, a.push_pop) < std::tie(b.domain, b.name, b.push_pop);
-  }
-  friend bool operator==(const range_key& a, const range_key& b) {
-    return a.domain == b.domain && a.name == b.name && a.push_pop == b.push_pop;
-  }
-};
-
-/// The run's counts and summed durations (ns; sums of durations, not unions of intervals).
-struct run_totals {
-  std::uint64_t kernels = 0, kernel_ns = 0;
-  std::uint64_t copies = 0, copy_ns = 0;
-  std::uint64_t memsets = 0, memset_ns = 0;
-  std::uint64_t syncs = 0, sync_ns = 0;
-  std::uint64_t ranges = 0;           ///< ranges folded (marks left out)
-  loss_counts lost;                   ///< the producers' counts, summed
-  std::uint64_t incomplete_found = 0; ///< GPU records and syncs left out: no end, or end before start
-  std::uint64_t unclosed_found = 0;   ///< ranges never closed, closed at their trace's end
-};
-
-/// Everything kept of the records folded.
-struct totals {
-  std::map<std::string, duration_sketch> kernels; ///< by kernel name (in `fold_options::kernel_names`)
-  std::map<range_key, duration_sketch> ranges;    ///< host time of ranges, by group
-  duration_sketch steps;                          ///< wall time of the step ranges
-  run_totals run;
-};
-
 /// What `fold` reads besides the trace.
 /// \code
 ///   nvscope::fold_options o;
@@ -89,20 +56,6 @@ struct fold_options {
   /// no steps.
   std::vector<char> steps;
 };
-
-static_assert(sizeof(loss_counts) == 8 * sizeof(std::uint64_t), "loss_counts gained a field: add it in add_losses");
-
-/// `into` += `from`, field by field.
-inline void add_losses(loss_counts& into, const loss_counts& from) noexcept {
-  into.dropped_records += from.dropped_records;
-  into.incomplete_records += from.incomplete_records;
-  into.unclosed_ranges += from.unclosed_ranges;
-  into.buffer_errors += from.buffer_errors;
-  into.late_buffers += from.late_buffers;
-  into.foreign_releases += from.foreign_releases;
-  into.nvtx_too_early += from.nvtx_too_early;
-  into.launches_lost += from.launches_lost;
-}
 
 namespace detail {
 
@@ -188,23 +141,6 @@ inline void fold(const trace& t, totals& into, const fold_options& options = {})
   detail::fold_records(t.memsets, run.memsets, run.memset_ns, run.incomplete_found);
   detail::fold_records(t.syncs, run.syncs, run.sync_ns, run.incomplete_found);
   add_losses(run.lost, t.lost);
-}
-
-/// `into` becomes the totals of both: sketches merged by key, counts and losses added.
-/// \code
-///   nvscope::totals job;
-///   for (const auto& rank : ranks) nvscope::merge(job, rank);
-/// \endcode
-inline void merge(totals& into, const totals& from) {
-  for (const auto& [name, s] : from.kernels) into.kernels[name].merge(s);
-  for (const auto& [key, s] : from.ranges) into.ranges[key].merge(s);
-  into.steps.merge(from.steps);
-  auto& a = into.run;
-  const auto& b = from.run;
-  a.kernels += b.kernels, a.kernel_ns += b.kernel_ns, a.copies += b.copies, a.copy_ns += b.copy_ns;
-  a.memsets += b.memsets, a.memset_ns += b.memset_ns, a.syncs += b.syncs, a.sync_ns += b.sync_ns;
-  a.ranges += b.ranges, a.incomplete_found += b.incomplete_found, a.unclosed_found += b.unclosed_found;
-  add_losses(a.lost, b.lost);
 }
 
 /// A sketch's figures as a summary row's: count, total, min, max and average exact, the median

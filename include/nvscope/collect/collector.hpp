@@ -32,9 +32,11 @@
 #include <nvscope/collect/detail/host_call_table.hpp>
 #include <nvscope/collect/detail/instrumentation.hpp>
 #include <nvscope/collect/detail/launch_log.hpp>
+#include <nvscope/collect/detail/long_run.hpp>
 #include <nvscope/collect/detail/nvtx_listener.hpp>
 #include <nvscope/collect/detail/process_state.hpp>
 #include <nvscope/collect/detail/warmup.hpp>
+#include <nvscope/collect/detail/bounded.hpp>
 #include <nvscope/collect/options.hpp>
 #include <nvscope/trace.hpp>
 
@@ -48,6 +50,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -164,6 +167,7 @@ class collector final : public capture_listener {
     std::lock_guard<std::mutex> control(detail::collector_state().control);
     const timestamp_ns stop_called = wait_for_device();
     end_recording();
+    finish_bounded();
     collect_host_calls();
     pair_host_syncs();
     build_ranges();
@@ -185,10 +189,7 @@ class collector final : public capture_listener {
     if (!active_) return out;
     flush();
     std::lock_guard<std::mutex> lock(detail::collector_state().decode);
-    out.strings = trace_.strings;
-    out.kernel_names = trace_.kernel_names;
-    out.kernel_name_spelling = trace_.kernel_name_spelling;
-    out.kernel_configs = trace_.kernel_configs;
+    copy_tables(out);
     out.kernels.swap(trace_.kernels);
     out.copies.swap(trace_.copies);
     out.memsets.swap(trace_.memsets);
@@ -201,6 +202,40 @@ class collector final : public capture_listener {
 
   /// True between a successful start() and stop().
   bool active() const noexcept { return active_; }
+
+  /// With `collector_options::bounded`: the running totals of every record not in `result()`
+  /// (folded as buffers arrived); empty otherwise. Complete after stop().
+  totals folded() const {
+    std::lock_guard<std::mutex> lock(detail::collector_state().decode);
+    return folder_ ? folder_->folded() : totals{};
+  }
+
+  /// With `collector_options::bounded`: records launched inside `w` (trace clock) are kept raw
+  /// as a capture window's; for a window known in advance (nvscope run's --delay/--duration).
+  void keep_raw_between(time_window w) {
+    if (!folder_) return;
+    std::lock_guard<std::mutex> lock(detail::collector_state().decode);
+    folder_->window_begun(w.begin);
+    folder_->window_ended(w.end);
+  }
+
+  /// With `collector_options::bounded`, while recording: a trace of the flight recorder as it
+  /// stands (the kept steps' and the windows' GPU records and syncs, their launches, the
+  /// string and configuration tables; ranges are left to stop()), without stopping. Empty
+  /// otherwise.
+  trace snapshot() {
+    trace out;
+    if (!active_ || !folder_) return out;
+    flush();
+    std::lock_guard<std::mutex> lock(detail::collector_state().decode);
+    copy_tables(out);
+    out.threads = trace_.threads;
+    detail::bounded_records(*folder_, out);
+    bounded_.launches_into(out);
+    out.begin = trace_.begin;
+    out.finish = now();
+    return out;
+  }
 
   /// The trace of the last collection (complete after stop()).
   const trace& result() const& noexcept { return trace_; }
@@ -226,17 +261,33 @@ class collector final : public capture_listener {
   /// measured at start and stop (see docs/collector.md).
   timestamp_ns to_trace_clock(std::uint64_t steady_clock_ns) const noexcept { return calibration_.to_trace(steady_clock_ns); }
 
-  // capture_listener: windows of capture, on the trace clock.
+  // capture_listener: windows of capture, on the trace clock (a bounded collection keeps
+  // their records raw).
   void capture_started() noexcept override {
-    std::lock_guard<std::mutex> lock(windows_mutex_);
+    const timestamp_ns t = now();
+    {
+      std::lock_guard<std::mutex> lock(windows_mutex_);
+      try {
+        windows_.push_back(time_window{t, ~timestamp_ns{0}});
+      } catch (...) {
+      }
+    }
+    if (!folder_ || !options_.only_in_capture) return;
+    std::lock_guard<std::mutex> decode(detail::collector_state().decode);
     try {
-      windows_.push_back(time_window{now(), ~timestamp_ns{0}});
+      folder_->window_begun(t);
     } catch (...) {
     }
   }
   void capture_stopped() noexcept override {
-    std::lock_guard<std::mutex> lock(windows_mutex_);
-    if (!windows_.empty() && windows_.back().end == ~timestamp_ns{0}) windows_.back().end = now();
+    const timestamp_ns t = now();
+    {
+      std::lock_guard<std::mutex> lock(windows_mutex_);
+      if (!windows_.empty() && windows_.back().end == ~timestamp_ns{0}) windows_.back().end = t;
+    }
+    if (!folder_ || !options_.only_in_capture) return;
+    std::lock_guard<std::mutex> decode(detail::collector_state().decode);
+    folder_->window_ended(t);
   }
 
  private:
@@ -251,6 +302,83 @@ class collector final : public capture_listener {
     drained_dropped_ = 0;
     decoder_ = std::make_unique<detail::activity_decoder>(trace_, options_.demangle, &detail::cupti_api_name);
     buffers_ = std::make_unique<detail::buffer_decoder>(*decoder_);
+    folder_.reset();
+    bounded_ = detail::bounded_state{};
+    if (!options_.bounded) return;
+    detail::long_run_limits limits;
+    limits.keep_steps = options_.keep_steps;
+    limits.keep_slowest = options_.keep_slowest;
+    limits.memory_limit = options_.memory_limit;
+    limits.keep_raw = options_.keep_step_raw;
+    folder_ = std::make_unique<detail::long_run_folder>(limits, options_.on_step, [this](std::string line) {
+      if (options_.print_errors) std::fprintf(stderr, "nvscope: collector: %s\n", line.c_str());
+      bounded_.notes.push_back(std::move(line)); // into errors() at stop: this runs on CUPTI's thread
+    });
+    buffers_->after_each_buffer([](void* self) { static_cast<collector*>(self)->fold_buffer(); }, this);
+  }
+
+  // ---- a bounded collection, after each buffer (CUPTI's thread, decode lock held) ----
+
+  void fold_buffer() {
+    if (options_.only_in_capture) follow_profiler_calls();
+    detail::scan_step_events(bounded_, *folder_, options_.is_step_name, [this](std::uint64_t h) { return calibration_.to_trace(h); });
+    drain_launches();
+    folder_->losses_seen(detail::new_losses(bounded_, buffers_->counts(), detail::collector_state().host_calls_lost.load()));
+    folder_->take(trace_, [this](std::uint32_t correlation, timestamp_ns start) { return bounded_.launched_at(correlation, start); });
+    bounded_.prune(*folder_);
+  }
+
+  // With only_in_capture: the program's profiler starts and stops open and close windows of
+  // raw records as they come (kept for stop()'s capture windows).
+  void follow_profiler_calls() {
+    auto calls = detail::collector_state().take_profiler_calls();
+    for (const auto& c : calls) {
+      const timestamp_ns t = calibration_.to_trace(c.time);
+      if (c.start && !bounded_.profiler_on) folder_->window_begun(t);
+      if (!c.start && bounded_.profiler_on) folder_->window_ended(t);
+      bounded_.profiler_on = c.start;
+    }
+    bounded_.profiler_calls.insert(bounded_.profiler_calls.end(), calls.begin(), calls.end());
+  }
+
+  // Launch calls into the bounded state (joined to their records as these arrive); sync calls
+  // kept for stop() as an unbounded collection keeps them.
+  void drain_launches() {
+    stats_.host_calls_lost += detail::drain_host_calls([this](std::uint64_t os_thread, const detail::host_call& c) {
+      const std::uint32_t thread = decoder_->thread_index(os_thread);
+      if ((c.flags & detail::host_call_sync_span) != 0) {
+        sync_calls_.push_back(detail::sync_call{calibration_.to_trace(c.time), c.correlation, thread, c.flags});
+        if ((c.flags & detail::host_call_exit) == 0) count_host_call(c.flags);
+        return;
+      }
+      bounded_.add_call(detail::timed_host_call{calibration_.to_trace(c.time), c.correlation, thread, (c.flags & detail::host_call_sync) != 0});
+      count_host_call(c.flags);
+    });
+  }
+
+  // stop(): every step summarised; the flight recorder's records back into the trace, with
+  // the launch calls they need.
+  void finish_bounded() {
+    if (!folder_) return;
+    std::lock_guard<std::mutex> lock(detail::collector_state().decode);
+    folder_->finish(trace_.finish);
+    for (auto& line : bounded_.notes) errors_.push_back(std::move(line));
+    bounded_.notes.clear();
+    detail::bounded_records(*folder_, trace_);
+    bounded_.calls_into(host_calls_);
+    const auto& c = folder_->counts();
+    stats_.records_folded = c.records_folded;
+    stats_.steps_summarised = c.steps_summarised;
+    stats_.steps_lossy = c.steps_lossy;
+    stats_.steps_given_up = c.steps_given_up;
+    stats_.raw_bytes_high_water = c.bytes_high_water;
+  }
+
+  void copy_tables(trace& out) const {
+    out.strings = trace_.strings;
+    out.kernel_names = trace_.kernel_names;
+    out.kernel_name_spelling = trace_.kernel_name_spelling;
+    out.kernel_configs = trace_.kernel_configs;
   }
 
   bool can_start() {
@@ -429,7 +557,9 @@ class collector final : public capture_listener {
   // The program's profiler starts and stops and nvscope's capture guards, as windows.
   void build_capture_windows() {
     std::vector<detail::profiler_switch> switches;
-    for (const auto& c : detail::collector_state().take_profiler_calls())
+    auto calls = std::move(bounded_.profiler_calls); // those a bounded collection followed, then the rest
+    for (auto& c : detail::collector_state().take_profiler_calls()) calls.push_back(c);
+    for (const auto& c : calls)
       switches.push_back(detail::profiler_switch{calibration_.to_trace(c.time), c.start});
     std::vector<time_window> guards;
     {
@@ -554,6 +684,8 @@ class collector final : public capture_listener {
   trace trace_;
   std::unique_ptr<detail::activity_decoder> decoder_;
   std::unique_ptr<detail::buffer_decoder> buffers_;
+  std::unique_ptr<detail::long_run_folder> folder_; // collector_options::bounded
+  detail::bounded_state bounded_;
   collector_stats stats_;
   std::uint64_t drained_dropped_ = 0;
   std::vector<std::string> errors_;

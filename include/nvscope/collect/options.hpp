@@ -13,8 +13,12 @@
 ///   o.only_in_capture = true;
 /// \endcode
 
+#include <nvscope/trace/totals.hpp>
+
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string_view>
 
 namespace nvscope {
 inline namespace v1 {
@@ -105,6 +109,30 @@ struct collector_options {
   bool demangle = true;
   /// Print each problem as one line on stderr (always also in `collector::errors()`).
   bool print_errors = true;
+
+  /// A long run in bounded memory (docs/collector.md, "Long runs"): each buffer's records are
+  /// sorted as it is decoded; those of a step are held until the step is summarised, those
+  /// inside a capture guard's window are kept raw, the rest are folded into running totals
+  /// (`collector::folded()`) and released. `result()` then holds the flight recorder (the
+  /// last `keep_steps` and the `keep_slowest` slowest steps) and the windows' records. The
+  /// windows: with `only_in_capture`, capture guards and the program's profiler starts and
+  /// stops as they happen; `keep_step_raw`'s steps; `collector::keep_raw_between`.
+  bool bounded = false;
+  std::size_t keep_steps = 3;   ///< with `bounded`: the last N steps kept raw
+  std::size_t keep_slowest = 3; ///< with `bounded`: the K slowest steps (by wall time) kept raw
+  /// With `bounded`: bytes of raw records held at most, all together. When reached, kept steps
+  /// are given up (the fastest of the slowest first), then the windows keep no more, each said
+  /// in one line; the summaries and totals stay whole.
+  std::size_t memory_limit = std::size_t{512} << 20;
+  /// With `bounded`: which NVTX push/pop range names are steps. nullptr: `step`, `step_N`,
+  /// `step N`, `iteration N` (pass `nvscope::is_step_name` of analyze/step_names.hpp for the
+  /// analysis' full rule; collect does not read analysis).
+  bool (*is_step_name)(std::string_view) = nullptr;
+  /// With `bounded`: steps (numbered from 0 in the order they begin) whose raw records are kept
+  /// as a capture window's are, beside the flight recorder (a step schedule's active steps).
+  std::function<bool(std::uint64_t)> keep_step_raw;
+  /// With `bounded`: each step's summary as it ends, on CUPTI's buffer thread.
+  std::function<void(const step_totals&)> on_step;
 };
 
 /// What the collector saw besides the trace: losses, buffer use, calibration.
@@ -131,6 +159,11 @@ struct collector_stats {
   std::uint64_t launch_calls_driver = 0;  ///< ... and in the driver API
   std::uint64_t sync_calls_nested = 0;    ///< sync calls inside another (the driver call of a runtime sync): folded
   std::uint64_t sync_calls_unpaired = 0;  ///< sync calls with an entry and no exit at stop (or the reverse): not reported
+  std::uint64_t records_folded = 0;       ///< `bounded`: GPU records and syncs folded into `collector::folded()`
+  std::uint64_t steps_summarised = 0;     ///< `bounded`: steps summarised as they ended
+  std::uint64_t steps_lossy = 0;          ///< `bounded`: ... of which some loss was noticed while they ran
+  std::uint64_t steps_given_up = 0;       ///< `bounded`: kept steps released to stay within `memory_limit`
+  std::size_t raw_bytes_high_water = 0;   ///< `bounded`: most bytes of raw records held at once
 };
 
 } // namespace v1

@@ -34,6 +34,18 @@ class buffer_decoder {
     std::size_t dropped = 0;
     if (cupti().cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) counts_.dropped += dropped;
     ++counts_.completed;
+    if (after_ == nullptr) return;
+    try {
+      after_(after_context_);
+    } catch (...) {
+      ++counts_.errors; // out of memory while folding: counted as a buffer not read to its end
+    }
+  }
+
+  // Called after each buffer, on the same thread and lock (a bounded collection folds there).
+  void after_each_buffer(void (*after)(void*), void* context) noexcept {
+    after_ = after;
+    after_context_ = context;
   }
 
   const buffer_counts& counts() const noexcept { return counts_; }
@@ -57,6 +69,8 @@ class buffer_decoder {
 
   activity_decoder* records_;
   buffer_counts counts_;
+  void (*after_)(void*) = nullptr;
+  void* after_context_ = nullptr;
 };
 
 } // namespace detail

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A whole job under nvscope run in bounded memory (issue 47), on the GPU machine: a PyTorch loop
+# of STEPS steps (default 20000; bench/run/train.py, its `step` ranges) under
+#   nvscope run --memory-limit=512M                          the default flight recorder
+#   nvscope run --skip=10000 --active=10 --memory-limit=512M  a window of 10 steps, the rest folded
+# with the program's VmRSS sampled every 5 s, then ROUNDS interleaved fresh processes of plain
+# and bounded runs of SHORT steps for the median step time. Writes OUT/long_run_gpu.json and
+# merges its metrics into bench/results/long_run.json (steps_profiled, rss_growth_mb_gpu: VmRSS
+# growth from 60 s after start to the end, the larger of the two runs; step_overhead_long_run:
+# the median over rounds of bounded / plain median step time).
+#   bench/run/long_run.sh           (after bench/run/gpu_run.sh build, or it builds)
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-$ROOT/build/long-run-out}
+B=${B:-$ROOT/build/run-gpu}
+STEPS=${STEPS:-20000}
+SHORT=${SHORT:-300}
+ROUNDS=${ROUNDS:-3}
+NV="$B/bin/nvscope"
+T="$ROOT/bench/run/train.py"
+mkdir -p "$OUT"
+export PATH="/usr/local/cuda/bin:$PATH"
+
+if [ ! -x "$NV" ] || [ ! -f "$B/lib/libnvscope_inject.so" ]; then
+  cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DNVSCOPE_COMPONENTS="run;collect" -DNVSCOPE_BUILD_BENCH=OFF -DNVSCOPE_BUILD_EXAMPLES=OFF >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+  ninja -C "$B" nvscope_cli nvscope_inject >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+fi
+
+# VmRSS (kB) of the program under nvscope run `$1`, every 5 s, as "seconds_since_start kB".
+sample() {
+  local tool=$1 t0; t0=$(date +%s)
+  while kill -0 "$tool" 2>/dev/null; do
+    for c in $(pgrep -P "$tool"); do
+      awk -v t=$(( $(date +%s) - t0 )) '/^VmRSS:/ {print t, $2}' "/proc/$c/status" 2>/dev/null
+    done
+    sleep 5
+  done
+}
+
+# One long run: $1 a label, the rest nvscope run's options.
+long() {
+  local label=$1; shift
+  local D="$OUT/$label"; rm -rf "$D"; mkdir -p "$D"
+  echo "== $label: $STEPS steps, nvscope run $*"
+  "$NV" run --output-dir="$D" --summary=none "$@" -- python3 "$T" --steps "$STEPS" --warmup 5 --layers 2 >"$D/stdout.txt" 2>"$D/stderr.txt" &
+  local tool=$!
+  sample "$tool" >"$D/rss.txt" &
+  local sampler=$!
+  wait "$tool"; echo "rc=$?"
+  wait "$sampler"
+  tail -3 "$D/stderr.txt"; ls "$D"
+}
+
+long bounded --memory-limit=512M
+long window --skip=10000 --active=10 --memory-limit=512M
+
+: >"$OUT/overhead.txt"
+for round in $(seq 1 "$ROUNDS"); do
+  for mode in plain bounded; do
+    case $mode in
+      plain) python3 "$T" --steps "$SHORT" --layers 2 ;;
+      bounded) "$NV" run --outputs=none --memory-limit=512M -- python3 "$T" --steps "$SHORT" --layers 2 ;;
+    esac 2>/dev/null | awk -v m=$mode -v r=$round '/median_step_ms/ {print r, m, $2}' >>"$OUT/overhead.txt"
+  done
+done
+cat "$OUT/overhead.txt"
+
+python3 - "$OUT" "$ROOT" "$STEPS" <<'PY'
+import datetime, glob, json, os, statistics, subprocess, sys
+out, root, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def growth(label):
+    rows = [tuple(map(int, l.split())) for l in open(os.path.join(out, label, "rss.txt")) if l.strip()]
+    after = [kb for t, kb in rows if t >= 60]
+    return (max(after) - after[0]) / 1024.0 if len(after) > 1 else None
+def steps_in(label):
+    files = glob.glob(os.path.join(out, label, "*.steps.jsonl"))
+    return max((sum(1 for _ in open(f)) for f in files), default=0)
+rows = {}
+for line in open(os.path.join(out, "overhead.txt")):
+    r, m, v = line.split(); rows.setdefault(m, {})[int(r)] = float(v)
+ratios = [rows["bounded"][r] / rows["plain"][r] for r in rows.get("bounded", {}) if r in rows.get("plain", {})]
+g = [x for x in (growth("bounded"), growth("window")) if x is not None]
+m = {"steps_profiled": min(steps_in("bounded"), steps_in("window")),
+     "rss_growth_mb_gpu": round(max(g), 2) if g else None,
+     "step_overhead_long_run": round(statistics.median(ratios), 4) if ratios else None}
+dev = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+json.dump({"device": dev, "date": datetime.date.today().isoformat(), "commit": commit, "metrics": m,
+           "command": "bench/run/long_run.sh (STEPS=%d)" % steps}, open(os.path.join(out, "long_run_gpu.json"), "w"), indent=2)
+p = os.path.join(root, "bench", "results", "long_run.json")
+d = json.load(open(p))
+d["metrics"].update(m)
+d["context"] = d.get("context", "") + " GPU metrics: %s, %s, commit %s, bench/run/long_run.sh with STEPS=%d (VmRSS every 5 s from 60 s on; overhead over interleaved fresh processes)." % (dev, datetime.date.today().isoformat(), commit, steps)
+json.dump(d, open(p, "w"), indent=2); open(p, "a").write("\n")
+print(json.dumps(m))
+PY

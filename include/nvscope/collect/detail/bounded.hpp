@@ -1,0 +1,159 @@
+// nvscope-target: cupti
+#pragma once
+
+// The collector's side of a bounded collection (collector_options::bounded), in plain C++:
+// step ranges found in the NVTX log as it grows, losses as they are counted, the launch calls
+// joined to GPU records as these arrive (and kept only for the records kept raw), and the
+// flight recorder's records put back into a trace.
+
+#include <nvscope/collect/detail/buffer_decoder.hpp>
+#include <nvscope/collect/detail/finish.hpp>
+#include <nvscope/collect/detail/long_run.hpp>
+#include <nvscope/collect/detail/nvtx_listener.hpp>
+#include <nvscope/collect/detail/process_state.hpp>
+#include <nvscope/trace.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+// The step rule when the caller gives none: `step`, or a step word (`step`, `iteration`,
+// `iter`) then an optional `_`, ` `, `#`, `-` or `:` then digits, in any case. The names
+// capture's schedule pushes (`step_N`) are steps.
+inline bool plain_step_name(std::string_view name) noexcept {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (std::string_view word : {"iteration", "step", "iter"}) {
+    if (name.size() < word.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < word.size(); ++i) same = same && lower(name[i]) == word[i];
+    if (!same) continue;
+    std::size_t i = word.size();
+    if (i == name.size()) return word == "step";
+    if (std::string_view("_ #-:").find(name[i]) != std::string_view::npos) ++i;
+    if (i == name.size()) return false;
+    for (; i < name.size(); ++i)
+      if (name[i] < '0' || name[i] > '9') return false;
+    return true;
+  }
+  return false;
+}
+
+struct bounded_state {
+  std::size_t nvtx_scanned = 0;                                        // NVTX events looked at
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::int64_t>> open; // per (thread, domain): each open push's step number, -1 for no step
+  std::uint64_t dropped = 0, errors = 0, launches_lost = 0;            // losses counted so far
+  std::unordered_map<std::uint32_t, timed_host_call> calls;           // launches whose record has not come
+  std::unordered_map<std::uint32_t, timed_host_call> used;            // launches of records placed (pruned to the kept)
+  std::vector<std::string> notes;
+  std::vector<profiler_call> profiler_calls; // followed while recording, for stop()'s capture windows
+  bool profiler_on = false;
+
+  // A launch waits in `calls` for its GPU record; a sync call (no GPU record of its own to wait
+  // for) goes to `used`, kept while a sync record of its correlation is held.
+  void add_call(const timed_host_call& c) {
+    if (c.is_sync) {
+      used.emplace(c.correlation, c);
+      return;
+    }
+    auto it = calls.find(c.correlation);
+    if (it == calls.end() || c.time < it->second.time) calls[c.correlation] = c; // the earliest of a runtime and its driver call
+  }
+  // A GPU record's launch time (its start where its launch was not logged).
+  timestamp_ns launched_at(std::uint32_t correlation, timestamp_ns start) {
+    auto it = calls.find(correlation);
+    if (it == calls.end()) return start;
+    const timestamp_ns t = it->second.time;
+    used.emplace(correlation, it->second);
+    calls.erase(it);
+    return t;
+  }
+  // Keeps `used` to the launches of records the folder still holds, once it is twice their count.
+  void prune(const long_run_folder& folder) {
+    const std::size_t kept = folder.counts().records_kept;
+    if (used.size() <= 2 * kept + 4096) return;
+    std::unordered_set<std::uint32_t> live;
+    folder.each_kept([&](const step_records& s) {
+      for (const auto& r : s.kernels) live.insert(r.correlation);
+      for (const auto& r : s.copies) live.insert(r.correlation);
+      for (const auto& r : s.memsets) live.insert(r.correlation);
+      for (const auto& r : s.syncs) live.insert(r.correlation);
+    });
+    for (auto it = used.begin(); it != used.end();) it = live.count(it->first) ? std::next(it) : used.erase(it);
+  }
+  // The launch calls of the records kept (stop() joins them).
+  void calls_into(std::vector<timed_host_call>& out) const {
+    for (const auto& [corr, c] : used) out.push_back(c);
+  }
+  // Launch records of `t`'s GPU records, as finish_trace would join them (a snapshot).
+  void launches_into(trace& t) const {
+    std::vector<timed_host_call> mine;
+    calls_into(mine);
+    join_launches(t, host_call_index(std::move(mine)));
+  }
+};
+
+// New NVTX pushes and pops since the last scan: a step range's push begins a step, its pop ends it.
+template <class ToTrace>
+void scan_step_events(bounded_state& b, long_run_folder& folder, bool (*is_step)(std::string_view), const ToTrace& to_trace) {
+  auto& log = nvtx_log();
+  std::lock_guard<std::mutex> lock(log.mutex);
+  if (b.nvtx_scanned > log.events.size()) b.nvtx_scanned = 0; // the log was cleared (a new start)
+  for (; b.nvtx_scanned < log.events.size(); ++b.nvtx_scanned) {
+    const nvtx_event& e = log.events[b.nvtx_scanned];
+    if (e.kind != nvtx_event_kind::push && e.kind != nvtx_event_kind::pop) continue;
+    auto& stack = b.open[{e.os_thread, e.key}];
+    if (e.kind == nvtx_event_kind::push) {
+      const bool step = !e.name.empty() && (is_step ? is_step(e.name) : plain_step_name(e.name));
+      stack.push_back(step ? static_cast<std::int64_t>(folder.step_begun(to_trace(e.time), e.name)) : -1);
+    } else if (!stack.empty()) {
+      if (stack.back() >= 0) folder.step_ended(to_trace(e.time), static_cast<std::uint64_t>(stack.back()));
+      stack.pop_back();
+    }
+  }
+}
+
+// The losses counted since the last call.
+inline loss_counts new_losses(bounded_state& b, const buffer_counts& c, std::uint64_t launches_lost) {
+  loss_counts l;
+  l.dropped_records = c.dropped - b.dropped;
+  l.buffer_errors = c.errors - b.errors;
+  l.launches_lost = launches_lost >= b.launches_lost ? launches_lost - b.launches_lost : 0;
+  b.dropped = c.dropped, b.errors = c.errors, b.launches_lost = launches_lost;
+  return l;
+}
+
+// The flight recorder's and the windows' records into `t` (each once: a record of a kept step
+// inside a window is in both).
+inline void bounded_records(const long_run_folder& folder, trace& t) {
+  folder.each_kept([&](const step_records& s) {
+    t.kernels.insert(t.kernels.end(), s.kernels.begin(), s.kernels.end());
+    t.copies.insert(t.copies.end(), s.copies.begin(), s.copies.end());
+    t.memsets.insert(t.memsets.end(), s.memsets.begin(), s.memsets.end());
+    t.syncs.insert(t.syncs.end(), s.syncs.begin(), s.syncs.end());
+  });
+  auto once = [](auto& v) {
+    auto key = [](const auto& r) { return std::make_tuple(r.start, r.end, r.correlation); };
+    std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+    v.erase(std::unique(v.begin(), v.end(), [&](const auto& a, const auto& b) { return key(a) == key(b); }), v.end());
+  };
+  once(t.kernels);
+  once(t.copies);
+  once(t.memsets);
+  once(t.syncs);
+}
+
+} // namespace detail
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,310 @@
+// A long run in bounded memory (collect/detail/long_run.hpp, issue 47), through the real
+// decode-and-fold path: synthetic CUPTI activity records (long_run_feed.hpp) decoded a buffer at
+// a time and folded. On 10 M records with the bound scaled down: resident memory flat, every
+// step's summary equal to its figures computed apart from the folder, the flight recorder's
+// steps equal to their records, losses marked on their step, the memory limit said in one line
+// and never exceeded, and a run cut in two merging into the uncut run's totals.
+#include "long_run_feed.hpp"
+#include "test_seed.hpp"
+
+#include <nvscope/collect/detail/bounded.hpp>
+#include <nvscope/collect/detail/demangle.hpp>
+
+#include <doctest/doctest.h>
+
+#include <deque>
+#include <fstream>
+#include <string>
+
+namespace nd = nvscope::detail;
+namespace lf = long_run_feed;
+
+namespace {
+
+long long vm_rss_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.compare(0, 6, "VmRSS:") == 0) return 1024 * std::atoll(line.c_str() + 6);
+  return 0;
+}
+
+// Under a sanitizer: ASan's quarantine keeps freed memory resident, so RSS says nothing of ours,
+// and both run the path several times slower: 3 M records there (the sanitizers' time budget),
+// 10 M in the plain build.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+#else
+constexpr bool sanitized = false;
+#endif
+constexpr std::uint64_t feed_records = sanitized ? 3'000'000 : 10'000'000;
+
+std::string shown(unsigned n) { return nd::demangle_kernel_name(lf::names[n]); }
+
+// Every figure of a summary against the step's figures computed by the feed.
+// `first`: the step the folder numbered 0 (a run cut in pieces numbers each piece from 0).
+void check_summary(const nvscope::step_totals& got, const lf::expected_step& want, std::uint64_t first = 0) {
+  REQUIRE(got.number + first == want.number);
+  CHECK(got.begin == want.begin);
+  CHECK(got.end == want.end);
+  CHECK(got.wall_ns == want.end - want.begin);
+  CHECK(got.kernel_ns == want.kernel_ns);
+  CHECK(got.copy_ns == want.copy_ns);
+  CHECK(got.memset_ns == want.memset_ns);
+  CHECK(got.sync_ns == want.sync_ns);
+  CHECK(got.launches == want.launches);
+  CHECK(got.gpu_busy_ns == want.busy_ns);
+  REQUIRE(!got.top_kernels.empty());
+  for (const auto& k : got.top_kernels) {
+    unsigned n = 0;
+    while (n < 6 && shown(n) != k.name) ++n;
+    REQUIRE(n < 6);
+    CHECK(k.ns == want.kernel_ns_by_name[n]);
+  }
+  std::uint64_t most = 0;
+  for (auto v : want.kernel_ns_by_name) most = std::max(most, v);
+  CHECK(got.top_kernels[0].ns == most);
+}
+
+struct run_result {
+  nvscope::totals whole;
+  nd::long_run_counts counts;
+  std::uint64_t checked = 0, lossy = 0, records = 0;
+  long long rss_early = 0, rss_end = 0;
+  std::vector<std::string> notes;
+};
+
+// Steps [first, last) through a folder with `limits`; every summary checked as it ends;
+// losses of 7 dropped records noticed during step `lossy_step`.
+run_result run(std::uint64_t seed, std::uint64_t first, std::uint64_t last, nd::long_run_limits limits, std::uint64_t lossy_step) {
+  run_result out;
+  std::deque<lf::expected_step> pending;
+  nd::long_run_folder folder(
+      limits,
+      [&](const nvscope::step_totals& s) {
+        REQUIRE(!pending.empty());
+        check_summary(s, pending.front(), first);
+        CHECK(s.lossy == (s.number + first == lossy_step));
+        if (s.lossy) CHECK(s.lost.dropped_records == 7);
+        out.lossy += s.lossy;
+        pending.pop_front();
+        ++out.checked;
+      },
+      [&](std::string line) { out.notes.push_back(std::move(line)); });
+  lf::generator gen(seed, 200);
+  lf::feed f;
+  f.run(
+      gen, folder, first, last, 4096,
+      [&](const lf::step_content& c) {
+        pending.push_back(c.expected);
+        if (c.expected.number == lossy_step) {
+          nvscope::loss_counts l;
+          l.dropped_records = 7;
+          folder.losses_seen(l);
+        }
+      },
+      [&](std::uint64_t records) {
+        if (out.rss_early == 0 && records >= 1'000'000) out.rss_early = vm_rss_bytes();
+      });
+  folder.finish(lf::origin + last * lf::period);
+  out.rss_end = vm_rss_bytes();
+  CHECK(pending.empty());
+  // the flight recorder: each kept step's raw records are its records, its summary its figures
+  lf::generator again(seed, 200);
+  auto check_kept = [&](const nd::step_records& s) {
+    const auto c = again.step(s.summary.number + first);
+    REQUIRE(s.count() == c.records.size() - 3);
+    check_summary(s.summary, c.expected, first);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i + 3 < c.records.size(); ++i) { // the kernels, exactly as CUPTI gave them
+      const auto& a = c.records[i];
+      if (a.head.kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
+      REQUIRE(k < s.kernels.size());
+      CHECK(s.kernels[k].start == a.kernel.start);
+      CHECK(s.kernels[k].end == a.kernel.end);
+      CHECK(s.kernels[k].correlation == a.kernel.correlationId);
+      ++k;
+    }
+    CHECK(k == s.kernels.size());
+  };
+  for (const auto& s : folder.recent()) check_kept(s);
+  for (const auto& s : folder.slowest()) {
+    check_kept(s);
+    if (last - first > 200) CHECK(s.summary.wall_ns >= 9'000'000); // the slow steps, every 61st
+  }
+  CHECK(folder.recent().size() == std::min<std::uint64_t>(limits.keep_steps, last - first));
+  out.records = f.records;
+  out.counts = folder.counts();
+  out.whole = folder.whole();
+  return out;
+}
+
+void check_equal(const nvscope::totals& a, const nvscope::totals& b) {
+  CHECK(a.kernels.size() == b.kernels.size());
+  for (const auto& [name, s] : a.kernels) {
+    const auto it = b.kernels.find(name);
+    REQUIRE(it != b.kernels.end());
+    CHECK(s == it->second);
+  }
+  CHECK(a.steps == b.steps);
+  CHECK(a.run.kernels == b.run.kernels);
+  CHECK(a.run.kernel_ns == b.run.kernel_ns);
+  CHECK(a.run.copies == b.run.copies);
+  CHECK(a.run.copy_ns == b.run.copy_ns);
+  CHECK(a.run.memsets == b.run.memsets);
+  CHECK(a.run.memset_ns == b.run.memset_ns);
+  CHECK(a.run.syncs == b.run.syncs);
+  CHECK(a.run.sync_ns == b.run.sync_ns);
+  CHECK(a.run.lost.dropped_records == b.run.lost.dropped_records);
+}
+
+} // namespace
+
+TEST_CASE("10 M records (3 M under sanitizers) through decode and fold: memory flat, every step's figures exact, the slowest and last steps kept raw") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::uint64_t seed = rng();
+  nd::long_run_limits limits;
+  limits.keep_steps = 3;
+  limits.keep_slowest = 3;
+  limits.memory_limit = std::size_t{1} << 20; // scaled: a step is about 7 KB of records
+  const std::uint64_t steps = feed_records / 205 + 1; // 205 to 209 records a step
+  const auto r = run(seed, 0, steps, limits, 1234);
+  CHECK(r.checked == steps);
+  CHECK(r.lossy == 1);
+  CHECK(r.counts.steps_summarised == steps);
+  CHECK(r.counts.steps_lossy == 1);
+  CHECK(r.counts.bytes_high_water <= limits.memory_limit);
+  CHECK(r.counts.records_kept <= 8 * 210); // 3 + 3 kept, up to 2 held
+  CHECK(r.counts.late_records == 0);
+  CHECK(r.notes.empty()); // 1 MiB holds 8 steps: nothing given up
+  CHECK(r.records >= feed_records);
+  CHECK(r.whole.run.kernels + r.whole.run.copies + r.whole.run.memsets + r.whole.run.syncs == r.records); // none lost, none twice
+  CHECK(r.whole.steps.count() == steps);
+  // resident memory after the first million records grows by at most 16 MB to the ten millionth
+  // (kept raw today, the 9 M records more would add about 290 MB)
+  if (!sanitized) CHECK(r.rss_end - r.rss_early <= 16ll << 20);
+  MESSAGE("VmRSS after 1 M records " << (r.rss_early >> 20) << " MiB, at the end " << (r.rss_end >> 20) << " MiB");
+}
+
+TEST_CASE("a memory limit too small for the steps asked: one line says what is given up, the summaries stay exact") {
+  nd::long_run_limits limits;
+  limits.keep_steps = 4;
+  limits.keep_slowest = 4;
+  limits.memory_limit = 30'000; // about 4 steps' records
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const auto r = run(rng(), 0, 400, limits, 17);
+  CHECK(r.checked == 400);
+  CHECK(r.counts.steps_given_up > 0);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].find("memory limit") != std::string::npos);
+  CHECK(r.notes[0].find("given up") != std::string::npos);
+  CHECK(r.counts.bytes_held <= limits.memory_limit);
+}
+
+TEST_CASE("a run cut in two merges into the uncut run's totals, bucket for bucket") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::uint64_t seed = rng();
+  nd::long_run_limits limits;
+  limits.keep_steps = 2;
+  limits.keep_slowest = 2;
+  const auto whole = run(seed, 0, 3000, limits, 5);
+  auto first = run(seed, 0, 1700, limits, 5);
+  const auto second = run(seed, 1700, 3000, limits, 5);
+  nvscope::merge(first.whole, second.whole);
+  check_equal(first.whole, whole.whole);
+  CHECK(first.whole.steps.count() == 3000);
+}
+
+TEST_CASE("a bounded collection's pieces: step ranges found in the NVTX log, kernels joined to their launch, losses per step") {
+  CHECK(nd::plain_step_name("step_12"));
+  CHECK(nd::plain_step_name("Step#3"));
+  CHECK(nd::plain_step_name("iteration 7"));
+  CHECK(nd::plain_step_name("step"));
+  CHECK_FALSE(nd::plain_step_name("forward"));
+  CHECK_FALSE(nd::plain_step_name("step_"));
+  CHECK_FALSE(nd::plain_step_name("stepper"));
+
+  std::vector<nvscope::step_totals> ended;
+  nd::long_run_folder folder({}, [&](const nvscope::step_totals& s) { ended.push_back(s); });
+  nd::bounded_state b;
+  auto& log = nd::nvtx_log();
+  auto event = [&](nd::nvtx_event_kind kind, std::uint64_t time, const char* name, std::uint64_t thread) {
+    nd::nvtx_event e;
+    e.kind = kind, e.time = time, e.os_thread = thread, e.name = name;
+    std::lock_guard<std::mutex> lock(log.mutex);
+    log.events.push_back(e);
+  };
+  auto same_clock = [](std::uint64_t t) { return t; };
+  {
+    std::lock_guard<std::mutex> lock(log.mutex);
+    log.events.clear();
+  }
+  event(nd::nvtx_event_kind::push, 1000, "step_0", 1);
+  event(nd::nvtx_event_kind::push, 1100, "forward", 1);
+  event(nd::nvtx_event_kind::push, 1150, "step_99", 2); // another thread's step
+  event(nd::nvtx_event_kind::pop, 1200, "", 1);        // forward
+  event(nd::nvtx_event_kind::pop, 2000, "", 1);        // step_0
+  nd::scan_step_events(b, folder, nullptr, same_clock);
+  // launched inside step_0 at 1500, ran after its end (2500): the step's by its launch
+  b.add_call(nd::timed_host_call{1500, 42, 0, false});
+  nvscope::trace live;
+  nvscope::kernel_record k;
+  k.start = 2500, k.end = 2600, k.correlation = 42, k.name = live.strings.intern("gemm");
+  live.kernels.push_back(k);
+  nd::buffer_counts counts;
+  counts.dropped = 5; // CUPTI dropped 5 while step_0 ran
+  folder.losses_seen(nd::new_losses(b, counts, 0));
+  folder.take(live, [&](std::uint32_t c, nvscope::timestamp_ns s) { return b.launched_at(c, s); });
+  CHECK(live.kernels.empty());
+  CHECK(b.calls.empty());
+  REQUIRE(b.used.size() == 1); // kept for the join at stop while its record is held
+  event(nd::nvtx_event_kind::pop, 3000, "", 2);        // step_99
+  nd::scan_step_events(b, folder, nullptr, same_clock);
+  CHECK(nd::new_losses(b, counts, 0).dropped_records == 0); // counted once
+  folder.finish(4000);
+  REQUIRE(ended.size() == 2);
+  CHECK(ended[0].name == "step_0");
+  CHECK(ended[0].begin == 1000);
+  CHECK(ended[0].end == 2000);
+  CHECK(ended[1].name == "step_99");
+  CHECK(ended[1].end == 3000);
+  // step_99 (1150..3000) began after step_0: the later step holds a launch at 1500
+  CHECK(ended[1].launches + ended[0].launches == 1);
+  CHECK(ended[1].lost.dropped_records == 5); // the latest begun step when the loss was seen
+  CHECK(ended[1].lossy);
+  CHECK_FALSE(ended[0].lossy);
+  std::vector<nd::timed_host_call> calls;
+  b.calls_into(calls);
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].correlation == 42);
+  // sync calls wait for no GPU record: never left in `calls`; `used` is pruned to what is kept
+  for (std::uint32_t c = 1000; c < 20000; ++c) b.add_call(nd::timed_host_call{5000 + c, c, 0, true});
+  CHECK(b.calls.empty());
+  b.prune(folder);
+  CHECK(b.used.size() <= 2 * folder.counts().records_kept + 4096);
+  std::size_t kept_42 = b.used.count(42);
+  CHECK(kept_42 == 1); // its kernel is in the flight recorder
+  std::lock_guard<std::mutex> lock(log.mutex);
+  log.events.clear();
+}
+
+TEST_CASE("steps a schedule selects are kept raw beside the flight recorder; the rest are folded") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  nd::long_run_limits limits;
+  limits.keep_steps = 1;
+  limits.keep_slowest = 0;
+  limits.keep_raw = [](std::uint64_t n) { return n >= 100 && n < 110; }; // --skip=100 --active=10
+  const std::uint64_t seed = rng();
+  const auto r = run(seed, 0, 300, limits, 1000);
+  CHECK(r.checked == 300);
+  const lf::generator gen(seed, 200);
+  std::uint64_t kept = gen.step(299).records.size() - 3; // the last step, in the flight recorder
+  for (std::uint64_t s = 100; s < 110; ++s) kept += gen.step(s).records.size() - 3;
+  CHECK(r.counts.records_kept == kept);
+}
