@@ -55,7 +55,7 @@ std::vector<std::pair<Key, duration_stats>> stats_by_key(std::size_t items, Keep
   for (std::size_t i = 0; i < kv.size(); ++i) {
     run.push_back(kv[i].second);
     if (i + 1 < kv.size() && !(kv[i].first < kv[i + 1].first)) continue;
-    out.emplace_back(kv[i].first, stats_of(run));
+    out.emplace_back(kv[i].first, stats_of(run.data(), run.data() + run.size()));
     run.clear();
   }
   return out;
@@ -325,7 +325,8 @@ inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, n
     total.push_back(r.total_duration), api.push_back(r.api_duration), kernel.push_back(r.kernel_duration);
     if (r.queued) queue.push_back(r.queue_duration);
     if (i + 1 < order.size() && key(order[i]) == key(order[i + 1])) continue;
-    rows.push_back({r.pid, r.tid, r.device, detail::stats_of(total), detail::stats_of(api), detail::stats_of(queue), detail::stats_of(kernel), r.api_name, r.kernel});
+    const auto of = [](const std::vector<std::uint64_t>& v) { return detail::stats_of(v.data(), v.data() + v.size()); };
+    rows.push_back({r.pid, r.tid, r.device, of(total), of(api), of(queue), of(kernel), r.api_name, r.kernel});
     total.clear(), api.clear(), queue.clear(), kernel.clear();
   }
   std::stable_sort(rows.begin(), rows.end(), [](const kernel_exec_summary_row& a, const kernel_exec_summary_row& b) { return a.total.average > b.total.average; });
