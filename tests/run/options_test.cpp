@@ -1,6 +1,8 @@
 // nvscope run's options: command line, NVSCOPE_RUN_* variables, the combination rules and
 // the one-line errors.
+#include "option_docs.hpp"
 #include "run_options.hpp"
+#include "file_text.hpp"
 
 #include <doctest/doctest.h>
 #include <nvscope/export/output_path.hpp>
@@ -227,4 +229,33 @@ TEST_CASE("--delay and --duration: past the limit refused in one line (issue 45)
     auto r = args({"--" + std::string(name) + "=1e9", "prog"}).parse();
     CHECK(r.error.empty());
   }
+}
+
+// Issue 46: --help, the man page, the bash completion and docs/run.md's option tables are
+// made from the one table the parser reads; each lists every option, and docs/run.md holds
+// exactly what the table makes (regenerate with `nvscope docs markdown SECTION`).
+TEST_CASE("options: help, man page, completion and docs/run.md come from the parser's table and agree") {
+  const auto docs = run_option_docs();
+  REQUIRE(docs.size() >= 19); // the options of this writing; more may come
+  const std::string help = run_usage(), man = man_page(), completion = bash_completion();
+  for (const auto& o : docs) {
+    CAPTURE(o.name);
+    CHECK(help.find("  --" + o.name + "=" + o.value) != std::string::npos);
+    std::string roff_name;
+    for (char c : o.name) roff_name += c == '-' ? std::string("\\-") : std::string(1, c);
+    CHECK(man.find(".TP\n\\fB\\-\\-" + roff_name + "\\fR=") != std::string::npos);
+    CHECK(completion.find(" --" + o.name + "=") != std::string::npos);
+    // the parser knows every documented option: a bad value is "bad", never "unknown"
+    const auto r = args({"--" + o.name + "=\x01", "prog"}).parse();
+    CHECK(r.error.find("unknown option") == std::string::npos);
+    CHECK((o.section == "Output" || o.section == "Window" || o.section == "Collection"));
+  }
+  const std::string run_md = nvscope_test::file_text(NVSCOPE_TEST_SOURCE_DIR "/docs/run.md");
+  for (const char* section : {"Output", "Window", "Collection"}) {
+    CAPTURE(section);
+    CHECK(run_md.find(markdown_options(section)) != std::string::npos);
+  }
+  CHECK(man.rfind(".TH NVSCOPE 1 ", 0) == 0);
+  CHECK(man.find(".SH EXIT STATUS") != std::string::npos);
+  CHECK(help.find("127") != std::string::npos);
 }
