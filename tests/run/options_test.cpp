@@ -251,7 +251,7 @@ TEST_CASE("options: help, man page, completion and docs/run.md come from the par
     CHECK((o.section == "Output" || o.section == "Window" || o.section == "Collection"));
   }
   const std::string run_md = nvscope_test::file_text(NVSCOPE_TEST_SOURCE_DIR "/docs/run.md");
-  for (const char* section : {"Output", "Window", "Collection"}) {
+  for (const std::string section : {"Output", "Window", "Collection"}) {
     CAPTURE(section);
     CHECK(run_md.find(markdown_options(section)) != std::string::npos);
   }
