@@ -19,7 +19,9 @@
 /// \endcode
 
 #include <nvscope/export/folded.hpp>
+#include <nvscope/export/charts_svg.hpp>
 #include <nvscope/export/chrome_trace.hpp>
+#include <nvscope/export/flame_svg.hpp>
 #include <nvscope/export/output_path.hpp>
 #include <nvscope/export/provenance.hpp>
 #include <nvscope/export/reports.hpp>

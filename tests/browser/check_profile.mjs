@@ -6,6 +6,9 @@
 //
 // --expect-from computes the expectation from another file than the one opened (the check's
 // own test: a file with one figure changed must fail).
+// --frames name=count[,name=count]: the page shows exactly `count` frames of that event name
+// (`name` or `name {args}`) over all profiles: events that speedscope should merge (two launches
+// of one kernel in one range) are one frame, not one per event.
 // What is expected is computed from the file itself, independently of speedscope:
 //   folded  one profile; a frame's total is the sum of the weights of the stacks that hold
 //           it, its self the sum of those where it is the leaf (exact integers on the page)
@@ -154,6 +157,11 @@ async function main() {
       await page.keyboard.press('n');
       await page.waitForFunction((want) => document.body.innerText.includes(`(${want}/`), k + 1, { timeout: 10000 });
       ({ rows, counter } = await readTable(page));
+    }
+    for (const [, name, count] of (a.frames ?? '').matchAll(/(.+?)=(\d+)(?:,|$)/g)) {
+      const want = Number(count);
+      const shown = tables.flat().filter((r) => r && (r.name === name || r.name.startsWith(`${name} {`))).length;
+      if (shown !== want) problems.push(`${shown} frames named ${JSON.stringify(name)} shown, expected ${want}`);
     }
     for (const e of expected) {
       const names = [...e.frames.keys()].sort().join('\n');

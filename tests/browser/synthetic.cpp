@@ -1,6 +1,7 @@
 // Writes the synthetic trace the browser check opens: two steps of known GPU work under
-// known NVTX ranges, as a Chrome trace and as folded stacks.
-//   browser_synthetic <folder>   ->  <folder>/synthetic.json, <folder>/synthetic.folded
+// known NVTX ranges, as a Chrome trace and as folded stacks, and nvscope's own pictures of it.
+//   browser_synthetic <folder>   ->  <folder>/synthetic.json, <folder>/synthetic.folded,
+//                                    <folder>/synthetic.flame.svg, .steps.svg, .kernels.svg
 // Each step: forward launches gemm (4000 ns) and softmax (2000 ns), backward launches gemm
 // (1000 ns) and gemm_grad (2000 ns); the browser check reads the totals over both steps
 // (step_N 18000 ns, forward 12000, backward 6000, gemm 10000 in two places) from the page.
@@ -67,11 +68,15 @@ int main(int argc, char** argv) {
   b.step("step_2", 30000);
   b.t.finish = 60000;
   const std::string dir = argv[1];
-  if (!save(dir + "/synthetic.json", nvscope::to_chrome_trace(b.t)) ||
-      !save(dir + "/synthetic.folded", nvscope::to_folded(b.t))) {
+  const std::string folded = nvscope::to_folded(b.t);
+  const auto report = nvscope::analyze(b.t);
+  if (!save(dir + "/synthetic.json", nvscope::to_chrome_trace(b.t)) || !save(dir + "/synthetic.folded", folded) ||
+      !save(dir + "/synthetic.flame.svg", nvscope::to_flame_svg(folded)) ||
+      !save(dir + "/synthetic.steps.svg", nvscope::to_steps_svg(report, b.t)) ||
+      !save(dir + "/synthetic.kernels.svg", nvscope::to_kernel_histograms_svg(b.t))) {
     std::fprintf(stderr, "browser_synthetic: cannot write into %s\n", dir.c_str());
     return 1;
   }
-  std::printf("wrote %s/synthetic.json and %s/synthetic.folded\n", dir.c_str(), dir.c_str());
+  std::printf("wrote %s/synthetic.json, .folded, .flame.svg, .steps.svg and .kernels.svg\n", dir.c_str());
   return 0;
 }

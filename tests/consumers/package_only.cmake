@@ -1,4 +1,4 @@
-# The package-only install, as the README gives it: the `install` presets, with nothing on
+# The package-only install, as the README gives it: the `install-sdk` presets, with nothing on
 # PATH but the system's folders (no nvcc), and then proof from the build's cache that no
 # test library (doctest, Google Benchmark) and no CUDA compiler was looked for.
 #   cmake -DSOURCE=<repo> -DBINARY=<folder> -DPREFIX=<prefix> -DCXX=<compiler> -P package_only.cmake
@@ -22,7 +22,7 @@ set(_extra "")
 if(DEFINED CUDA_ROOT AND NOT CUDA_ROOT STREQUAL "")
   list(APPEND _extra -DCUDAToolkit_ROOT=${CUDA_ROOT})
 endif()
-run(${CMAKE_COMMAND} --preset install -B ${BINARY} -DCMAKE_INSTALL_PREFIX=${PREFIX}
+run(${CMAKE_COMMAND} --preset install-sdk -B ${BINARY} -DCMAKE_INSTALL_PREFIX=${PREFIX}
     -DCMAKE_CXX_COMPILER=${CXX} ${_extra})
 run(${CMAKE_COMMAND} --build ${BINARY} --target install)
 
@@ -32,7 +32,7 @@ if(_looked_for)
   message(FATAL_ERROR "package_only: the package-only build looked for ${_looked_for}")
 endif()
 foreach(_f include/nvscope/nvscope.hpp include/nvscope/collector.hpp
-           share/cmake/nvscope/nvscopeConfig.cmake share/pkgconfig/nvscope.pc)
+           share/cmake/nvscope/nvscopeConfig.cmake share/pkgconfig/nvscope.pc share/doc/nvscope/run.md)
   if(NOT EXISTS ${PREFIX}/${_f})
     message(FATAL_ERROR "package_only: ${_f} was not installed")
   endif()

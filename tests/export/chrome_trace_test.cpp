@@ -152,6 +152,62 @@ TEST_CASE("Chrome trace: each kernel's launch configuration from the trace's tab
   CHECK(nvscope::device_of(t, t.kernels[2]) == 0);
 }
 
+// speedscope names a Chrome-trace frame `name {args as JSON}` (its importer's keyForEvent), so
+// two launches of one kernel are one frame only when their args are equal: the correlation,
+// unique per launch, goes on the launch arrow (the flow events Perfetto shows), not in args.
+TEST_CASE("Chrome trace: launches of one kernel in one range are one speedscope frame; the correlation is on the arrow") {
+  nvscope::trace t;
+  t.process_id = 5;
+  t.threads.push_back({5, 0});
+  nvscope::range_record r;
+  r.name = t.strings.intern("forward");
+  r.start = 100, r.end = 10000;
+  t.ranges.push_back(r);
+  const auto launch_name = t.strings.intern("cudaLaunchKernel");
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    const std::uint64_t at = 1000 + 3000 * i;
+    t.api_calls.push_back({at, at + 20, launch_name, 10 + i, 0, false});
+    t.launches.push_back({at + 10, 10 + i, 0});
+    nvscope::kernel_record k;
+    k.name = t.strings.intern("gemm");
+    k.start = at + 500, k.end = at + 900 + 100 * i, k.correlation = 10 + i, k.stream = 7;
+    t.kernels.push_back(k);
+    t.launches.push_back({at + 15, 20 + i, 0});
+    nvscope::copy_record c;
+    c.kind = nvscope::copy_kind::host_to_device;
+    c.bytes = 4096, c.start = at + 1000, c.end = at + 1200, c.correlation = 20 + i, c.stream = 7;
+    t.copies.push_back(c);
+  }
+  for (const bool api_calls : {true, false}) {
+    CAPTURE(api_calls);
+    nvscope::chrome_trace_options o;
+    o.api_calls = api_calls;
+    const auto j = nlohmann::json::parse(nvscope::to_chrome_trace(t, o));
+    std::map<std::string, std::set<std::string>> frames; // name -> speedscope's frame keys
+    std::map<std::string, int> slices;
+    std::set<std::uint64_t> arrow_correlations;
+    for (const auto& e : j["traceEvents"]) {
+      if (e["ph"] == "X") {
+        const std::string name = e["name"];
+        frames[name].insert(name + (e.contains("args") ? " " + e["args"].dump() : ""));
+        ++slices[name];
+      }
+      if (e["ph"] == "s" || e["ph"] == "f") {
+        REQUIRE(e.contains("args"));
+        arrow_correlations.insert(e["args"]["correlation"].get<std::uint64_t>());
+      }
+    }
+    CHECK(slices["gemm"] == 2);
+    CHECK(frames["gemm"].size() == 1);
+    CHECK(slices["[CUDA memcpy Host-to-Device]"] == 2);
+    CHECK(frames["[CUDA memcpy Host-to-Device]"].size() == 1);
+    const char* host = api_calls ? "cudaLaunchKernel" : "launch";
+    CHECK(slices[host] == (api_calls ? 2 : 4));
+    CHECK(frames[host].size() == 1);
+    CHECK(arrow_correlations == std::set<std::uint64_t>{10, 11, 20, 21});
+  }
+}
+
 // The structured writer the Chrome trace goes through (export/detail/json_writer.hpp).
 
 namespace {

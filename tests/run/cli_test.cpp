@@ -184,7 +184,7 @@ TEST_CASE("bad options: exit 2, one line naming the bad part, the program not st
       {{"--skip=many"}, "nvscope: run: bad --skip='many': want a whole number"},
       {{"--frobnicate=1"}, "nvscope: run: unknown option '--frobnicate' (see nvscope run --help)"},
       {{"--capture-range=nvtx"}, "nvscope: run: --capture-range=nvtx needs --nvtx-capture=NAME"},
-      {{"--outputs=pdf"}, "nvscope: run: bad --outputs='pdf': unknown output 'pdf' (want summary, csv, json, trace, folded, all or none)"},
+      {{"--outputs=pdf"}, "nvscope: run: bad --outputs='pdf': unknown output 'pdf' (want summary, csv, json, trace, folded, flame, steps, histograms, all or none)"},
       {{"--summary=tables"}, "nvscope: run: bad --summary='tables': want short, full or none"},
       {{"--color", "yes"}, "nvscope: run: bad --color='yes': want auto, always or never"},
   };
@@ -261,7 +261,7 @@ TEST_CASE("nvscope without a command, with an unknown one, and diff") {
   CHECK(o.err.find("usage: nvscope run") != std::string::npos);
   o = run({NVSCOPE_TEST_TOOL, "frob\x01"});
   CHECK(o.status == 2);
-  CHECK(o.err == "nvscope: unknown command 'frob\\x01' (want run, diff or merge; see nvscope --help)\n");
+  CHECK(o.err == "nvscope: unknown command 'frob\\x01' (want run, diff, merge, env or docs; see nvscope --help)\n");
   o = run({NVSCOPE_TEST_TOOL, "run", "--help"});
   CHECK(o.status == 0);
   CHECK((o.out + o.err).find("--summary=short|full|none") != std::string::npos);

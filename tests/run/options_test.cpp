@@ -1,6 +1,8 @@
 // nvscope run's options: command line, NVSCOPE_RUN_* variables, the combination rules and
 // the one-line errors.
+#include "option_docs.hpp"
 #include "run_options.hpp"
+#include "file_text.hpp"
 
 #include <doctest/doctest.h>
 #include <nvscope/export/output_path.hpp>
@@ -247,6 +249,7 @@ TEST_CASE("--attribute: thread (nsys's rule) by default, process on request, any
   REQUIRE(r.error.empty());
   CHECK(r.options.attribute_process);
   CHECK(std::string(run_usage()).find("--attribute=thread|process") != std::string::npos);
+}
 
 TEST_CASE("--reports: nsys's report names, checked before the program starts; API reports record API calls (issue 48)") {
   auto r = args({"--reports=summary,cuda_gpu_trace:base", "prog"}).parse();
@@ -263,6 +266,7 @@ TEST_CASE("--reports: nsys's report names, checked before the program starts; AP
   r = args({"--reports=cuda_kern_exec_sum", "--kinds=kernels", "prog"}).parse();
   REQUIRE(r.error.empty());
   CHECK((r.options.kinds & kind_bits::runtime_api) != 0); // whatever order --kinds came in
+}
 
 TEST_CASE("a long run: --memory-limit, --keep-steps and --keep-slowest turn the bounded collection on, and reach the child") {
   auto r = args({"--", "prog"}).parse();
@@ -286,4 +290,33 @@ TEST_CASE("a long run: --memory-limit, --keep-steps and --keep-slowest turn the 
   r = args({"--memory-limit=0", "--", "prog"}).parse();
   CHECK(r.error.find("--memory-limit='0'") != std::string::npos);
   CHECK(std::string(run_usage()).find("--memory-limit=BYTES") != std::string::npos);
+}
+
+// Issue 46: --help, the man page, the bash completion and docs/run.md's option tables are
+// made from the one table the parser reads; each lists every option, and docs/run.md holds
+// exactly what the table makes (regenerate with `nvscope docs markdown SECTION`).
+TEST_CASE("options: help, man page, completion and docs/run.md come from the parser's table and agree") {
+  const auto docs = run_option_docs();
+  REQUIRE(docs.size() >= 19); // the options of this writing; more may come
+  const std::string help = run_usage(), man = man_page(), completion = bash_completion();
+  for (const auto& o : docs) {
+    CAPTURE(o.name);
+    CHECK(help.find("  --" + o.name + "=" + o.value) != std::string::npos);
+    std::string roff_name;
+    for (char c : o.name) roff_name += c == '-' ? std::string("\\-") : std::string(1, c);
+    CHECK(man.find(".TP\n\\fB\\-\\-" + roff_name + "\\fR=") != std::string::npos);
+    CHECK(completion.find(" --" + o.name + "=") != std::string::npos);
+    // the parser knows every documented option: a bad value is "bad", never "unknown"
+    const auto r = args({"--" + o.name + "=\x01", "prog"}).parse();
+    CHECK(r.error.find("unknown option") == std::string::npos);
+    CHECK((o.section == "Output" || o.section == "Window" || o.section == "Analysis" || o.section == "Collection" || o.section == "Long runs"));
+  }
+  const std::string run_md = nvscope_test::file_text(NVSCOPE_TEST_SOURCE_DIR "/docs/run.md");
+  for (const std::string section : {"Output", "Window", "Analysis", "Collection", "Long runs"}) {
+    CAPTURE(section);
+    CHECK(run_md.find(markdown_options(section)) != std::string::npos);
+  }
+  CHECK(man.rfind(".TH NVSCOPE 1 ", 0) == 0);
+  CHECK(man.find(".SH EXIT STATUS") != std::string::npos);
+  CHECK(help.find("127") != std::string::npos);
 }

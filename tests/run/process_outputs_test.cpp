@@ -176,3 +176,22 @@ TEST_CASE("--reports: STEM.NAME.csv per report with nsys's header, all as STEM.r
   CHECK(nvscope_test::file_text(dir + "/p.reports.json").rfind("{\n\"cuda_gpu_sum\": [", 0) == 0);
   remove_all(dir, e.files);
 }
+
+TEST_CASE("--outputs=flame,steps,histograms: nvscope's own SVG pictures beside the other files") {
+  const std::string dir = temp_folder();
+  const process_end e = finish_with({"--output-dir=" + dir, "--name=p", "--outputs=flame,steps,histograms"});
+  CHECK(e.errors.empty());
+  REQUIRE(e.files.size() == 3);
+  CHECK(e.files[0].path == dir + "/p.flame.svg");
+  CHECK(e.files[1].path == dir + "/p.steps.svg");
+  CHECK(e.files[2].path == dir + "/p.kernels.svg");
+  // the flame graph is drawn from the folded stacks of the same run
+  CHECK(nvscope_test::file_text(dir + "/p.flame.svg") == nvscope::to_flame_svg(nvscope::to_folded(sample().t)));
+  CHECK(nvscope_test::file_text(dir + "/p.steps.svg") == nvscope::to_steps_svg(sample().r, sample().t));
+  CHECK(nvscope_test::file_text(dir + "/p.kernels.svg").find("id=\"nvscope-histograms\"") != std::string::npos);
+  remove_all(dir, e.files);
+  const run_parse all = options_in_process({"--outputs=all"});
+  CHECK((all.options.outputs.flame && all.options.outputs.steps && all.options.outputs.histograms));
+  const run_parse plain = options_in_process({});
+  CHECK_FALSE((plain.options.outputs.flame || plain.options.outputs.steps || plain.options.outputs.histograms));
+}

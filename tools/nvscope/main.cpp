@@ -1,6 +1,7 @@
 // The nvscope command: `nvscope run` (profile an unmodified program), `nvscope diff`
 // (compare two saved reports) and `nvscope merge` (per-rank profiles into one report).
 
+#include "option_docs.hpp"
 #include "run_command.hpp"
 
 #include <nvscope/detail/quote.hpp>
@@ -21,7 +22,9 @@ void usage(std::FILE* to) {
              "       nvscope diff ...                             compare two saved reports\n"
              "       nvscope merge DIR|FILES... [-o OUT]          one report over per-rank traces\n"
              "       nvscope --version\n"
-             "nvscope run --help lists the options; docs/run.md explains them.\n",
+             "       nvscope env [options]                        the variables run gives a program (for attach)\n"
+             "       nvscope docs man|bash [FILE]                 the man page, the bash completion\n"
+             "nvscope run --help lists the options; man nvscope and docs/run.md explain them.\n",
              to);
 }
 
@@ -34,6 +37,8 @@ int main(int argc, char** argv) {
   }
   const char* command = argv[1];
   if (std::strcmp(command, "run") == 0) return nvscope::tool::run_main(argc, argv);
+  if (std::strcmp(command, "docs") == 0) return nvscope::tool::docs_main(argc, argv);
+  if (std::strcmp(command, "env") == 0) return nvscope::tool::env_main(argc, argv);
   if (std::strcmp(command, "diff") == 0) {
 #if NVSCOPE_HAVE_DIFF
     return nvscope::tool::diff_main(argc, argv);
@@ -58,7 +63,7 @@ int main(int argc, char** argv) {
     std::printf("nvscope %d.%d.%d\n", NVSCOPE_VERSION_MAJOR, NVSCOPE_VERSION_MINOR, NVSCOPE_VERSION_PATCH);
     return 0;
   }
-  std::fprintf(stderr, "nvscope: unknown command '%s' (want run, diff or merge; see nvscope --help)\n",
+  std::fprintf(stderr, "nvscope: unknown command '%s' (want run, diff, merge, env or docs; see nvscope --help)\n",
                nvscope::detail::escape_input(command, 64).c_str());
   return 2;
 }

@@ -75,11 +75,15 @@ std::string write_outputs(process_end& w, const run_options& o, const trace& t, 
   if (o.outputs.json) write_one(w, stem, ".json", to_json(r, t));
   if (!o.reports.empty()) write_reports(w, stem, parse_reports(o.reports).reports, t, r);
   if (o.outputs.trace) note_write(w, stem + ".trace.json", write_chrome_trace(stem + ".trace.json", t, {}, a)); // streamed: ~270 B a record, never held whole
-  if (o.outputs.folded) {
+  if (o.outputs.folded || o.outputs.flame) {
     folded_options f;
     if (!o.steps.empty()) f.step_pattern = glob_regex(o.steps); // the same steps as the window and the analysis
-    write_one(w, stem, ".folded", to_folded(t, f, a));
+    const std::string folded = to_folded(t, f, a);
+    if (o.outputs.folded) write_one(w, stem, ".folded", folded);
+    if (o.outputs.flame) write_one(w, stem, ".flame.svg", to_flame_svg(folded)); // drawn from the same stacks
   }
+  if (o.outputs.steps) write_one(w, stem, ".steps.svg", to_steps_svg(r, t));
+  if (o.outputs.histograms) write_one(w, stem, ".kernels.svg", to_kernel_histograms_svg(t));
   return stem;
 }
 

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 namespace nvscope {
 inline namespace v1 {
@@ -322,6 +323,27 @@ int run_main(int argc, char** argv) {
     return 128 + sig;
   }
   return 1;
+}
+
+int env_main(int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);
+  static char dashes[] = "--", program[] = "true";
+  args.push_back(dashes); // the options alone: parse_run wants a program after them
+  args.push_back(program);
+  const run_parse parsed = parse_run(static_cast<int>(args.size()), args.data(), 2);
+  if (parsed.help || !parsed.error.empty()) {
+    std::fprintf(stderr, "%s\n", parsed.help ? "usage: nvscope env [nvscope run's options]" : parsed.error.c_str());
+    return 2;
+  }
+  std::string library;
+  if (const std::string why_not = obstacle(library); !why_not.empty()) {
+    std::fprintf(stderr, "nvscope: env: %s\n", why_not.c_str());
+    return 1;
+  }
+  std::printf("CUDA_INJECTION64_PATH=%s\n", library.c_str());
+  if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx != nullptr) std::printf("NVTX_INJECTION64_PATH=%s\n", nvtx);
+  for (const auto& kv : child_environment(parsed.given)) std::printf("%s=%s\n", kv.first.c_str(), kv.second.c_str());
+  return 0;
 }
 
 } // namespace tool

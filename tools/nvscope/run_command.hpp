@@ -11,6 +11,12 @@ namespace tool {
 /// terminating signal).
 int run_main(int argc, char** argv);
 
+/// `nvscope env [options]`: checks the options as `nvscope run` does and prints, one NAME=value
+/// a line, the variables it would give the program (injection library, NVTX's route to CUPTI,
+/// NVSCOPE_RUN_*), for a process that profiles itself (the Python package's attach()).
+/// 2 on a bad option, 1 when this machine cannot profile (the reason in one line).
+int env_main(int argc, char** argv);
+
 } // namespace tool
 } // namespace v1
 } // namespace nvscope

@@ -22,6 +22,11 @@ using setter = std::string (*)(run_options&, std::string_view);
 struct option_entry {
   const char* name;
   setter set;
+  const char* section;  ///< Output, Window, Collection: where --help, the man page and docs/run.md list it
+  const char* value;    ///< the value's placeholder or its choices
+  const char* fallback; ///< the default as shown; "" when there is none
+  const char* help;     ///< what it does, one sentence (@RANKS@: the rank variables, in %r's order)
+  const char* words;    ///< what completion offers, space-separated; "@dir": folders; "": nothing
 };
 
 std::string quoted(std::string_view s) { return "'" + detail::escape_input(s, 64) + "'"; }
@@ -95,7 +100,8 @@ std::string set_pattern(std::string& field, std::string_view v) {
 }
 
 std::string set_outputs(run_options& o, std::string_view v) {
-  run_outputs r{false, false, false, false, false};
+  const run_outputs none{false, false, false, false, false, false, false, false};
+  run_outputs r = none;
   std::size_t pos = 0;
   while (pos <= v.size()) {
     const std::size_t comma = v.find(',', pos);
@@ -105,9 +111,12 @@ std::string set_outputs(run_options& o, std::string_view v) {
     else if (item == "json") r.json = true;
     else if (item == "trace") r.trace = true;
     else if (item == "folded") r.folded = true;
-    else if (item == "all") r = run_outputs{true, true, true, true, true};
-    else if (item == "none") r = run_outputs{false, false, false, false, false};
-    else return "unknown output " + quoted(item) + " (want summary, csv, json, trace, folded, all or none)";
+    else if (item == "flame") r.flame = true;
+    else if (item == "steps") r.steps = true;
+    else if (item == "histograms") r.histograms = true;
+    else if (item == "all") r = run_outputs{true, true, true, true, true, true, true, true};
+    else if (item == "none") r = none;
+    else return "unknown output " + quoted(item) + " (want summary, csv, json, trace, folded, flame, steps, histograms, all or none)";
     if (comma == v.npos) break;
     pos = comma + 1;
   }
@@ -219,53 +228,86 @@ std::string set_kept(run_options& o, std::string_view v, std::size_t& out) {
   return {};
 }
 
+
+// THE option table: the parser reads it, and --help, the man page nvscope(1), the bash
+// completion and docs/run.md's option tables are made from it (option_docs.cpp; a test checks
+// docs/run.md holds what it makes). Adding an option is one row: name, setter, section, value
+// placeholder, default as shown, what it does, and the words completion offers.
 constexpr option_entry option_table[] = {
     {"output-dir", [](run_options& o, std::string_view v) -> std::string {
        if (v.empty()) return "want a folder";
        return set_pattern(o.output_dir, v);
-     }},
+     }, "Output", "DIR", ".", "folder of the files, created if missing; may use the patterns of --name", "@dir"},
     {"name", [](run_options& o, std::string_view v) -> std::string {
        if (v.empty() || v.find('/') != v.npos) return "want a file name stem without '/'";
        return set_pattern(o.name, v);
-     }},
-    {"outputs", set_outputs},
-    {"reports", set_reports},
-    {"summary", set_summary},
-    {"color", set_color},
-    {"capture-range", set_capture_range},
+     }, "Output", "PATTERN", "nvscope_%p",
+     "file name stem: %p pid, %h host, %r rank (the first set of @RANKS@), %q{VAR} a variable, %% a percent sign", ""},
+    {"outputs", set_outputs, "Output", "LIST", "summary,json,trace",
+     "any of summary, csv, json, trace, folded, flame, steps, histograms (SVG pictures), or all, none",
+     "summary csv json trace folded flame steps histograms all none"},
+    {"reports", set_reports, "Output", "LIST", "",
+     "nsys stats reports by nsys's name, written as STEM.NAME.csv, STEM.reports.txt and STEM.reports.json: summary "
+     "(what nsys stats prints by default), cuda_api_sum, cuda_gpu_trace[:base|:mangled], ... (docs/analysis.md)", "summary cuda_api_sum cuda_api_trace cuda_gpu_trace cuda_gpu_sum cuda_kern_exec_sum cuda_kern_exec_trace nvtx_pushpop_sum nvtx_pushpop_trace nvtx_startend_sum cuda_api_gpu_sum cuda_gpu_kern_gb_sum nvtx_gpu_proj_trace"},
+    {"summary", set_summary, "Output", "short|full|none", "short",
+     "what stderr shows at the end of each process: one screen of 40 lines of 120 columns (short), every table as "
+     "STEM.txt holds them (full), or errors and the files line only (none)", "short full none"},
+    {"color", set_color, "Output", "auto|always|never", "auto", "colour the screen (auto: on a terminal, not with NO_COLOR)",
+     "auto always never"},
+    {"capture-range", set_capture_range, "Window", "none|cudaProfilerApi|nvtx|steps", "none",
+     "what is analysed and written: the whole run, between cudaProfilerStart and cudaProfilerStop, the range of "
+     "--nvtx-capture, or the steps of the schedule", "none cudaProfilerApi nvtx steps"},
     {"nvtx-capture", [](run_options& o, std::string_view v) -> std::string {
        if (v.empty() || v.front() == '@') return "want NAME or NAME@DOMAIN";
        o.nvtx_capture = std::string(v);
        return {};
-     }},
+     }, "Window", "NAME[@DOMAIN]", "", "the first NVTX range of that name (implies --capture-range=nvtx)", ""},
     {"steps", [](run_options& o, std::string_view v) -> std::string {
        o.steps = std::string(v);
        return {};
-     }},
-    {"capture", set_capture_spec},
-    {"attribute", set_attribute},
-    {"skip", [](run_options& o, std::string_view v) { return parse_schedule(v, o.skip); }},
-    {"wait", [](run_options& o, std::string_view v) { return parse_schedule(v, o.wait); }},
-    {"warmup", [](run_options& o, std::string_view v) { return parse_schedule(v, o.warmup); }},
-    {"active", [](run_options& o, std::string_view v) { return parse_schedule(v, o.active); }},
-    {"repeat", [](run_options& o, std::string_view v) { return parse_schedule(v, o.repeat); }},
-    {"delay", [](run_options& o, std::string_view v) { return parse_seconds(v, o.delay_s); }},
-    {"duration", [](run_options& o, std::string_view v) { return parse_seconds(v, o.duration_s); }},
-    {"kinds", set_kinds},
-    {"buffer-size", [](run_options& o, std::string_view v) { return parse_bytes(v, o.buffer_size); }},
+     }, "Window", "PATTERN", "", "step range names, any case, * and ? allowed (default: step, step_N, step N, ProfilerStep#N, ...)", ""},
+    {"capture", set_capture_spec, "Window", "SPEC", "", "the schedule as NVSCOPE_CAPTURE writes it (skip=5,active=10 / 10-20 / 7)", ""},
+    {"attribute", set_attribute, "Analysis", "thread|process", "thread",
+     "which range a kernel belongs to when the thread that launched it had none open: thread is nsys's rule (no range; "
+     "the tables equal nsys's), process the range open on the one other thread that has one, as PyTorch's backward "
+     "kernels (launched by autograd's thread) under the main thread's backward range", "thread process"},
+    {"skip", [](run_options& o, std::string_view v) { return parse_schedule(v, o.skip); }, "Window", "N", "0",
+     "steps skipped before the schedule starts (0..1000000000)", ""},
+    {"wait", [](run_options& o, std::string_view v) { return parse_schedule(v, o.wait); }, "Window", "N", "0",
+     "steps waited at the start of each cycle", ""},
+    {"warmup", [](run_options& o, std::string_view v) { return parse_schedule(v, o.warmup); }, "Window", "N", "0",
+     "warm-up steps of each cycle (run, not recorded)", ""},
+    {"active", [](run_options& o, std::string_view v) { return parse_schedule(v, o.active); }, "Window", "N", "",
+     "recorded steps of each cycle (needed by a schedule)", ""},
+    {"repeat", [](run_options& o, std::string_view v) { return parse_schedule(v, o.repeat); }, "Window", "N", "1",
+     "cycles (0: every one)", ""},
+    {"delay", [](run_options& o, std::string_view v) { return parse_seconds(v, o.delay_s); }, "Window", "SECONDS", "0",
+     "start of a time window from the start of collection (at most 1e9 s)", ""},
+    {"duration", [](run_options& o, std::string_view v) { return parse_seconds(v, o.duration_s); }, "Window", "SECONDS", "0",
+     "length of the time window (0: to the end)", ""},
+    {"kinds", set_kinds, "Collection", "LIST", "standard",
+     "any of kernels, copies, memsets, syncs, nvtx, runtime, driver, overhead, or standard (the first five)",
+     "kernels copies memsets syncs nvtx runtime driver overhead standard"},
+    {"buffer-size", [](run_options& o, std::string_view v) { return parse_bytes(v, o.buffer_size); }, "Collection", "BYTES",
+     "8M", "size of one CUPTI buffer (K, M, G suffixes)", ""},
     {"buffer-count", [](run_options& o, std::string_view v) -> std::string {
        std::uint64_t n = 0;
        if (!parse_count(v, n).empty() || n == 0 || n > 4096) return "want a count from 1 to 4096";
        o.buffer_count = static_cast<std::size_t>(n);
        return {};
-     }},
+     }, "Collection", "N", "8", "number of buffers (1 to 4096); memory is bounded by their product", ""},
     {"memory-limit", [](run_options& o, std::string_view v) -> std::string {
        o.bounded = true;
        if (auto e = parse_bytes(v, o.memory_limit); !e.empty()) return e;
        return o.memory_limit == 0 ? "want a size above 0 (K, M, G suffixes)" : std::string();
-     }},
-    {"keep-steps", [](run_options& o, std::string_view v) { return set_kept(o, v, o.keep_steps); }},
-    {"keep-slowest", [](run_options& o, std::string_view v) { return set_kept(o, v, o.keep_slowest); }},
+     }, "Long runs", "BYTES", "512M",
+     "raw records held at most (any long-run option turns on the bounded collection): past it, kept steps are given up, "
+     "one line says so, the run goes on; the rest is folded into STEM.totals.json and each step summarised in "
+     "STEM.steps.jsonl; SIGUSR1 writes a snapshot (STEM.snapshot_N.*)", ""},
+    {"keep-steps", [](run_options& o, std::string_view v) { return set_kept(o, v, o.keep_steps); }, "Long runs", "N", "3",
+     "raw records of the last N steps (0..1000000)", ""},
+    {"keep-slowest", [](run_options& o, std::string_view v) { return set_kept(o, v, o.keep_slowest); }, "Long runs", "K", "3",
+     "raw records of the K slowest steps by wall time (0..1000000)", ""},
 };
 
 const option_entry* find_option(std::string_view name) {
@@ -406,69 +448,14 @@ std::vector<std::pair<std::string, std::string>> child_environment(const std::ve
   return env;
 }
 
-// The help text, with @RANKS@ where run_usage puts the rank variables.
-const char* run_usage_text() {
-  return R"(usage: nvscope run [options] -- program [args...]
-
-Runs the program with nvscope's collector injected into every process of the tree that uses
-CUDA; at the end of each such process writes the files and prints one screen of summary
-(every table in STEM.txt). Each option may also be given as an environment variable
-NVSCOPE_RUN_<NAME> (--output-dir: NVSCOPE_RUN_OUTPUT_DIR); the command line wins.
-Full guide: docs/run.md.
-
-Output
-  --output-dir=DIR        folder of the files (default .); created if missing
-  --name=PATTERN          file name stem (default nvscope_%p): %p pid, %h host, %r rank
-                          (the first set of @RANKS@),
-                          %q{VAR} a variable, %% a percent sign
-  --outputs=LIST          summary,csv,json,trace,folded, all or none (default summary,json,trace)
-  --reports=LIST          nsys stats reports by nsys's name, written as STEM.NAME.csv, STEM.reports.txt
-                          and STEM.reports.json: summary (what nsys stats prints by default),
-                          cuda_api_sum, cuda_gpu_trace[:base|:mangled], ... (docs/run.md)
-  --summary=short|full|none   what stderr shows at the end of each process (default short:
-                          one screen, 40 lines of 120 columns; full: every table, as
-                          STEM.txt holds them; none: errors and the files line only)
-  --color=auto|always|never   colour the screen (default auto: on a terminal, not with NO_COLOR)
-Window (what is analysed and written)
-  --capture-range=none|cudaProfilerApi|nvtx|steps   (default none: the whole run)
-  --nvtx-capture=NAME[@DOMAIN]   the first NVTX range of that name
-  --steps=PATTERN         step range names, * and ? allowed (default step, step_N, step N)
-  --skip=N --wait=N --warmup=N --active=N --repeat=N   schedule over the step ranges (N: 0..1000000000)
-  --capture=SPEC          the same schedule as NVSCOPE_CAPTURE (skip=5,active=10 / 10-20 / 7)
-  --delay=SECONDS --duration=SECONDS   a time window from the start of collection (at most 1e9 s)
-Analysis
-  --attribute=thread|process   which range a kernel belongs to when the thread that launched it
-                          had none open (default thread, nsys's rule: no range; process:
-                          the range open on the one other thread that has one, as PyTorch's
-                          backward kernels under the main thread's backward range)
-Collection
-  --kinds=LIST            kernels,copies,memsets,syncs,nvtx,runtime,driver,overhead,standard
-  --buffer-size=BYTES     CUPTI buffer size (default 8M; K, M, G suffixes)
-  --buffer-count=N        number of buffers (default 8); memory is bounded by their product
-Long runs (any of these turns on the bounded collection; docs/run.md, "Long runs")
-  --memory-limit=BYTES    raw records held at most (default 512M): past it, kept steps are
-                          given up, one line says so, the run goes on
-  --keep-steps=N          raw records of the last N steps (default 3)
-  --keep-slowest=K        raw records of the K slowest steps by wall time (default 3)
-                          everything else is folded into totals (STEM.totals.json) and each
-                          step summarised as it ends (STEM.steps.jsonl); SIGUSR1 writes a
-                          snapshot of what is kept (STEM.snapshot_N.*) and the run goes on
-
-Exit status: the program's (killed by a signal: the same signal); 2 a bad option or pattern
-(the program is not started), 126 the program exists but cannot run, 127 it is not found,
-1 the program could not be waited for (one line says why).
-)";
-}
-
-const char* run_usage() {
-  // The rank variables as %r tries them (export/output_path.hpp's one list).
-  static const std::string text = [] {
-    std::string s = run_usage_text();
-    const auto at = s.find("@RANKS@");
-    if (at != std::string::npos) s.replace(at, 7, rank_variable_list());
-    return s;
-  }();
-  return text.c_str();
+std::vector<option_doc> run_option_docs() {
+  std::vector<option_doc> out;
+  for (const auto& e : option_table) {
+    std::string help = e.help;
+    if (const auto at = help.find("@RANKS@"); at != std::string::npos) help.replace(at, 7, rank_variable_list());
+    out.push_back(option_doc{e.name, e.section, e.value, e.fallback, std::move(help), e.words});
+  }
+  return out;
 }
 
 } // namespace tool

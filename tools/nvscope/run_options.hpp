@@ -29,6 +29,9 @@ struct run_outputs {
   bool json = true;    ///< the JSON summary
   bool trace = true;   ///< the Chrome trace (chrome://tracing, Perfetto UI)
   bool folded = false; ///< folded stacks (flamegraph.pl, speedscope)
+  bool flame = false;      ///< STEM.flame.svg: interactive flame graph of GPU time by range stack
+  bool steps = false;      ///< STEM.steps.svg: time and GPU busy per step, GPU utilisation over time
+  bool histograms = false; ///< STEM.kernels.svg: a duration histogram per top kernel
 };
 
 /// What stderr shows at the end of each process (--summary); STEM.txt holds the full text
@@ -107,7 +110,21 @@ run_parse parse_run_env();
 /// The variables to hand to the program: NVSCOPE_RUN_<NAME>=value for each given option.
 std::vector<std::pair<std::string, std::string>> child_environment(const std::vector<given_option>& given);
 
-/// The help text of `nvscope run`.
+/// One option as --help, the man page, the completion and docs/run.md describe it: a row of
+/// the table the parser reads (run_options.cpp), so that none of them can disagree with it.
+struct option_doc {
+  std::string name;     ///< "output-dir"
+  std::string section;  ///< "Output", "Window", "Collection"
+  std::string value;    ///< "DIR", "short|full|none"
+  std::string fallback; ///< the default as shown; empty when none
+  std::string help;     ///< one sentence
+  std::string words;    ///< completion words, space-separated; "@dir": folders
+};
+
+/// Every option of `nvscope run`, in the table's order.
+std::vector<option_doc> run_option_docs();
+
+/// The help text of `nvscope run`, made from run_option_docs (option_docs.cpp).
 const char* run_usage();
 
 } // namespace tool

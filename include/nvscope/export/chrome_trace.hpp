@@ -184,6 +184,9 @@ inline void write_payload(json_writer& w, const recorded_payload& p) {
   }
 }
 
+// Slices carry no per-event id in their args (speedscope would make each its own frame):
+// what links a launch to its GPU work is the arrow, which carries the correlation.
+
 // Ranges as slices (push/pop on the thread's track, start/end on their own), marks as
 // instants; args: nesting depth, unclosed, colour, payload.
 inline void write_ranges(chrome_trace_job& job) {
@@ -230,8 +233,7 @@ inline std::vector<char> write_api_calls(chrome_trace_job& job) {
     const auto& c = t.api_calls[i];
     if (!valid_interval(c.start, c.end)) continue;
     job.events.slice(job.frame.host(c.thread), c.start, c.end).string(t.strings[c.name]);
-    w.key("cat").literal("\"cuda_api\"").key("args").begin_object().key("correlation").value(c.correlation);
-    w.end_object().end_object();
+    w.key("cat").literal("\"cuda_api\"").end_object(); // its correlation is on its arrow
     const auto l = launch_of[i];
     if (l != attribution::none && c.start <= t.launches[l].time && t.launches[l].time <= c.end) covered[l] = 1;
   }
@@ -251,8 +253,7 @@ inline void write_launch_slices(chrome_trace_job& job, const std::vector<char>& 
     if (!used[l] || covered[l]) continue;
     const auto& lr = t.launches[l];
     job.events.slice(job.frame.host(lr.thread), lr.time, lr.time + 1).literal("\"launch\"");
-    w.key("cat").literal("\"launch\"").key("args").begin_object().key("correlation").value(lr.correlation);
-    w.end_object().end_object();
+    w.key("cat").literal("\"launch\"").end_object(); // its correlation is on its arrow
   }
 }
 
@@ -260,7 +261,7 @@ inline void write_launch_slices(chrome_trace_job& job, const std::vector<char>& 
 inline void write_flow(chrome_trace_job& job, std::uint32_t launch, chrome_track to, timestamp_ns start) {
   if (!job.options.flows || launch == attribution::none) return;
   const auto& lr = job.t.launches[launch];
-  job.events.flow(++job.flow_id, job.frame.host(lr.thread), lr.time, to, start);
+  job.events.flow(++job.flow_id, lr.correlation, job.frame.host(lr.thread), lr.time, to, start);
 }
 
 inline void write_kernels(chrome_trace_job& job) {
@@ -274,7 +275,7 @@ inline void write_kernels(chrome_trace_job& job) {
     const auto& c = job.t.kernel_configs[k.config];
     const auto track = job.frame.stream(c.device, k.stream);
     job.events.slice(track, k.start, k.end).literal(job.events.name(k.name));
-    w.key("cat").literal("\"kernel\"").key("args").begin_object().key("correlation").value(k.correlation);
+    w.key("cat").literal("\"kernel\"").key("args").begin_object();
     triple("grid", c.grid[0], c.grid[1], c.grid[2]);
     triple("block", c.block[0], c.block[1], c.block[2]);
     w.key("registers").value(c.registers).key("shared_bytes").value(c.shared_bytes);
@@ -295,8 +296,7 @@ void write_memory_operations(chrome_trace_job& job, const std::vector<Record>& r
     if (!valid_interval(r.start, r.end)) continue;
     const auto track = job.frame.stream(r.device, r.stream);
     job.events.slice(track, r.start, r.end).string(name_of(r));
-    w.key("cat").string(category).key("args").begin_object().key("correlation").value(r.correlation);
-    w.key("bytes").value(r.bytes).end_object().end_object();
+    w.key("cat").string(category).key("args").begin_object().key("bytes").value(r.bytes).end_object().end_object();
     write_flow(job, launches[i], track, r.start);
   }
 }

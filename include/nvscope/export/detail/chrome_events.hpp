@@ -122,13 +122,18 @@ class chrome_events {
     return w_.key("tid").value(at.tid).key("ts").microseconds(frame_.relative(time)).key("name");
   }
   // The two ends of a launch arrow: from the launching thread to the GPU work ("bp":"e":
-  // bound to the slice that encloses the arrow's end).
-  void flow(std::uint64_t id, chrome_track from, timestamp_ns launched, chrome_track to, timestamp_ns started) {
+  // bound to the slice that encloses the arrow's end). The launch's correlation id rides on
+  // the arrow (Perfetto lists it with the slice's flows), not in the slices' args: speedscope
+  // names a frame by its name and args, and a per-launch id would make every launch a frame.
+  void flow(std::uint64_t id, std::uint32_t correlation, chrome_track from, timestamp_ns launched, chrome_track to,
+            timestamp_ns started) {
     w_.begin_object().key("ph").literal("\"s\"").key("id").value(id).key("pid").value(from.pid).key("tid").value(from.tid);
-    w_.key("ts").microseconds(frame_.relative(launched)).key("name").literal("\"launch\"").key("cat").literal("\"launch\"").end_object();
+    w_.key("ts").microseconds(frame_.relative(launched)).key("name").literal("\"launch\"").key("cat").literal("\"launch\"");
+    w_.key("args").begin_object().key("correlation").value(correlation).end_object().end_object();
     w_.begin_object().key("ph").literal("\"f\"").key("bp").literal("\"e\"").key("id").value(id).key("pid").value(to.pid);
     w_.key("tid").value(to.tid).key("ts").microseconds(frame_.relative(started));
-    w_.key("name").literal("\"launch\"").key("cat").literal("\"launch\"").end_object();
+    w_.key("name").literal("\"launch\"").key("cat").literal("\"launch\"");
+    w_.key("args").begin_object().key("correlation").value(correlation).end_object().end_object();
   }
 
   // A string of the trace's table as a JSON string, escaped once on first use: kernel names
