@@ -129,8 +129,7 @@ struct comparer {
   void samples(const std::string& f, const std::vector<sample_set>& e, const std::vector<sample_set>& r) const;
   void verdict(const diagnosis_verdict& e, const diagnosis_verdict& r) const;
   void launches(const launch_overview& e, const launch_overview& r, bool queues_too) const;
-  void idle(const idle_breakdown& e, const idle_breakdown& r, const std::vector<char>& late, const std::vector<char>& no_call_rows,
-            const diagnosis_options& o) const;
+  void idle(const idle_breakdown& e, const idle_breakdown& r, const std::vector<char>& no_call_rows) const;
 };
 
 void comparer::rule(const std::string& f, const rule_result& e, const rule_result& r) const {
@@ -254,11 +253,8 @@ void comparer::launches(const launch_overview& e, const launch_overview& r, bool
   }
 }
 
-// `late`: per reference stretch, whether it shows late_launch_cause (the engine then says host
-// where the stretch lasts launch_gap_max_ns or more, else launch);
 // `no_call_rows`: per stream row, whether it shows no_call_kernel_wait.
-void comparer::idle(const idle_breakdown& e, const idle_breakdown& r, const std::vector<char>& late, const std::vector<char>& no_call_rows,
-                    const diagnosis_options& o) const {
+void comparer::idle(const idle_breakdown& e, const idle_breakdown& r, const std::vector<char>& no_call_rows) const {
   same("idle.window_begin", e.window_begin, r.window_begin);
   same("idle.window_end", e.window_end, r.window_end);
   same("idle.window_ns", e.window_ns, r.window_ns);
@@ -272,15 +268,7 @@ void comparer::idle(const idle_breakdown& e, const idle_breakdown& r, const std:
     ranges(at("idle.cause_ranges", static_cast<std::size_t>(c)), e.cause_ranges[c], r.cause_ranges[c]);
   }
   same("idle.stretches.size", e.stretches.size(), r.stretches.size());
-  for (std::size_t i = 0; i < std::min(e.stretches.size(), r.stretches.size()); ++i) {
-    stretch(at("idle.stretches", i), e.stretches[i], r.stretches[i], !late[i]);
-    if (!late[i]) continue;
-    const bool long_stretch = r.stretches[i].duration >= o.launch_gap_max_ns;
-    same(at("idle.stretches", i) + ".cause (late_launch_cause: the engine's by the stretch's length)", e.stretches[i].cause,
-         long_stretch ? idle_cause::host : idle_cause::launch);
-    same(at("idle.stretches", i) + ".cause (late_launch_cause: the reference's by the launch's lateness)", r.stretches[i].cause,
-         long_stretch ? idle_cause::launch : idle_cause::host);
-  }
+  for (std::size_t i = 0; i < std::min(e.stretches.size(), r.stretches.size()); ++i) stretch(at("idle.stretches", i), e.stretches[i], r.stretches[i], true);
   same("idle.longest.size", e.longest.size(), r.longest.size());
   for (std::size_t i = 0; i < std::min(e.longest.size(), r.longest.size()); ++i) stretch(at("idle.longest", i), e.longest[i], r.longest[i], true);
   same("idle.streams.size", e.streams.size(), r.streams.size());
@@ -408,18 +396,6 @@ void check_trace(comparer& c, const trace& t, bool tight = false) {
   auto r = ref::diagnose(t, o);
   compare_timeline(c, t, o, ops);
   const auto late = late_launches(t, ops, r.idle, o);
-  // Where late_launch_cause is met, the figures made of the stretches (per cause time, count
-  // and ranges, the longest) are compared with the reference's breakdown of its stretches
-  // given the engine's cause: the sums are checked, the cause rule apart (comparer::idle).
-  if (std::find(late.begin(), late.end(), 1) != late.end()) {
-    const idle_breakdown documented = r.idle;
-    std::vector<idle_stretch> as_engine(documented.stretches.begin(), documented.stretches.end());
-    for (std::size_t i = 0; i < as_engine.size(); ++i)
-      if (late[i]) as_engine[i].cause = as_engine[i].duration >= o.launch_gap_max_ns ? idle_cause::host : idle_cause::launch;
-    r.idle = ref::breakdown(t, ops, as_engine, o);
-    r.idle.stretches = documented.stretches; // each stretch's own cause: the documented one
-    r.verdict = ref::verdict_of(t, ops, r, o);  // and the verdict read off those sums
-  }
   const auto rows = no_call_rows(ops, o);
   const bool queues_differ = queue_running_max_met(ops);
   c.met[late_launch_cause] += std::find(late.begin(), late.end(), 1) != late.end();
@@ -439,7 +415,7 @@ void check_trace(comparer& c, const trace& t, bool tight = false) {
   for (int k = 0; k < (tight ? 1 : 2); ++k) {
     c.trace_name = name + (k == 0 ? " (diagnose)" : " (analyze)");
     const auto& e = engines[k];
-    c.idle(e.idle, r.idle, late, rows, o);
+    c.idle(e.idle, r.idle, rows);
     c.launches(e.launches, r.launches, !queues_differ);
     c.same("rules.size", e.rules.size(), r.rules.size());
     for (std::size_t i = 0; i < std::min(e.rules.size(), r.rules.size()); ++i) c.rule(comparer::at("rules", i), e.rules[i], r.rules[i]);

@@ -30,6 +30,12 @@ inline namespace v1 {
 namespace detail {
 namespace diag {
 
+// Why the GPU sat idle from `gap_start` for `gap` ns until `next` began (docs/diagnosis.md's
+// idle_cause table): other without a launch known; queued before the stretch began: launch
+// when the stretch is shorter than launch_gap_max_ns, else other; launched after it began: sync
+// when the thread sat in a sync in between and launched within launch_gap_max_ns of its return,
+// else host when a sync was there or the launch came launch_gap_max_ns or more after the
+// stretch began, else launch.
 inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns gap_start, std::uint64_t gap,
                            const diagnosis_options& o, lookup_hints* hints = nullptr) noexcept {
   if (next.call_start == 0 || next.thread == diagnosis_none) return idle_cause::other;
@@ -37,7 +43,7 @@ inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns 
   const timestamp_ns sync_end = tl.last_sync_end(next.thread, gap_start, next.call_start, hints);
   const timestamp_ns host_from = std::max(gap_start, std::min(sync_end, next.call_start));
   if (sync_end != 0 && next.call_start - host_from < o.launch_gap_max_ns) return idle_cause::sync;
-  if (sync_end != 0 || gap >= o.launch_gap_max_ns) return idle_cause::host; // host work after the sync
+  if (sync_end != 0 || next.call_start - gap_start >= o.launch_gap_max_ns) return idle_cause::host; // host work after the sync, or before the launch
   return idle_cause::launch;
 }
 
