@@ -112,15 +112,13 @@ struct comparer {
     same(f + ".range", e.range, r.range);
     same(f + ".next_owner", e.next_owner, r.next_owner);
   }
-  void stream_row(const std::string& f, const stream_idle_row& e, const stream_idle_row& r, bool split_too) const {
+  void stream_row(const std::string& f, const stream_idle_row& e, const stream_idle_row& r) const {
     same(f + ".device", e.device, r.device);
     same(f + ".stream", e.stream, r.stream);
     same(f + ".operations", e.operations, r.operations);
     same(f + ".busy_ns", e.busy_ns, r.busy_ns);
     same(f + ".idle_ns", e.idle_ns, r.idle_ns);
     same(f + ".host_wait_ns", e.host_wait_ns, r.host_wait_ns);
-    same(f + ".kernel_wait_ns + other_ns", e.kernel_wait_ns + e.other_ns, r.kernel_wait_ns + r.other_ns);
-    if (!split_too) return;
     same(f + ".kernel_wait_ns", e.kernel_wait_ns, r.kernel_wait_ns);
     same(f + ".other_ns", e.other_ns, r.other_ns);
   }
@@ -129,7 +127,7 @@ struct comparer {
   void samples(const std::string& f, const std::vector<sample_set>& e, const std::vector<sample_set>& r) const;
   void verdict(const diagnosis_verdict& e, const diagnosis_verdict& r) const;
   void launches(const launch_overview& e, const launch_overview& r, bool queues_too) const;
-  void idle(const idle_breakdown& e, const idle_breakdown& r, const std::vector<char>& no_call_rows) const;
+  void idle(const idle_breakdown& e, const idle_breakdown& r) const;
 };
 
 void comparer::rule(const std::string& f, const rule_result& e, const rule_result& r) const {
@@ -253,8 +251,7 @@ void comparer::launches(const launch_overview& e, const launch_overview& r, bool
   }
 }
 
-// `no_call_rows`: per stream row, whether it shows no_call_kernel_wait.
-void comparer::idle(const idle_breakdown& e, const idle_breakdown& r, const std::vector<char>& no_call_rows) const {
+void comparer::idle(const idle_breakdown& e, const idle_breakdown& r) const {
   same("idle.window_begin", e.window_begin, r.window_begin);
   same("idle.window_end", e.window_end, r.window_end);
   same("idle.window_ns", e.window_ns, r.window_ns);
@@ -272,7 +269,7 @@ void comparer::idle(const idle_breakdown& e, const idle_breakdown& r, const std:
   same("idle.longest.size", e.longest.size(), r.longest.size());
   for (std::size_t i = 0; i < std::min(e.longest.size(), r.longest.size()); ++i) stretch(at("idle.longest", i), e.longest[i], r.longest[i], true);
   same("idle.streams.size", e.streams.size(), r.streams.size());
-  for (std::size_t i = 0; i < std::min(e.streams.size(), r.streams.size()); ++i) stream_row(at("idle.streams", i), e.streams[i], r.streams[i], !no_call_rows[i]);
+  for (std::size_t i = 0; i < std::min(e.streams.size(), r.streams.size()); ++i) stream_row(at("idle.streams", i), e.streams[i], r.streams[i]);
 }
 
 // Per reference stretch, whether it shows late_launch_cause: the operation ending it (the one
@@ -415,7 +412,7 @@ void check_trace(comparer& c, const trace& t, bool tight = false) {
   for (int k = 0; k < (tight ? 1 : 2); ++k) {
     c.trace_name = name + (k == 0 ? " (diagnose)" : " (analyze)");
     const auto& e = engines[k];
-    c.idle(e.idle, r.idle, rows);
+    c.idle(e.idle, r.idle);
     c.launches(e.launches, r.launches, !queues_differ);
     c.same("rules.size", e.rules.size(), r.rules.size());
     for (std::size_t i = 0; i < std::min(e.rules.size(), r.rules.size()); ++i) c.rule(comparer::at("rules", i), e.rules[i], r.rules[i]);
