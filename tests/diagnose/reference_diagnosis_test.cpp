@@ -126,7 +126,7 @@ struct comparer {
   void steps(const step_analysis& e, const step_analysis& r, bool grew_too) const;
   void samples(const std::string& f, const std::vector<sample_set>& e, const std::vector<sample_set>& r) const;
   void verdict(const diagnosis_verdict& e, const diagnosis_verdict& r) const;
-  void launches(const launch_overview& e, const launch_overview& r, bool queues_too) const;
+  void launches(const launch_overview& e, const launch_overview& r) const;
   void idle(const idle_breakdown& e, const idle_breakdown& r) const;
 };
 
@@ -220,12 +220,12 @@ void comparer::verdict(const diagnosis_verdict& e, const diagnosis_verdict& r) c
   }
 }
 
-void comparer::launches(const launch_overview& e, const launch_overview& r, bool queues_too) const {
+void comparer::launches(const launch_overview& e, const launch_overview& r) const {
   same("launches.call_durations_from_api", e.call_durations_from_api, r.call_durations_from_api);
   same("launches.launches", e.launches, r.launches);
   same("launches.short_kernels", e.short_kernels, r.short_kernels);
-  if (queues_too) same("launches.queue_max", e.queue_max, r.queue_max);
-  if (queues_too) same("launches.queue_median", e.queue_median, r.queue_median);
+  same("launches.queue_max", e.queue_max, r.queue_max);
+  same("launches.queue_median", e.queue_median, r.queue_median);
   same("launches.kernels.size", e.kernels.size(), r.kernels.size());
   for (std::size_t i = 0; i < std::min(e.kernels.size(), r.kernels.size()); ++i) {
     const auto& x = e.kernels[i];
@@ -245,7 +245,6 @@ void comparer::launches(const launch_overview& e, const launch_overview& r, bool
     same(g + ".call_outliers", x.call_outliers, y.call_outliers);
     same(g + ".delay_outliers", x.delay_outliers, y.delay_outliers);
     same(g + ".duration_outliers", x.duration_outliers, y.duration_outliers);
-    if (!queues_too) continue;
     same(g + ".queue_median", x.queue_median, y.queue_median);
     same(g + ".queue_max", x.queue_max, y.queue_max);
   }
@@ -413,7 +412,7 @@ void check_trace(comparer& c, const trace& t, bool tight = false) {
     c.trace_name = name + (k == 0 ? " (diagnose)" : " (analyze)");
     const auto& e = engines[k];
     c.idle(e.idle, r.idle);
-    c.launches(e.launches, r.launches, !queues_differ);
+    c.launches(e.launches, r.launches);
     c.same("rules.size", e.rules.size(), r.rules.size());
     for (std::size_t i = 0; i < std::min(e.rules.size(), r.rules.size()); ++i) c.rule(comparer::at("rules", i), e.rules[i], r.rules[i]);
     c.steps(e.steps, r.steps, !step_syncs);

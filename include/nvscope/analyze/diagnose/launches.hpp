@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <numeric>
 #include <utility>
@@ -57,28 +58,30 @@ struct launch_queues {
 };
 
 // One stream's launches at a time, in launch order: each one's depth found and counted. The
-// stream's ends (running maximum, in launch order) in `ends`; launches come in order, so the
-// ended ones only grow, and a launch's depth is the ends its call start has not passed.
+// ends of the stream's earlier launches that its launches so far have not passed are a min-heap
+// in `ends`; call starts only grow in launch order, so an end a launch passed stays passed, and
+// a launch's depth is the ends left once those its call start passed are taken off (HTA's queue
+// length: launched earlier, not ended yet). Ends in launch order (the rule) push in one compare.
 class depth_counter {
  public:
   depth_counter(launch_queues& q, timestamp_ns* ends) : counts_(q.counts), depth_(q.depth.data()), ends_(ends) {}
-  void restart() noexcept { done_ = n_ends_ = 0; } // a stream's first launch next
+  void restart() noexcept { n_ends_ = 0; } // a stream's first launch next
   NVSCOPE_DETAIL_INLINE void place(timestamp_ns call_start, timestamp_ns end, std::uint32_t at) {
-    while (done_ < n_ends_ && ends_[done_] <= call_start) ++done_;
-    const auto d = static_cast<std::uint32_t>(n_ends_ - done_);
+    const auto later = std::greater<timestamp_ns>();
+    while (n_ends_ > 0 && ends_[0] <= call_start) std::pop_heap(ends_, ends_ + n_ends_--, later);
+    const auto d = static_cast<std::uint32_t>(n_ends_);
     depth_[at] = d;
     if (d == counts_.size()) counts_.push_back(0);
     ++counts_[d];
-    latest_end_ = n_ends_ == 0 ? end : std::max(latest_end_, end);
-    ends_[n_ends_++] = latest_end_;
+    ends_[n_ends_++] = end;
+    std::push_heap(ends_, ends_ + n_ends_, later);
   }
 
  private:
   std::vector<std::uint64_t>& counts_;
   std::uint32_t* depth_;
   timestamp_ns* ends_;
-  std::size_t done_ = 0, n_ends_ = 0;
-  timestamp_ns latest_end_ = 0; // ends_[n_ends_ - 1]
+  std::size_t n_ends_ = 0;
 };
 
 // The launches of one stream's operations [first, last) (in start order) placed while they come
@@ -114,7 +117,7 @@ inline launch_queues queue_depths(const timeline& tl, const diagnosis_options* r
   scratch_vector<launched_op> launched;
   std::size_t longest = 0; // the longest stream's operations: one array, not a doubling series
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) longest = std::max<std::size_t>(longest, tl.by_stream.end(s) - tl.by_stream.begin(s));
-  scratch_column<timestamp_ns> running(longest); // running max of ends in launch order, within one stream (each written before it is read)
+  scratch_column<timestamp_ns> running(longest); // the heap of one stream's pending ends (each written before it is read)
   depth_counter depths(q, running.data());
   if (rows) q.streams.reserve(tl.by_stream.size());
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
