@@ -74,7 +74,7 @@ inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagn
   d.idle = idle_time_of(tl, o, readers, &streams);
   d.rules = expert_rules_of(tl, d.idle, o, &rules);
   d.steps = step_outliers_of(tl, d.idle, o, &steps);
-  d.verdict = verdict_of({&tl, &d.idle, &d.launches, &d.rules, &d.steps}, o);
+  d.verdict = verdict_of({&tl, &d.idle, &d.launches, &d.rules, &d.steps, &o}, o);
   return d;
 }
 
