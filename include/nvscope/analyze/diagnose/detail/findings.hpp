@@ -121,8 +121,10 @@ inline bool pageable_copies_found(const verdict_inputs& in) { return rule_of(in,
 inline finding copy_finding(const verdict_inputs& in) {
   if (pageable_copies_found(in))
     return rule_finding(in, rule_id::pageable_async_copy, finding_kind::pageable_copies, advice::pinned_memory);
-  return op_finding(in, op_kind::copy, finding_kind::copy_time, advice::overlap_copies, in.idle->copy_only_ns,
-                    in.tl->t->copies.size());
+  const timeline& tl = *in.tl;
+  const auto copies = static_cast<std::uint64_t>(
+      std::count_if(tl.transfers.begin(), tl.transfers.end(), [&](std::uint32_t i) { return tl.ops[i].kind() == op_kind::copy; }));
+  return op_finding(in, op_kind::copy, finding_kind::copy_time, advice::overlap_copies, in.idle->copy_only_ns, copies); // the timeline's copies
 }
 
 inline finding gpu_finding(const verdict_inputs& in) {
