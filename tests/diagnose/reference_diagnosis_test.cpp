@@ -123,7 +123,7 @@ struct comparer {
     same(f + ".other_ns", e.other_ns, r.other_ns);
   }
   void rule(const std::string& f, const rule_result& e, const rule_result& r) const;
-  void steps(const step_analysis& e, const step_analysis& r, bool grew_too) const;
+  void steps(const step_analysis& e, const step_analysis& r) const;
   void samples(const std::string& f, const std::vector<sample_set>& e, const std::vector<sample_set>& r) const;
   void verdict(const diagnosis_verdict& e, const diagnosis_verdict& r) const;
   void launches(const launch_overview& e, const launch_overview& r) const;
@@ -142,7 +142,6 @@ void comparer::rule(const std::string& f, const rule_result& e, const rule_resul
     const auto g = at(f + ".rows", i);
     same(g + ".start", x.start, y.start);
     same(g + ".duration", x.duration, y.duration);
-    if (!grew_too) continue;
     same(g + ".bytes", x.bytes, y.bytes);
     same(g + ".record", x.record, y.record);
     same(g + ".call", x.call, y.call);
@@ -155,7 +154,7 @@ void comparer::rule(const std::string& f, const rule_result& e, const rule_resul
   }
 }
 
-void comparer::steps(const step_analysis& e, const step_analysis& r, bool grew_too) const {
+void comparer::steps(const step_analysis& e, const step_analysis& r) const {
   same("steps.steps", e.steps, r.steps);
   same("steps.median_ns", e.median_ns, r.median_ns);
   same("steps.p90_ns", e.p90_ns, r.p90_ns);
@@ -170,7 +169,6 @@ void comparer::steps(const step_analysis& e, const step_analysis& r, bool grew_t
     same(g + ".range", x.range, y.range);
     same(g + ".ordinal", x.ordinal, y.ordinal);
     same(g + ".duration", x.duration, y.duration);
-    if (!grew_too) continue;
     same(g + ".grew.size", x.grew.size(), y.grew.size());
     for (std::size_t k = 0; k < std::min(x.grew.size(), y.grew.size()); ++k) {
       same(at(g + ".grew", k) + ".kind", x.grew[k].kind, y.grew[k].kind);
@@ -406,7 +404,7 @@ void check_trace(comparer& c, const trace& t, bool tight = false) {
     c.launches(e.launches, r.launches);
     c.same("rules.size", e.rules.size(), r.rules.size());
     for (std::size_t i = 0; i < std::min(e.rules.size(), r.rules.size()); ++i) c.rule(comparer::at("rules", i), e.rules[i], r.rules[i]);
-    c.steps(e.steps, r.steps, !step_syncs);
+    c.steps(e.steps, r.steps);
     c.samples("samples.kernels", e.samples.kernels, r.samples.kernels);
     c.samples("samples.ranges", e.samples.ranges, r.samples.ranges);
     c.samples("samples.steps", e.samples.steps, r.samples.steps);
