@@ -588,8 +588,7 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
         const gpu_op& op = tl.ops[i];
         if (op.start > covered_to) {
           const auto gap = op.start - covered_to;
-          if (!op.has_call() && op.call_start == 0) want.other_ns += gap;
-          else if (op.call_start > covered_to) want.host_wait_ns += gap;
+          if (op.call_start != 0 && op.call_start > covered_to) want.host_wait_ns += gap; // no launch known: never host wait
           else (gap < o.kernel_wait_max_ns ? want.kernel_wait_ns : want.other_ns) += gap;
         }
         covered_to = std::max(covered_to, op.end);
@@ -619,7 +618,7 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
       CHECK(lw.kernels[r].queue_max == lk.kernels[r].queue_max);
     }
     // Each stream's launched operations in launch order (a stable sort of start order); the depth
-    // at a launch: the earlier launches whose running maximum of ends lies past it.
+    // at a launch: the earlier launches not ended by it (HTA's queue length).
     std::map<std::uint64_t, std::vector<std::size_t>> by_stream;
     for (std::size_t i = 0; i < tl.ops.size(); ++i)
       if (tl.ops[i].call_start != 0) by_stream[std::uint64_t{tl.device_of(tl.ops[i])} << 32 | tl.stream_of(tl.ops[i])].push_back(i);
@@ -627,11 +626,7 @@ TEST_CASE("launch statistics (every row's counts, medians, quantiles, outliers a
     for (auto& [key, v] : by_stream) {
       std::stable_sort(v.begin(), v.end(), [&](std::size_t x, std::size_t y) { return tl.ops[x].call_start < tl.ops[y].call_start; });
       for (std::size_t k = 0; k < v.size(); ++k) {
-        timestamp_ns running = 0;
-        for (std::size_t j = 0; j < k; ++j) {
-          running = std::max(running, tl.ops[v[j]].end);
-          depth[v[k]] += running > tl.ops[v[k]].call_start;
-        }
+        for (std::size_t j = 0; j < k; ++j) depth[v[k]] += tl.ops[v[j]].end > tl.ops[v[k]].call_start;
         all_depths.push_back(depth[v[k]]);
       }
     }
