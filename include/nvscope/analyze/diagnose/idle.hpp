@@ -17,6 +17,7 @@
 #include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/diagnose/detail/stream_rows.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/diagnose/launches.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnosis.hpp>
 
@@ -159,22 +160,10 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
   charges.finish(b);
 }
 
-// HTA's per-stream rule on each stream's operations (stream_row_builder), a row per stream in
-// the timeline's stream order.
-inline void stream_rows(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
-  for (std::size_t g = 0; g < tl.by_stream.size(); ++g) {
-    const std::uint32_t *i = tl.by_stream.begin(g), *const last = tl.by_stream.end(g);
-    stream_row_builder row(tl, tl.ops[*i], o.kernel_wait_max_ns);
-    for (; i != last; ++i) row.take(tl.ops[*i]);
-    b.streams.push_back(row.finish());
-  }
-}
-
 // The idle-time breakdown of `tl` (see the file comment); `readers` as overall_stretches'.
-// `streams`: the rows per stream where the launch statistics' walk made them (launch_statistics_of),
-// else null (made here).
+// `streams`: the rows per stream, made on the queue depths' walk (queue_depths).
 template <class Readers>
-idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Readers& readers, std::vector<stream_idle_row>* streams = nullptr) {
+idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Readers& readers, std::vector<stream_idle_row>&& streams) {
   idle_breakdown b;
   b.window_begin = tl.begin;
   b.window_end = tl.end;
@@ -182,14 +171,14 @@ idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Read
   overall_stretches(tl, o, b, readers);
   b.copy_only_ns = b.busy_ns - b.kernel_ns;
   b.idle_ns = b.window_ns > b.busy_ns ? b.window_ns - b.busy_ns : 0;
-  if (streams != nullptr) b.streams = std::move(*streams);
-  else stream_rows(tl, o, b);
+  b.streams = std::move(streams);
   return b;
 }
 
+// The breakdown alone: the rows per stream from the queue depths' walk, no other reader.
 inline idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o) {
   no_readers none;
-  return idle_time_of(tl, o, none);
+  return idle_time_of(tl, o, none, queue_depths(tl, o).streams);
 }
 
 } // namespace diag
