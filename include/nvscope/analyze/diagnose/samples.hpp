@@ -41,6 +41,53 @@ inline namespace v1 {
 namespace detail {
 namespace diag {
 
+// Quantile p of a sorted vector by nearest rank (quantile_place, analyze/stats.hpp); the median
+// as nsys computes it (mean of the two middle values).
+template <class Values>
+double quantile(const Values& sorted, double p) noexcept {
+  return sorted.empty() ? 0.0 : static_cast<double>(sorted[quantile_place(sorted.size(), p)]);
+}
+
+template <class Values>
+double median(const Values& sorted) noexcept {
+  const auto n = sorted.size();
+  if (n == 0) return 0.0;
+  if (n % 2 == 1) return static_cast<double>(sorted[n / 2]);
+  return (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2.0;
+}
+
+// Tukey's upper fence, Q3 + 1.5 IQR (quartiles by nearest rank).
+template <class Values>
+double upper_fence(const Values& sorted) noexcept {
+  const double q1 = quantile(sorted, 0.25);
+  const double q3 = quantile(sorted, 0.75);
+  return q3 + 1.5 * (q3 - q1);
+}
+
+// The figures of one kernel name's durations that the launch statistics need, read off the
+// samples' sorted durations of that name (collect_samples sorts every one): the same values
+// the launch statistics' own selection and count find, where the name's string is that name
+// id's alone.
+struct sorted_duration_figures {
+  string_id name = 0;
+  double median = 0.0, q1 = 0.0, q3 = 0.0; // median as nsys takes it; quartiles by nearest rank
+  std::uint64_t above_fence = 0;           // durations above upper_fence (Tukey's, of these quartiles)
+};
+using known_duration_figures = std::vector<sorted_duration_figures>; // by name id, ascending
+
+inline sorted_duration_figures figures_of_sorted(string_id name, const std::uint64_t* sorted, std::size_t n) noexcept {
+  struct run { // what median and quantile read of a sorted container
+    const std::uint64_t* first;
+    std::size_t count;
+    std::size_t size() const noexcept { return count; }
+    bool empty() const noexcept { return count == 0; }
+    std::uint64_t operator[](std::size_t i) const noexcept { return first[i]; }
+  } const values{sorted, n};
+  const double fence = upper_fence(values);
+  const auto* first_above = std::partition_point(sorted, sorted + n, [fence](std::uint64_t v) { return !(static_cast<double>(v) > fence); });
+  return {name, median(values), quantile(values, 0.25), quantile(values, 0.75), static_cast<std::uint64_t>(sorted + n - first_above)};
+}
+
 // Keeps what `keep` allows of sorted [first, last).
 inline sample_set thin_sorted(std::string name, const std::uint64_t* first, const std::uint64_t* last, std::uint32_t keep) {
   sample_set s;

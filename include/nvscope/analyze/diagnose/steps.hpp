@@ -23,6 +23,7 @@
 #include <nvscope/analyze/step_names.hpp>
 #include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
+#include <nvscope/analyze/diagnose/samples.hpp>
 #include <nvscope/analyze/diagnosis.hpp>
 
 #include <algorithm>
