@@ -100,7 +100,7 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
       detail::sort_runs(runs);
     }
     r.overall = detail::overall_activity_of(t, diagnosis_settings.window, runs);
-    r.diagnosis = detail::diag::diagnose_with(t, x.links, diagnosis_settings, &runs, threads);
+    r.diagnosis = detail::diag::diagnose_with(t, x.links, diagnosis_settings, runs, threads);
   }
   r.lost = t.lost;
   r.incomplete_found = x.incomplete_found;

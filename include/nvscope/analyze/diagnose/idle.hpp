@@ -17,6 +17,7 @@
 #include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/diagnose/detail/stream_rows.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/diagnose/launches.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnosis.hpp>
 
@@ -30,6 +31,12 @@ inline namespace v1 {
 namespace detail {
 namespace diag {
 
+// Why the GPU sat idle from `gap_start` for `gap` ns until `next` began (docs/diagnosis.md's
+// idle_cause table): other without a launch known; queued before the stretch began: launch
+// when the stretch is shorter than launch_gap_max_ns, else other; launched after it began: sync
+// when the thread sat in a sync in between and launched within launch_gap_max_ns of its return,
+// else host when a sync was there or the launch came launch_gap_max_ns or more after the
+// stretch began, else launch.
 inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns gap_start, std::uint64_t gap,
                            const diagnosis_options& o, lookup_hints* hints = nullptr) noexcept {
   if (next.call_start == 0 || next.thread == diagnosis_none) return idle_cause::other;
@@ -37,7 +44,7 @@ inline idle_cause cause_of(const timeline& tl, const gpu_op& next, timestamp_ns 
   const timestamp_ns sync_end = tl.last_sync_end(next.thread, gap_start, next.call_start, hints);
   const timestamp_ns host_from = std::max(gap_start, std::min(sync_end, next.call_start));
   if (sync_end != 0 && next.call_start - host_from < o.launch_gap_max_ns) return idle_cause::sync;
-  if (sync_end != 0 || gap >= o.launch_gap_max_ns) return idle_cause::host; // host work after the sync
+  if (sync_end != 0 || next.call_start - gap_start >= o.launch_gap_max_ns) return idle_cause::host; // host work after the sync, or before the launch
   return idle_cause::launch;
 }
 
@@ -153,22 +160,10 @@ void overall_stretches(const timeline& tl, const diagnosis_options& o, idle_brea
   charges.finish(b);
 }
 
-// HTA's per-stream rule on each stream's operations (stream_row_builder), a row per stream in
-// the timeline's stream order.
-inline void stream_rows(const timeline& tl, const diagnosis_options& o, idle_breakdown& b) {
-  for (std::size_t g = 0; g < tl.by_stream.size(); ++g) {
-    const std::uint32_t *i = tl.by_stream.begin(g), *const last = tl.by_stream.end(g);
-    stream_row_builder row(tl, tl.ops[*i], o.kernel_wait_max_ns);
-    for (; i != last; ++i) row.take(tl.ops[*i]);
-    b.streams.push_back(row.finish());
-  }
-}
-
 // The idle-time breakdown of `tl` (see the file comment); `readers` as overall_stretches'.
-// `streams`: the rows per stream where the launch statistics' walk made them (launch_statistics_of),
-// else null (made here).
+// `streams`: the rows per stream, made on the queue depths' walk (queue_depths).
 template <class Readers>
-idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Readers& readers, std::vector<stream_idle_row>* streams = nullptr) {
+idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Readers& readers, std::vector<stream_idle_row>&& streams) {
   idle_breakdown b;
   b.window_begin = tl.begin;
   b.window_end = tl.end;
@@ -176,14 +171,14 @@ idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Read
   overall_stretches(tl, o, b, readers);
   b.copy_only_ns = b.busy_ns - b.kernel_ns;
   b.idle_ns = b.window_ns > b.busy_ns ? b.window_ns - b.busy_ns : 0;
-  if (streams != nullptr) b.streams = std::move(*streams);
-  else stream_rows(tl, o, b);
+  b.streams = std::move(streams);
   return b;
 }
 
+// The breakdown alone: the rows per stream from the queue depths' walk, no other reader.
 inline idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o) {
   no_readers none;
-  return idle_time_of(tl, o, none);
+  return idle_time_of(tl, o, none, queue_depths(tl, o).streams);
 }
 
 } // namespace diag

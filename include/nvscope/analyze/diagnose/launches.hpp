@@ -12,9 +12,9 @@
 /// call of zero length and the short-kernel test uses `assumed_launch_ns`. Linear: every
 /// name's columns filled in one pass over the operations in start order, medians and
 /// percentiles read in place by histograms (values_at_ranks); a stream's launches are sorted only
-/// where they are out of order. Within `diagnose`, a name's kernel median and duration outliers
-/// are read off the samples' sorted durations of that name instead (the same values, not
-/// selected twice); where every name's are, no column of durations is kept.
+/// where they are out of order. A name's kernel median and duration outliers are read off the
+/// samples' sorted durations of that name (the same values, not selected twice; called alone,
+/// the samples are taken first); where every name's are, no column of durations is kept.
 ///
 /// \code
 ///   nvscope::launch_overview l = nvscope::launch_statistics(t, nvscope::attribute(t));
@@ -25,12 +25,14 @@
 #include <nvscope/analyze/diagnose/detail/stream_rows.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
+#include <nvscope/analyze/diagnose/samples.hpp>
 #include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/analyze/intervals.hpp>
 #include <nvscope/analyze/stats.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <numeric>
 #include <utility>
@@ -47,55 +49,55 @@ namespace diag {
 // launched them in start order (as a collector's streams mostly are), else (the first
 // launch out of order undone) read into a compact list and sorted. `counts`: the launched
 // operations by depth (a depth is at most one more than the stream's last, so the table grows
-// a row at a time, never past the operations). With `rows`, each stream's HTA idle row made on
-// the same walk (stream_row_builder: idle_time_of then takes them, not a second walk of every
-// operation through the grouping).
+// a row at a time, never past the operations). Each stream's HTA idle row is made on the same
+// walk (stream_row_builder: idle_time_of takes them, not a second walk of every operation
+// through the grouping).
 struct launch_queues {
   scratch_column<std::uint32_t> depth;
   std::vector<std::uint64_t> counts; // counts[d]: launched operations at depth d
-  std::vector<stream_idle_row> streams; // with rows: one per stream, in the timeline's stream order
+  std::vector<stream_idle_row> streams; // one per stream, in the timeline's stream order
 };
 
 // One stream's launches at a time, in launch order: each one's depth found and counted. The
-// stream's ends (running maximum, in launch order) in `ends`; launches come in order, so the
-// ended ones only grow, and a launch's depth is the ends its call start has not passed.
+// ends of the stream's earlier launches that its launches so far have not passed are a min-heap
+// in `ends`; call starts only grow in launch order, so an end a launch passed stays passed, and
+// a launch's depth is the ends left once those its call start passed are taken off (HTA's queue
+// length: launched earlier, not ended yet). Ends in launch order (the rule) push in one compare.
 class depth_counter {
  public:
   depth_counter(launch_queues& q, timestamp_ns* ends) : counts_(q.counts), depth_(q.depth.data()), ends_(ends) {}
-  void restart() noexcept { done_ = n_ends_ = 0; } // a stream's first launch next
+  void restart() noexcept { n_ends_ = 0; } // a stream's first launch next
   NVSCOPE_DETAIL_INLINE void place(timestamp_ns call_start, timestamp_ns end, std::uint32_t at) {
-    while (done_ < n_ends_ && ends_[done_] <= call_start) ++done_;
-    const auto d = static_cast<std::uint32_t>(n_ends_ - done_);
+    const auto later = std::greater<timestamp_ns>();
+    while (n_ends_ > 0 && ends_[0] <= call_start) std::pop_heap(ends_, ends_ + n_ends_--, later);
+    const auto d = static_cast<std::uint32_t>(n_ends_);
     depth_[at] = d;
     if (d == counts_.size()) counts_.push_back(0);
     ++counts_[d];
-    latest_end_ = n_ends_ == 0 ? end : std::max(latest_end_, end);
-    ends_[n_ends_++] = latest_end_;
+    ends_[n_ends_++] = end;
+    std::push_heap(ends_, ends_ + n_ends_, later);
   }
 
  private:
   std::vector<std::uint64_t>& counts_;
   std::uint32_t* depth_;
   timestamp_ns* ends_;
-  std::size_t done_ = 0, n_ends_ = 0;
-  timestamp_ns latest_end_ = 0; // ends_[n_ends_ - 1]
+  std::size_t n_ends_ = 0;
 };
 
 // The launches of one stream's operations [first, last) (in start order) placed while they come
-// in launch order; returns the first out of order (last: none). `row`: each operation taken
-// into it (every one, past the first out of order too), or null.
-template <class Row>
+// in launch order; returns the first out of order (last: none). Every operation is taken into
+// `row`, past the first out of order too.
 NVSCOPE_DETAIL_INLINE const std::uint32_t* place_in_order(const timeline& tl, const std::uint32_t* first, const std::uint32_t* last,
-                                                          depth_counter& depths, Row* row) {
+                                                          depth_counter& depths, stream_row_builder& row) {
   const std::uint32_t* out_of_order = last;
   timestamp_ns latest = 0;
   for (auto i = first; i != last; ++i) {
     const gpu_op& op = tl.ops[*i];
-    if (row) row->take(op);
+    row.take(op);
     if (op.call_start == 0 || out_of_order != last) continue;
     if (op.call_start < latest) {
       out_of_order = i;
-      if (!row) break;
       continue;
     }
     latest = op.call_start;
@@ -104,7 +106,7 @@ NVSCOPE_DETAIL_INLINE const std::uint32_t* place_in_order(const timeline& tl, co
   return out_of_order;
 }
 
-inline launch_queues queue_depths(const timeline& tl, const diagnosis_options* rows = nullptr) {
+inline launch_queues queue_depths(const timeline& tl, const diagnosis_options& o) {
   struct launched_op {
     timestamp_ns call_start, end;
     std::uint32_t place; // in tl.ops
@@ -114,20 +116,15 @@ inline launch_queues queue_depths(const timeline& tl, const diagnosis_options* r
   scratch_vector<launched_op> launched;
   std::size_t longest = 0; // the longest stream's operations: one array, not a doubling series
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) longest = std::max<std::size_t>(longest, tl.by_stream.end(s) - tl.by_stream.begin(s));
-  scratch_column<timestamp_ns> running(longest); // running max of ends in launch order, within one stream (each written before it is read)
+  scratch_column<timestamp_ns> running(longest); // the heap of one stream's pending ends (each written before it is read)
   depth_counter depths(q, running.data());
-  if (rows) q.streams.reserve(tl.by_stream.size());
+  q.streams.reserve(tl.by_stream.size());
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
     const std::uint32_t *const first = tl.by_stream.begin(s), *const last = tl.by_stream.end(s);
     depths.restart();
-    const std::uint32_t* out_of_order = last;
-    if (rows) {
-      stream_row_builder row(tl, tl.ops[*first], rows->kernel_wait_max_ns);
-      out_of_order = place_in_order(tl, first, last, depths, &row);
-      q.streams.push_back(row.finish());
-    } else {
-      out_of_order = place_in_order(tl, first, last, depths, static_cast<stream_row_builder*>(nullptr));
-    }
+    stream_row_builder row(tl, tl.ops[*first], o.kernel_wait_max_ns);
+    const std::uint32_t* const out_of_order = place_in_order(tl, first, last, depths, row);
+    q.streams.push_back(row.finish());
     if (out_of_order == last) continue;
     for (auto j = first; j != out_of_order; ++j) // out of launch order: the stream again, sorted
       if (tl.ops[*j].call_start != 0) --q.counts[q.depth[*j]]; // placed above
@@ -267,7 +264,8 @@ auto column_from(const Column& v, std::size_t at) noexcept -> decltype(v.data())
 }
 
 // Name p's medians, percentiles and outliers, each column read in place (figures_of); the
-// durations' median and outliers taken from `known` where given (the samples' sorted run).
+// durations' median and outliers taken from `known` where the samples sorted the name's run
+// (null: a name the samples group with others, or an id past the string table).
 inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row& row, const sorted_duration_figures* known) {
   const auto at = c.offset[p];
   const auto calls = figures_of(row.with_call ? column_from(c.calls, at) : nullptr, static_cast<std::size_t>(row.with_call), {0.9}, c.call_span[p]);
@@ -294,13 +292,14 @@ inline void finish_row(std::size_t p, const launch_columns& c, launch_stats_row&
   row.queue_max = queue.max;
 }
 
-// `known`: the durations' figures by name id, where the samples read them (diagnose), else null.
-// `streams`: where given, each stream's HTA idle row, made on the queue depths' walk (for idle_time_of).
-inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o, const known_duration_figures* known = nullptr,
-                                            std::vector<stream_idle_row>* streams = nullptr) {
+// `known`: the durations' figures by name id that the samples read off their sorted runs
+// (samples_of). `streams`: each stream's HTA idle row, made on the queue depths' walk (for
+// idle_time_of).
+inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_options& o, const known_duration_figures& known,
+                                            std::vector<stream_idle_row>& streams) {
   launch_overview out;
-  auto queue = queue_depths(tl, streams ? &o : nullptr);
-  if (streams) *streams = std::move(queue.streams);
+  auto queue = queue_depths(tl, o);
+  streams = std::move(queue.streams);
   out.call_durations_from_api = tl.any_call;
   // Kernels by name, a row per name in name order: the timeline numbered the names as they came
   // and counted each one's operations, so a row is the rank of a number's name (no pass that
@@ -309,12 +308,10 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
   const auto place = key_places(names); // names now in order
   out.kernels.resize(names.size());
   std::vector<const sorted_duration_figures*> known_of(names.size(), nullptr); // by row
-  bool all_known = known != nullptr;
+  bool all_known = true;
   for (std::size_t p = 0; p < names.size(); ++p) {
-    if (known) {
-      const auto it = std::lower_bound(known->begin(), known->end(), names[p], [](const sorted_duration_figures& f, std::uint64_t n) { return f.name < n; });
-      if (it != known->end() && it->name == names[p]) known_of[p] = &*it;
-    }
+    const auto it = std::lower_bound(known.begin(), known.end(), names[p], [](const sorted_duration_figures& f, std::uint64_t n) { return f.name < n; });
+    if (it != known.end() && it->name == names[p]) known_of[p] = &*it;
     all_known = all_known && known_of[p] != nullptr;
   }
   launch_columns columns;
@@ -339,9 +336,14 @@ inline launch_overview launch_statistics_of(const timeline& tl, const diagnosis_
 } // namespace diag
 } // namespace detail
 
-/// Launch statistics of every kernel name in `t` (see the file comment).
+/// Launch statistics of every kernel name in `t` (see the file comment): as `diagnose` makes
+/// them, the kernels' duration figures read off the samples' sorted runs.
 inline launch_overview launch_statistics(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
-  return detail::diag::launch_statistics_of(detail::diag::build_timeline(t, a, o.window), o);
+  detail::diag::known_duration_figures durations;
+  auto runs = detail::diag::runs_of(t, a, o.window);
+  detail::diag::samples_of(t, a, o, durations, runs);
+  std::vector<stream_idle_row> streams;
+  return detail::diag::launch_statistics_of(detail::diag::build_timeline(t, a, o.window), o, durations, streams);
 }
 
 } // namespace v1

@@ -64,23 +64,7 @@ inline void memop_rules(const timeline& tl, const diagnosis_options& o, std::vec
 }
 
 inline void sync_rule(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o, rule_result& r) {
-  const trace& t = *tl.t;
-  for (std::uint32_t i = 0; i < t.syncs.size(); ++i) {
-    const auto& s = t.syncs[i];
-    const bool blocking = s.kind == sync_kind::stream || s.kind == sync_kind::context ||
-                          (o.sync_rule_includes_events && s.kind == sync_kind::event);
-    if (!blocking || s.end == 0 || s.end < s.start || !tl.inside(s.start)) continue;
-    rule_row row;
-    row.start = s.start;
-    row.duration = s.end - s.start;
-    row.record = i;
-    row.call = tl.call_name(s.correlation);
-    row.thread = s.thread;
-    row.range = tl.range_at(s.thread, s.start);
-    row.stream = s.stream;
-    r.rows.push_back(row);
-  }
-  set_gpu_busy(tl, idle, r.rows);
+  r.rows = sync_rows(tl, idle, o);
   finish_rule(r, o.rule_rows);
 }
 

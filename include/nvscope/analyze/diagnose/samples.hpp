@@ -41,6 +41,53 @@ inline namespace v1 {
 namespace detail {
 namespace diag {
 
+// Quantile p of a sorted vector by nearest rank (quantile_place, analyze/stats.hpp); the median
+// as nsys computes it (mean of the two middle values).
+template <class Values>
+double quantile(const Values& sorted, double p) noexcept {
+  return sorted.empty() ? 0.0 : static_cast<double>(sorted[quantile_place(sorted.size(), p)]);
+}
+
+template <class Values>
+double median(const Values& sorted) noexcept {
+  const auto n = sorted.size();
+  if (n == 0) return 0.0;
+  if (n % 2 == 1) return static_cast<double>(sorted[n / 2]);
+  return (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2.0;
+}
+
+// Tukey's upper fence, Q3 + 1.5 IQR (quartiles by nearest rank).
+template <class Values>
+double upper_fence(const Values& sorted) noexcept {
+  const double q1 = quantile(sorted, 0.25);
+  const double q3 = quantile(sorted, 0.75);
+  return q3 + 1.5 * (q3 - q1);
+}
+
+// The figures of one kernel name's durations that the launch statistics need, read off the
+// samples' sorted durations of that name (collect_samples sorts every one): the same values
+// the launch statistics' own selection and count find, where the name's string is that name
+// id's alone.
+struct sorted_duration_figures {
+  string_id name = 0;
+  double median = 0.0, q1 = 0.0, q3 = 0.0; // median as nsys takes it; quartiles by nearest rank
+  std::uint64_t above_fence = 0;           // durations above upper_fence (Tukey's, of these quartiles)
+};
+using known_duration_figures = std::vector<sorted_duration_figures>; // by name id, ascending
+
+inline sorted_duration_figures figures_of_sorted(string_id name, const std::uint64_t* sorted, std::size_t n) noexcept {
+  struct run { // what median and quantile read of a sorted container
+    const std::uint64_t* first;
+    std::size_t count;
+    std::size_t size() const noexcept { return count; }
+    bool empty() const noexcept { return count == 0; }
+    std::uint64_t operator[](std::size_t i) const noexcept { return first[i]; }
+  } const values{sorted, n};
+  const double fence = upper_fence(values);
+  const auto* first_above = std::partition_point(sorted, sorted + n, [fence](std::uint64_t v) { return !(static_cast<double>(v) > fence); });
+  return {name, median(values), quantile(values, 0.25), quantile(values, 0.75), static_cast<std::uint64_t>(sorted + n - first_above)};
+}
+
 // Keeps what `keep` allows of sorted [first, last).
 inline sample_set thin_sorted(std::string name, const std::uint64_t* first, const std::uint64_t* last, std::uint32_t keep) {
   sample_set s;
@@ -113,39 +160,43 @@ inline void finish_gpu_work(const trace& t, const attribution& a, scratch_vector
 
 using sample_groups = std::map<std::string, scratch_vector<std::uint64_t>>; // values of millions of ranges: huge pages where offered
 
-// Every kernel's duration by name, sorted and thinned: the durations placed by name id in one
-// array (a counting sort, in the large-array storage), each name's run sorted where it lies.
-// Ids past the string table all read "<unknown>", so runs are put together by name string.
-// The same read of the records adds each kernel's time to its owner's `work` (the part of the
-// per-range GPU work that finish_gpu_work does not add). `figures`, where given, takes each name
-// id's duration figures read off its sorted run, where the id's string is that id's alone.
-// `runs`, where given (analyze's: sorted, their owned_ns summed with `a`'s owners): the kernels'
-// part of `work` taken from them, and the runs taken as they are where they hold every kernel
-// the window holds; the records are then not read at all.
+// The runs of `t`'s valid kernels (an end, not before the start) that start inside `w`, by
+// name id (kernel_runs' slots: ids past the string table share the last), and each range's
+// owned time over every valid kernel (`a`'s owners): what analyze's kernel_runs_of gives, for
+// the passes called without analyze. Unsorted.
+inline kernel_runs runs_of(const trace& t, const attribution& a, const time_window& w) {
+  kernel_runs runs;
+  runs.ids = t.strings.size();
+  runs.owned_ns.assign(t.ranges.size(), 0);
+  kept_values kept(runs.ids + 1, t.kernels.size());
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const auto& k = t.kernels[i];
+    if (k.end == 0 || k.end < k.start) continue;
+    if (i < a.kernel_owner.size() && a.kernel_owner[i] < t.ranges.size()) runs.owned_ns[a.kernel_owner[i]] += k.end - k.start;
+    if (!in_window(w, k.start)) continue;
+    kept.keep(static_cast<std::uint32_t>(k.name < runs.ids ? k.name : runs.ids), k.end - k.start);
+    runs.first_start = std::min(runs.first_start, k.start);
+    runs.last_start = std::max(runs.last_start, k.start);
+    runs.last_end = std::max(runs.last_end, k.end);
+  }
+  runs.by_name = kept.place();
+  return runs;
+}
+
+// Every kernel's duration by name, sorted and thinned, from `runs` (analyze's, else runs_of;
+// made again where they hold a kernel outside the window or no owned time): each name's run
+// sorted where it lies. Ids past the string table all read "<unknown>", so runs are put together
+// by name string. The runs' owned time is the kernels' part of the per-range GPU work (`work`;
+// finish_gpu_work adds the rest). `figures` takes each name id's duration figures read off its
+// sorted run, where the id's string is that id's alone (the launch statistics read them).
 inline std::vector<sample_set> kernel_samples(const trace& t, const attribution& a, const diagnosis_options& o,
-                                              scratch_vector<std::uint64_t>& work, known_duration_figures* figures = nullptr,
-                                              kernel_runs* runs = nullptr) {
-  const std::size_t ids = t.strings.size(), unknown = ids; // one slot for every id past the table
-  const bool sorted = runs != nullptr && runs->sorted && runs->ids == ids && runs->inside(o.window);
-  const bool owned = runs != nullptr && runs->owned_ns.size() == t.ranges.size();
-  if (owned) {
-    work = std::move(runs->owned_ns);
-    runs->owned_ns = {};
-  }
-  grouped_values own;
-  if (!sorted) {
-    kept_values kept(ids + 1, t.kernels.size()); // slots 0 .. ids; each kernel record read once
-    for (std::size_t i = 0; i < t.kernels.size(); ++i) {
-      const auto& k = t.kernels[i];
-      if (!owned) note_gpu_work(t, a.kernel_owner, i, k.start, k.end, work);
-      if (k.end == 0 || k.end < k.start || !in_window(o.window, k.start)) continue; // left out
-      kept.keep(static_cast<std::uint32_t>(k.name < ids ? k.name : unknown), k.end - k.start);
-    }
-    own = kept.place();
-  } else if (!owned) {
-    for (std::size_t i = 0; i < t.kernels.size(); ++i) note_gpu_work(t, a.kernel_owner, i, t.kernels[i].start, t.kernels[i].end, work);
-  }
-  auto& grouped = sorted ? runs->by_name : own;
+                                              scratch_vector<std::uint64_t>& work, known_duration_figures& figures, kernel_runs& runs) {
+  const std::size_t ids = t.strings.size();
+  if (runs.ids != ids || runs.owned_ns.size() != t.ranges.size() || !runs.inside(o.window)) runs = runs_of(t, a, o.window);
+  if (!runs.sorted) sort_runs(runs);
+  work = std::move(runs.owned_ns);
+  runs.owned_ns = {};
+  auto& grouped = runs.by_name;
   const auto& offset = grouped.offset;
   auto& ns = grouped.values;
   std::map<std::string, std::vector<std::size_t>> slots; // name -> its runs
@@ -157,8 +208,7 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const attribution&
     auto* first = ns.data() + offset[held.front()];
     if (held.size() == 1) {
       auto* last = ns.data() + offset[held.front() + 1];
-      if (!sorted) sort_values(first, last);
-      if (figures && held.front() < ids) figures->push_back(figures_of_sorted(static_cast<string_id>(held.front()), first, static_cast<std::size_t>(last - first)));
+      if (held.front() < ids) figures.push_back(figures_of_sorted(static_cast<string_id>(held.front()), first, static_cast<std::size_t>(last - first)));
       out.push_back(thin_sorted(name, first, last, o.max_samples));
       continue;
     }
@@ -166,16 +216,15 @@ inline std::vector<sample_set> kernel_samples(const trace& t, const attribution&
     for (const auto s : held) all.insert(all.end(), ns.data() + offset[s], ns.data() + offset[s + 1]);
     out.push_back(thin(name, std::move(all), o.max_samples));
   }
-  if (figures)
-    std::sort(figures->begin(), figures->end(), [](const sorted_duration_figures& x, const sorted_duration_figures& y) { return x.name < y.name; });
+  std::sort(figures.begin(), figures.end(), [](const sorted_duration_figures& x, const sorted_duration_figures& y) { return x.name < y.name; });
   return out;
 }
 
-// collect_samples (below); `figures` and `runs`, where given, as kernel_samples takes them.
-inline run_samples samples_of(const trace& t, const attribution& a, const diagnosis_options& o, known_duration_figures* figures,
-                              kernel_runs* runs = nullptr) {
+// collect_samples (below); `figures` and `runs` as kernel_samples takes them.
+inline run_samples samples_of(const trace& t, const attribution& a, const diagnosis_options& o, known_duration_figures& figures,
+                              kernel_runs& runs) {
   detail::diag::sample_groups ranges, steps, ranges_gpu, steps_gpu;
-  detail::scratch_vector<std::uint64_t> work(runs && runs->owned_ns.size() == t.ranges.size() ? 0 : t.ranges.size(), 0); // else the runs' (kernel_samples)
+  detail::scratch_vector<std::uint64_t> work; // the runs' owned time (kernel_samples), then the copies' and memsets' (finish_gpu_work)
   run_samples s;
   s.kernels = detail::diag::kernel_samples(t, a, o, work, figures, runs); // first: it sums the kernels' work
   detail::diag::finish_gpu_work(t, a, work);
@@ -225,7 +274,9 @@ inline run_samples samples_of(const trace& t, const attribution& a, const diagno
 
 /// The samples of `t` (see the file comment).
 inline run_samples collect_samples(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
-  return detail::diag::samples_of(t, a, o, nullptr);
+  detail::diag::known_duration_figures figures; // read by the launch statistics, not kept here
+  auto runs = detail::diag::runs_of(t, a, o.window);
+  return detail::diag::samples_of(t, a, o, figures, runs);
 }
 
 } // namespace v1

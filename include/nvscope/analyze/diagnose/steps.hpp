@@ -23,6 +23,7 @@
 #include <nvscope/analyze/step_names.hpp>
 #include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
+#include <nvscope/analyze/diagnose/samples.hpp>
 #include <nvscope/analyze/diagnosis.hpp>
 
 #include <algorithm>
@@ -178,7 +179,7 @@ class step_tally {
     if (!touched_.empty()) pend(diagnosis_none); // the last step's kernels
     if (steps_ != 0)
       for (const auto& sy : tl_->t->syncs) {
-        if (sy.end < sy.start || sy.end == 0) continue;
+        if (sy.end < sy.start || sy.end == 0 || !tl_->inside(sy.start)) continue; // the window's syncs only
         const auto k = step_at(tl_->range_at(sy.thread, sy.start));
         if (k != diagnosis_none) columns_.add(component_kind::sync, 0, k, sy.end - sy.start);
       }

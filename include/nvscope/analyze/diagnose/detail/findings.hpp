@@ -4,7 +4,9 @@
 // The findings the verdict can name, each built from the passes' results: its figure, the
 // ranges responsible, the kernels behind it and what to try. Internal.
 
+#include <nvscope/analyze/diagnose/detail/rule_rows.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnosis.hpp>
 
 #include <algorithm>
@@ -23,6 +25,7 @@ struct verdict_inputs {
   const launch_overview* launches = nullptr;
   const std::vector<rule_result>* rules = nullptr;
   const step_analysis* steps = nullptr;
+  const diagnosis_options* o = nullptr;
 };
 
 // A figure in ns (a median, a sum of shares) as an integer, saturating: a double of 2^64 or
@@ -118,8 +121,10 @@ inline bool pageable_copies_found(const verdict_inputs& in) { return rule_of(in,
 inline finding copy_finding(const verdict_inputs& in) {
   if (pageable_copies_found(in))
     return rule_finding(in, rule_id::pageable_async_copy, finding_kind::pageable_copies, advice::pinned_memory);
-  return op_finding(in, op_kind::copy, finding_kind::copy_time, advice::overlap_copies, in.idle->copy_only_ns,
-                    in.tl->t->copies.size());
+  const timeline& tl = *in.tl;
+  const auto copies = static_cast<std::uint64_t>(
+      std::count_if(tl.transfers.begin(), tl.transfers.end(), [&](std::uint32_t i) { return tl.ops[i].kind() == op_kind::copy; }));
+  return op_finding(in, op_kind::copy, finding_kind::copy_time, advice::overlap_copies, in.idle->copy_only_ns, copies); // the timeline's copies
 }
 
 inline finding gpu_finding(const verdict_inputs& in) {
@@ -139,10 +144,18 @@ inline finding short_kernel_finding(const verdict_inputs& in) {
   return f;
 }
 
+// The sync rule's time, calls and ranges, and the GPU's busy share during every matching wait
+// (not only the rows kept: where the rule cut them, its rows are made again, longest first).
 inline finding sync_call_finding(const verdict_inputs& in) {
+  const rule_result& r = rule_of(in, rule_id::sync_call);
   finding f = rule_finding(in, rule_id::sync_call, finding_kind::sync_calls, advice::none);
+  rule_result every;
+  if (r.matches > r.rows.size()) {
+    every.rows = sync_rows(*in.tl, *in.idle, *in.o);
+    finish_rule(every, ~std::uint32_t{0});
+  }
   double busy = 0.0;
-  for (const auto& row : rule_of(in, rule_id::sync_call).rows)
+  for (const auto& row : (r.matches > r.rows.size() ? every : r).rows)
     busy += row.gpu_busy_percent / 100.0 * static_cast<double>(row.duration);
   f.gpu_busy_share = share_of(whole_ns(busy), f.ns);
   f.todo = f.gpu_busy_share >= 0.8 ? advice::none : advice::drop_sync; // waiting on a busy GPU is fine

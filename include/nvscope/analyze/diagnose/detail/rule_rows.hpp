@@ -2,9 +2,11 @@
 #pragma once
 
 // Pieces the expert rules share: row making, the rows' order and cut, GPU busy time inside
-// any stretch in log time. Internal.
+// any stretch in log time, the sync rule's rows (the verdict's sync finding reads them too).
+// Internal.
 
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnosis.hpp>
 
 #include <algorithm>
@@ -73,6 +75,31 @@ inline void set_gpu_busy(const timeline& tl, const idle_breakdown& idle, std::ve
   for (std::uint32_t r = 0; r < rows.size(); ++r)
     if (rows[r].duration > 0)
       rows[r].gpu_busy_percent = 100.0 * static_cast<double>(to[r] > from[r] ? to[r] - from[r] : 0) / static_cast<double>(rows[r].duration);
+}
+
+// cuda_api_sync's rows: every device and stream synchronisation (event waits too where
+// `sync_rule_includes_events`) complete and starting inside the window, in record order, each
+// with the GPU's busy share during it.
+inline std::vector<rule_row> sync_rows(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o) {
+  const trace& t = *tl.t;
+  std::vector<rule_row> rows;
+  for (std::uint32_t i = 0; i < t.syncs.size(); ++i) {
+    const auto& s = t.syncs[i];
+    const bool blocking = s.kind == sync_kind::stream || s.kind == sync_kind::context ||
+                          (o.sync_rule_includes_events && s.kind == sync_kind::event);
+    if (!blocking || s.end == 0 || s.end < s.start || !tl.inside(s.start)) continue;
+    rule_row row;
+    row.start = s.start;
+    row.duration = s.end - s.start;
+    row.record = i;
+    row.call = tl.call_name(s.correlation);
+    row.thread = s.thread;
+    row.range = tl.range_at(s.thread, s.start);
+    row.stream = s.stream;
+    rows.push_back(row);
+  }
+  set_gpu_busy(tl, idle, rows);
+  return rows;
 }
 
 } // namespace diag

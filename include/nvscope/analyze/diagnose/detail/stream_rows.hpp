@@ -20,8 +20,8 @@ namespace diag {
 
 // One stream's row from its operations in start order, `first` the first of them: between two
 // consecutive ones, host wait when the next one's launch call began after the previous one
-// ended, kernel wait when shorter than `kernel_wait_max_ns`, other otherwise (or when the next
-// one has no launch call known).
+// ended, kernel wait when shorter than `kernel_wait_max_ns`, other otherwise. With no launch
+// call known the gap is never host wait (HTA compares a missing runtime as false).
 class stream_row_builder {
  public:
   stream_row_builder(const timeline& tl, const gpu_op& first, std::uint64_t kernel_wait_max_ns)
@@ -32,8 +32,7 @@ class stream_row_builder {
   NVSCOPE_DETAIL_INLINE void take(const gpu_op& op) {
     if (op.start > prev_end_) {
       const auto gap = op.start - prev_end_;
-      if (!(op.has_call() || op.call_start)) row_.other_ns += gap;
-      else if (op.call_start > prev_end_) row_.host_wait_ns += gap;
+      if (op.call_start > prev_end_) row_.host_wait_ns += gap; // call_start 0: unknown, never after
       else if (gap < kernel_wait_max_ns_) row_.kernel_wait_ns += gap;
       else row_.other_ns += gap;
     }
