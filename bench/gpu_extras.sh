@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The issue-specific GPU checks, after bench/gpu_session.sh PART=build left build/gpu (GPU machine,
+# repository root, .gpu/lib carried). What comes back is at most 8 files: the logs are packed.
+#   PART=fidelity: the six tables against nsys (gpu_session checks), the corners
+#     (bench/fidelity/corners.py), the attribution rules on PyTorch (bench/run/attribute_check.sh),
+#     the other nsys reports against nsys (bench/fidelity/reports_vs_nsys.sh --save-data).
+#   PART=long: the long run (bench/run/long_run.sh, STEPS steps) and the Python package's attach
+#     (bench/run/python_attach.sh).
+#   OUT=/tmp/out PART=fidelity bash bench/gpu_extras.sh
+set -o pipefail
+OUT=${OUT:-/tmp/nvscope-extras}; mkdir -p "$OUT/logs"
+R=$PWD
+NS=${NSYS_DIR:-$(dirname "$(ls -d /opt/nvidia/nsight-*/*/host/target-linux-x64/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | tail -1)")}
+export LD_LIBRARY_PATH=$R/.gpu/lib:$LD_LIBRARY_PATH PATH=$NS:$PATH PYTHONUNBUFFERED=1
+COMMIT=${COMMIT:-unknown}
+case "${PART:-fidelity}" in
+fidelity)
+  OUT=$OUT/logs PART=checks COMMIT=$COMMIT bash bench/gpu_session.sh > $OUT/logs/session.txt 2>&1; echo "session checks rc=$? (${SECONDS}s)"
+  grep -E "rows nvscope|target|MISSED|exit [0-9]|torch rc" $OUT/logs/session.txt | head -30
+  python3 bench/fidelity/corners.py --program build/gpu/bench/fidelity/fidelity_corners --out $OUT/logs/corners > $OUT/logs/corners.txt 2>&1
+  echo "corners rc=$? (${SECONDS}s)"; grep -E "^==|same|DIFFERENT" $OUT/logs/corners.txt | head -40
+  OUT=$OUT/logs/attribute bash bench/run/attribute_check.sh > $OUT/logs/attribute.txt 2>&1; echo "attribute rc=$? (${SECONDS}s)"; tail -5 $OUT/logs/attribute.txt
+  OUT=$OUT/logs COMMIT=$COMMIT bash bench/fidelity/reports_vs_nsys.sh build/fidelity --save-data > $OUT/logs/reports.txt 2>&1
+  echo "reports rc=$? (${SECONDS}s)"; tail -40 $OUT/logs/reports.txt
+  cp bench/results/fidelity.json $OUT/fidelity.json 2>/dev/null
+  tar czf $OUT/nsys_reports.tgz tests/data/nsys_reports 2>/dev/null
+  ;;
+long)
+  OUT=$OUT/logs/long B=$R/build/gpu STEPS=${STEPS:-20000} ROUNDS=${ROUNDS:-3} bash bench/run/long_run.sh > $OUT/logs/long_run.txt 2>&1
+  echo "long run rc=$? (${SECONDS}s)"; tail -30 $OUT/logs/long_run.txt
+  cp bench/results/long_run.json $OUT/long_run.json 2>/dev/null
+  OUT=$OUT/logs/attach bash bench/run/python_attach.sh > $OUT/logs/attach.txt 2>&1; echo "attach rc=$? (${SECONDS}s)"; tail -15 $OUT/logs/attach.txt
+  ;;
+esac
+tar czf $OUT/logs.tgz -C $OUT logs 2>/dev/null; rm -rf $OUT/logs
+ls -la $OUT
