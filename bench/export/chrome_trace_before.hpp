@@ -230,9 +230,7 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
       if (!valid_interval(c.start, c.end)) continue;
       const auto th = c.thread < thread_count ? c.thread : 0;
       slice(pid, host_tid(th), c.start, c.end, t.strings[c.name], "cuda_api");
-      out += ",\"args\":{\"correlation\":";
-      append_u(out, c.correlation);
-      out += "}}";
+      out += "}"; // the correlation rides on the launch arrow
       const auto l = lookup.find(c.correlation);
       if (l != attribution::none && c.start <= t.launches[l].time && t.launches[l].time <= c.end) has_api[l] = 1;
     }
@@ -245,9 +243,7 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
     if (!launch_used[l] || has_api[l]) continue;
     const auto& lr = t.launches[l];
     slice(pid, host_tid(lr.thread < thread_count ? lr.thread : 0), lr.time, lr.time + 1, "launch", "launch");
-    out += ",\"args\":{\"correlation\":";
-    append_u(out, lr.correlation);
-    out += "}}";
+    out += "}";
   }
 
   // GPU work and the arrows to it.
@@ -265,7 +261,9 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
     append_u(out, host_tid(lr.thread < thread_count ? lr.thread : 0));
     out += ",\"ts\":";
     append_us(out, rel(lr.time));
-    out += ",\"name\":\"launch\",\"cat\":\"launch\"}";
+    out += ",\"name\":\"launch\",\"cat\":\"launch\",\"args\":{\"correlation\":";
+    append_u(out, lr.correlation);
+    out += "}}";
     begin_event();
     out += "{\"ph\":\"f\",\"bp\":\"e\",\"id\":";
     append_u(out, flow_id);
@@ -275,7 +273,9 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
     append_u(out, stream);
     out += ",\"ts\":";
     append_us(out, rel(start));
-    out += ",\"name\":\"launch\",\"cat\":\"launch\"}";
+    out += ",\"name\":\"launch\",\"cat\":\"launch\",\"args\":{\"correlation\":";
+    append_u(out, lr.correlation);
+    out += "}}";
   };
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const auto& k = t.kernels[i];
@@ -283,8 +283,7 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
     const auto& kc = t.kernel_configs[k.config];
     const auto gp = gpu_pid(pid, kc.device);
     slice_named(gp, k.stream, k.start, k.end, k.name, "kernel");
-    out += ",\"args\":{\"correlation\":";
-    append_u(out, k.correlation);
+    out += ",\"args\":{";
     auto triple = [&](const char* key, std::uint64_t x, std::uint64_t y, std::uint64_t z) {
       out += key;
       append_u(out, x);
@@ -294,7 +293,7 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
       append_u(out, z);
       out += ']';
     };
-    triple(",\"grid\":[", kc.grid[0], kc.grid[1], kc.grid[2]);
+    triple("\"grid\":[", kc.grid[0], kc.grid[1], kc.grid[2]);
     triple(",\"block\":[", kc.block[0], kc.block[1], kc.block[2]);
     out += ",\"registers\":";
     append_u(out, kc.registers);
@@ -316,9 +315,7 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
     if (!valid_interval(c.start, c.end)) continue;
     const auto gp = gpu_pid(pid, c.device);
     slice(gp, c.stream, c.start, c.end, copy_operation_name(c.kind), "memcpy");
-    out += ",\"args\":{\"correlation\":";
-    append_u(out, c.correlation);
-    out += ",\"bytes\":";
+    out += ",\"args\":{\"bytes\":";
     append_u(out, c.bytes);
     out += "}}";
     flow(a.copy_launch[i], gp, c.stream, c.start);
@@ -328,9 +325,7 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
     if (!valid_interval(s.start, s.end)) continue;
     const auto gp = gpu_pid(pid, s.device);
     slice(gp, s.stream, s.start, s.end, "[CUDA memset]", "memset");
-    out += ",\"args\":{\"correlation\":";
-    append_u(out, s.correlation);
-    out += ",\"bytes\":";
+    out += ",\"args\":{\"bytes\":";
     append_u(out, s.bytes);
     out += "}}";
     flow(a.memset_launch[i], gp, s.stream, s.start);

@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -352,7 +353,7 @@ TEST_CASE("reports: nsys's column names in nsys's order, CSV and JSON") {
   CHECK(header_of("cuda_api_sum") == names{"Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"});
   CHECK(header_of("cuda_api_trace") == names{"Start (ns)", "Duration (ns)", "Name", "Result", "CorrID", "Pid", "Tid", "T-Pri", "Thread Name"});
   CHECK(header_of("cuda_gpu_trace") == names{"Start (ns)", "Duration (ns)", "CorrId", "GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ", "Reg/Trd",
-                                             "StcSMem (MB)", "DymSMem (MB)", "Bytes (MB)", "Throughput (MBps)", "SrcMemKd", "DstMemKd", "Device",
+                                             "StcSMem (MB)", "DymSMem (MB)", "Bytes (MB)", "Throughput (MB/s)", "SrcMemKd", "DstMemKd", "Device",
                                              "Ctx", "GreenCtx", "Strm", "Name"});
   CHECK(header_of("cuda_gpu_sum").back() == "Operation");
   CHECK(header_of("cuda_api_gpu_sum") == header_of("cuda_gpu_sum"));
@@ -388,4 +389,28 @@ TEST_CASE("reports: nsys's column names in nsys's order, CSV and JSON") {
   CHECK(json.find("\"cuda_api_sum\": [") != std::string::npos);
   CHECK(json.find("\"GreenCtx\": null") != std::string::npos);
   CHECK(report_text(t, r, gpu).rfind(" ** CUDA GPU Trace (cuda_gpu_trace):", 0) == 0);
+}
+
+// The header of every report equals the one nsys 2025.3.1 wrote (tests/data/nsys_headers/, the
+// first line of each CSV that `nsys stats --report NAME --format csv` made on the GPU machine).
+TEST_CASE("reports: every header equals the one nsys wrote (tests/data/nsys_headers)") {
+  const auto t = dressed(3, 2, 300);
+  const auto r = analyze(t);
+  int compared = 0;
+  for (const char* name : {"cuda_api_sum", "cuda_api_trace", "cuda_gpu_trace", "cuda_gpu_sum", "cuda_kern_exec_sum", "cuda_kern_exec_trace",
+                           "nvtx_pushpop_sum", "nvtx_pushpop_trace", "nvtx_startend_sum", "cuda_api_gpu_sum", "cuda_gpu_kern_gb_sum",
+                           "nvtx_gpu_proj_trace"}) {
+    CAPTURE(name);
+    std::ifstream in(std::string(NVSCOPE_TEST_SOURCE_DIR "/tests/data/nsys_headers/") + name + ".csv");
+    REQUIRE(in.good());
+    std::string nsys;
+    std::getline(in, nsys);
+    const auto s = parse_reports(name);
+    REQUIRE(s.reports.size() == 1);
+    std::string ours;
+    for (const auto& h : report_table(t, r, s.reports[0]).header) ours += (ours.empty() ? "" : ",") + h;
+    CHECK(ours == nsys);
+    ++compared;
+  }
+  CHECK(compared == 12);
 }

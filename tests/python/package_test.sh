@@ -21,7 +21,17 @@ if ! "$build/venv/bin/pip" install --quiet "$build/src/python" > "$build/pip.log
       echo "skipped: this python's pip cannot build offline (pip 23.1+ with setuptools < 70.1 and no wheel; Debian 12's python3 can)"
       exit 77
     fi
-    cat "$build/pip.log"; exit 1
+    # Python 3.12's venv holds no setuptools, and with no index pip cannot fetch one: the
+    # system's setuptools (python3-setuptools), seen through a venv with the system's packages.
+    if grep -q "No module named 'setuptools'\|No matching distribution found for setuptools" "$build/pip.log"; then
+      rm -rf "$build/venv" && "$python" -m venv --system-site-packages "$build/venv"
+      if ! "$build/venv/bin/pip" install --quiet --no-build-isolation "$build/src/python" >> "$build/pip.log" 2>&1; then
+        echo "skipped: this python has no setuptools to build with offline (install python3-setuptools)"
+        exit 77
+      fi
+    else
+      cat "$build/pip.log"; exit 1
+    fi
   fi
 fi
 cd "$build"

@@ -224,7 +224,7 @@ inline std::vector<std::string> gpu_trace_cells(const gpu_trace_row& r) {
 inline table gpu_trace_table(const std::vector<gpu_trace_row>& rows) {
   table t;
   t.header = {"Start (ns)", "Duration (ns)", "CorrId", "GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ", "Reg/Trd", "StcSMem (MB)",
-              "DymSMem (MB)", "Bytes (MB)", "Throughput (MBps)", "SrcMemKd", "DstMemKd", "Device", "Ctx", "GreenCtx", "Strm", "Name"};
+              "DymSMem (MB)", "Bytes (MB)", "Throughput (MB/s)", "SrcMemKd", "DstMemKd", "Device", "Ctx", "GreenCtx", "Strm", "Name"};
   t.numeric = numeric_columns(21, {14, 15, 16, 20});
   for (const auto& r : rows) t.rows.push_back(gpu_trace_cells(r));
   return t;
@@ -364,7 +364,7 @@ inline table computed_table(const trace& t, trace_report which, name_form form) 
 /// `r` (the analysis of `t`), any other computed from `t`.
 /// \code
 ///   auto tab = nvscope::report_table(t, r, nvscope::parse_reports("cuda_gpu_trace").reports[0]);
-///   assert(tab.header[13] == "Throughput (MBps)");
+///   assert(tab.header[13] == "Throughput (MB/s)");
 /// \endcode
 inline table report_table(const trace& t, const analysis_report& r, const report_choice& c) {
   return c.from_analysis ? table_of(r, c.table) : detail::computed_table(t, c.computed, c.names);
