@@ -19,6 +19,7 @@
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/stats.hpp>
+#include <nvscope/analyze/unranged.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -41,12 +42,8 @@ inline std::vector<range_kernel_row> unranged_kernel_rows(const trace& t, const 
   for (std::size_t k = 0; k < t.kernels.size(); ++k) {
     if (!x.kernel_ok[k]) continue;
     const auto l = x.links.kernel_launch[k];
-    if (l != attribution::none && (x.launch_owner[l] != attribution::none || x.start_end_offset[l] != x.start_end_offset[l + 1])) continue;
-    std::uint64_t tid = 0;
-    if (l != attribution::none) {
-      const auto thread = t.launches[l].thread;
-      tid = thread < t.threads.size() ? t.threads[thread].os_id : thread;
-    }
+    if (l != attribution::none && !encloses_none(x, l)) continue;
+    const std::uint64_t tid = l == attribution::none ? 0 : os_thread_id(t, t.launches[l].thread);
     durations[{l != attribution::none, tid, std::string(kernel_name(t, t.kernels[k].name, form))}].push_back(t.kernels[k].end - t.kernels[k].start);
   }
   std::vector<range_kernel_row> out;
@@ -81,8 +78,7 @@ inline void count_start_end_kernels_once(const trace& t, const trace_index& x, n
     for (std::size_t i = 1; i < groups.size(); ++i) {
       if (groups[i] != groups[i - 1]) continue;
       const auto& first = t.ranges[x.group_first[groups[i]]];
-      const auto thread = t.launches[l].thread;
-      ++extra[{range_label(t, first), thread < t.threads.size() ? t.threads[thread].os_id : thread, std::string(kernel_name(t, t.kernels[k].name, form))}];
+      ++extra[{range_label(t, first), os_thread_id(t, t.launches[l].thread), std::string(kernel_name(t, t.kernels[k].name, form))}];
     }
   }
   if (extra.empty()) return;

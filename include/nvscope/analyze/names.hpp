@@ -40,6 +40,11 @@ inline const char* copy_operation_name(copy_kind k) noexcept {
 
 inline constexpr const char* memset_operation_name = "[CUDA memset]";
 
+// The TID nsys prints: the thread's OS id, or the index for a thread the trace does not describe.
+inline std::uint64_t os_thread_id(const trace& t, std::uint32_t thread) noexcept {
+  return thread < t.threads.size() ? t.threads[thread].os_id : thread;
+}
+
 inline const char* style_name(const range_record& r) noexcept { return r.is_push_pop ? "PushPop" : "StartEnd"; }
 
 // nsys's label for a range in nvtx_sum, nvtx_kern_sum and nvtx_gpu_proj_sum: "domain:name",

@@ -446,7 +446,7 @@ inline std::vector<range_kernel_row> kern_rows_out(const trace& t, const trace_i
     if (name_of_row[r] == names.size()) names.push_back(t.strings[static_cast<string_id>(kernel_names.key(k.name))]);
   }
   const auto label_rank = string_ranks(labels), name_rank = string_ranks(names);
-  const auto tid_of = [&](std::uint32_t thread) { return thread < t.threads.size() ? t.threads[thread].os_id : std::uint64_t{thread}; };
+  const auto tid_of = [&](std::uint32_t thread) { return os_thread_id(t, thread); };
   // By label first, a counting sort (labels are few beside the rows: each step range of a trace
   // makes its own, with a few rows), then each label's rows by the rest of the key, read in
   // place beside the row's number; rows alike in every key (only rows of one label, thread id,

@@ -61,11 +61,6 @@ std::vector<std::pair<Key, duration_stats>> stats_by_key(std::size_t items, Keep
   return out;
 }
 
-// The TID nsys prints: the thread's OS id, or the index for a thread the trace does not describe.
-inline std::uint64_t os_thread_id(const trace& t, std::uint32_t thread) noexcept {
-  return thread < t.threads.size() ? t.threads[thread].os_id : thread;
-}
-
 // Valid: an end, not before the start (nsys's reports leave the others out).
 inline bool has_interval(timestamp_ns start, timestamp_ns end) noexcept { return end != 0 && end >= start; }
 

@@ -15,6 +15,7 @@
 /// \endcode
 
 #include <nvscope/analyze/index.hpp>
+#include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/trace.hpp>
 
@@ -28,6 +29,14 @@
 namespace nvscope {
 inline namespace v1 {
 
+namespace detail {
+// Whether no range encloses launch `l`: no push/pop owner (as the index credits it) and no
+// start/end range open at it.
+inline bool encloses_none(const trace_index& x, std::uint32_t l) noexcept {
+  return x.launch_owner[l] == attribution::none && x.start_end_offset[l] == x.start_end_offset[l + 1];
+}
+} // namespace detail
+
 /// Each valid kernel with a launch whose launch no range encloses (`trace_index::for_enclosing`
 /// finds none), counted with its duration per launching thread (its TID and name); threads by
 /// GPU time, largest first, then by index.
@@ -37,14 +46,12 @@ inline unranged_kernels unranged_of(const trace& t, const trace_index& x) {
   std::unordered_map<std::uint32_t, std::size_t> row_of; // thread: row of out.threads
   for (std::size_t k = 0; k < t.kernels.size(); ++k) {
     const auto l = x.links.kernel_launch[k];
-    if (!x.kernel_ok[k] || l == attribution::none || x.launch_owner[l] != attribution::none || x.start_end_offset[l] != x.start_end_offset[l + 1])
-      continue;
+    if (!x.kernel_ok[k] || l == attribution::none || !detail::encloses_none(x, l)) continue;
     const auto thread = t.launches[l].thread;
     const auto [it, added] = row_of.emplace(thread, out.threads.size());
     if (added) {
-      const bool known = thread < t.threads.size();
-      out.threads.push_back({thread, known ? t.threads[thread].os_id : thread,
-                             known && t.threads[thread].name ? std::string(t.strings[t.threads[thread].name]) : std::string(), 0, 0});
+      const bool named = thread < t.threads.size() && t.threads[thread].name;
+      out.threads.push_back({thread, detail::os_thread_id(t, thread), named ? std::string(t.strings[t.threads[thread].name]) : std::string(), 0, 0});
     }
     auto& row = out.threads[it->second];
     const auto ns = t.kernels[k].end - t.kernels[k].start;
