@@ -4,6 +4,7 @@
 // (tests/analyze/random_trace.hpp). Integers compare exactly, and so do doubles computed by the
 // same formula; a sample deviation summed in another order compares to 1e-12 relative. A
 // failure names the trace, the table, the row and the field.
+#include "engine_vs_reference.hpp"
 #include "random_trace.hpp"
 #include "synthetic_trace.hpp"
 #include "../diagnose/scenarios.hpp"
@@ -24,35 +25,7 @@ using namespace nvscope;
 
 namespace {
 
-bool near(double a, double b) { return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
-
-// One compared field: `where` names it when it differs.
-#define SAME(a, b, where)                       \
-  do {                                          \
-    const auto& a_ = (a);                       \
-    const auto& b_ = (b);                       \
-    if (!(a_ == b_)) FAIL_CHECK((where) << ": engine " << a_ << ", reference " << b_); \
-  } while (0)
-#define NEAR(a, b, where)                       \
-  do {                                          \
-    if (!near((a), (b))) FAIL_CHECK((where) << ": engine " << (a) << ", reference " << (b)); \
-  } while (0)
-
-void same_stats(const duration_stats& e, const duration_stats& r, const std::string& where) {
-  SAME(e.count, r.count, where + " count");
-  SAME(e.total, r.total, where + " total");
-  SAME(e.min, r.min, where + " min");
-  SAME(e.max, r.max, where + " max");
-  SAME(e.average, r.average, where + " average");
-  SAME(e.median, r.median, where + " median");
-  NEAR(e.stddev, r.stddev, where + " stddev");
-}
-
-template <class Row, class Compare>
-void same_rows(const std::vector<Row>& engine, const std::vector<Row>& reference, const std::string& table, Compare compare) {
-  CHECK_MESSAGE(engine.size() == reference.size(), table, " rows: engine ", engine.size(), ", reference ", reference.size());
-  for (std::size_t i = 0; i < std::min(engine.size(), reference.size()); ++i) compare(engine[i], reference[i], table + " row " + std::to_string(i));
-}
+using namespace engine_vs_reference;
 
 void same_tables(const trace& t, const analysis_options& o, const analysis_report& r, const std::string& label) {
   same_rows(r.kernels, reference::cuda_gpu_kern_sum(t, o.kernel_names), label + " cuda_gpu_kern_sum", [](const auto& e, const auto& f, const std::string& w) {

@@ -4,6 +4,7 @@
 // added), on ranges nested under themselves, and on small traces whose figures are worked out
 // by hand here; then export/reports.hpp: nsys's column names in nsys's order, the report list
 // `--reports` takes, CSV and JSON.
+#include "engine_vs_reference.hpp"
 #include "random_trace.hpp"
 #include "../support/test_seed.hpp"
 
@@ -24,30 +25,7 @@ using namespace nvscope;
 
 namespace {
 
-bool near(double a, double b) { return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
-
-#define SAME(a, b, where)                                                                \
-  do {                                                                                   \
-    const auto& a_ = (a);                                                                \
-    const auto& b_ = (b);                                                                \
-    if (!(a_ == b_)) FAIL_CHECK((where) << ": engine " << a_ << ", reference " << b_);   \
-  } while (0)
-
-void same_stats(const duration_stats& e, const duration_stats& r, const std::string& w) {
-  SAME(e.count, r.count, w + " count");
-  SAME(e.total, r.total, w + " total");
-  SAME(e.min, r.min, w + " min");
-  SAME(e.max, r.max, w + " max");
-  SAME(e.average, r.average, w + " average");
-  SAME(e.median, r.median, w + " median");
-  if (!near(e.stddev, r.stddev)) FAIL_CHECK(w << " stddev: engine " << e.stddev << ", reference " << r.stddev);
-}
-
-template <class Row, class Compare>
-void same_rows(const std::vector<Row>& engine, const std::vector<Row>& reference, const std::string& table, Compare compare) {
-  CHECK_MESSAGE(engine.size() == reference.size(), table, " rows: engine ", engine.size(), ", reference ", reference.size());
-  for (std::size_t i = 0; i < std::min(engine.size(), reference.size()); ++i) compare(engine[i], reference[i], table + " row " + std::to_string(i));
-}
+using namespace engine_vs_reference;
 
 void same_gpu_trace_row(const gpu_trace_row& e, const gpu_trace_row& r, const std::string& w) {
   SAME(e.start, r.start, w + " start");
