@@ -198,6 +198,22 @@ inline nvscope::trace outlier_step(int steps = 20, int slow = 13) {
   return b.finish();
 }
 
+// GPU-bound steps, `slow` of them (every third from step 2 on) with a gemm longer by a
+// different amount each: more outlier steps than the diagnosis lists (10), so a figure over
+// every outlier and one over the listed ones differ.
+inline nvscope::trace many_outlier_steps(int steps = 60, int slow = 14) {
+  builder b;
+  for (int s = 0; s < steps; ++s) {
+    const int k = (s - 2) / 3;
+    const bool is_slow = s >= 2 && (s - 2) % 3 == 0 && k < slow;
+    b.push("step_" + std::to_string(s));
+    for (int i = 0; i < 6; ++i) b.kernel(i == 3 ? "gemm" : "layer_kernel", (i == 3 && is_slow ? 1500 + 100 * k : 500) * us);
+    b.sync(5 * us);
+    b.pop();
+  }
+  return b.finish();
+}
+
 struct named_scenario {
   const char* name;
   std::function<nvscope::trace()> make;

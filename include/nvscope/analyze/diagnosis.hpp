@@ -176,6 +176,7 @@ struct step_analysis {
   std::uint64_t max_ns = 0;
   double fence_ns = 0.0; ///< max(Q3 + 1.5 IQR, median x (1 + step_outlier_min_excess))
   std::uint64_t outlier_count = 0;
+  std::uint64_t excess_ns = 0; ///< time beyond the median, each outlier's truncated to whole ns, over every outlier
   std::vector<outlier_step> outliers; ///< the 10 longest outliers, longest first
 };
 

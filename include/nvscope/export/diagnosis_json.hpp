@@ -183,7 +183,7 @@ inline void rules(std::string& out, const trace& t, const std::vector<rule_resul
 inline void steps(std::string& out, const trace& t, const step_analysis& st) {
   object o(out);
   o.put("steps", st.steps).put("median_ns", st.median_ns).put("p90_ns", st.p90_ns).put("max_ns", st.max_ns);
-  o.put("fence_ns", st.fence_ns).put("outlier_count", st.outlier_count);
+  o.put("fence_ns", st.fence_ns).put("outlier_count", st.outlier_count).put("excess_ns", st.excess_ns);
   array(o.key("outliers"), st.outliers, [&](const outlier_step& s) {
     object so(out);
     so.put("range", diag_text::range_name(t, s.range)).put("ordinal", s.ordinal).put("duration_ns", s.duration);

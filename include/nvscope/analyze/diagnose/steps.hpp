@@ -278,6 +278,7 @@ inline step_analysis step_outliers_of(const timeline& tl, const idle_breakdown& 
   for (std::uint32_t k = 0; k < durations.size(); ++k) {
     if (static_cast<double>(durations[k]) <= out.fence_ns) continue;
     ++out.outlier_count;
+    out.excess_ns += whole_ns(static_cast<double>(durations[k]) - out.median_ns);
     outlier_step os;
     os.range = s.ranges[k];
     os.ordinal = k;

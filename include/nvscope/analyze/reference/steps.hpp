@@ -132,6 +132,7 @@ inline step_analysis step_outliers(const trace& t, const std::vector<gpu_op>& op
   const auto steps = step_ranges(t, o);
   s.outliers = all_outliers(t, steps, s, o);
   s.outlier_count = s.outliers.size();
+  for (const auto& os : s.outliers) s.excess_ns += static_cast<double>(os.duration) > s.median_ns ? static_cast<std::uint64_t>(static_cast<double>(os.duration) - s.median_ns) : 0;
   if (s.outliers.size() > 10) s.outliers.resize(10);
   const auto components = step_components(t, ops, idle, o, steps);
   for (auto& os : s.outliers) os.grew = growth(components, static_cast<std::uint32_t>(os.ordinal), o);

@@ -28,13 +28,6 @@ struct verdict_inputs {
   const diagnosis_options* o = nullptr;
 };
 
-// A figure in ns (a median, a sum of shares) as an integer, saturating: a double of 2^64 or
-// more (durations near the 64-bit clock's end round up to it) has no conversion; below 0 is 0.
-inline std::uint64_t whole_ns(double v) noexcept {
-  if (!(v > 0)) return 0;
-  return v < 18446744073709549568.0 ? static_cast<std::uint64_t>(v) : ~std::uint64_t{0}; // the largest double below 2^64
-}
-
 inline double share_of(std::uint64_t ns, std::uint64_t window) noexcept {
   return window ? static_cast<double>(ns) / static_cast<double>(window) : 0.0;
 }
@@ -165,12 +158,9 @@ inline finding sync_call_finding(const verdict_inputs& in) {
 inline finding step_finding(const verdict_inputs& in) {
   finding f = named_finding(finding_kind::outlier_steps, advice::inspect_outlier_steps);
   f.count = in.steps->outlier_count;
+  f.ns = in.steps->excess_ns; // over every outlier, not only the listed ones
   range_tally tally(*in.tl->t);
-  for (const auto& o : in.steps->outliers) {
-    const auto excess = static_cast<double>(o.duration) - in.steps->median_ns;
-    f.ns += whole_ns(excess);
-    tally.add(o.range, o.duration);
-  }
+  for (const auto& o : in.steps->outliers) tally.add(o.range, o.duration);
   f.ranges = tally.top(3);
   return f;
 }

@@ -29,6 +29,14 @@ inline namespace v1 {
 namespace detail {
 namespace diag {
 
+// A figure in ns (a median, a sum of shares) as an integer, saturating: a double of 2^64 or
+// more (durations near the 64-bit clock's end round up to it) has no conversion; below 0 is 0.
+inline std::uint64_t whole_ns(double v) noexcept {
+  if (!(v > 0)) return 0;
+  return v < 18446744073709549568.0 ? static_cast<std::uint64_t>(v) : ~std::uint64_t{0}; // the largest double below 2^64
+}
+
+
 enum class op_kind : std::uint8_t { kernel, copy, memset };
 
 // One GPU operation: 32 bytes, since the passes stream millions of them. The record's index,
