@@ -6,6 +6,9 @@
 #     the other nsys reports against nsys (bench/fidelity/reports_vs_nsys.sh --save-data).
 #   PART=long: the long run (bench/run/long_run.sh, STEPS steps) and the Python package's attach
 #     (bench/run/python_attach.sh).
+#   PART=scale: scale_bench of this tree against the baseline tree in .scale_base (carried; made by
+#     `git archive BASE include tests bench/analyze | tar -x -C .scale_base`), alternated
+#     (bench/analyze/scale_vs.sh): the CPU figure on a quiet host.
 #   OUT=/tmp/out PART=fidelity bash bench/gpu_extras.sh
 set -o pipefail
 OUT=${OUT:-/tmp/nvscope-extras}; mkdir -p "$OUT/logs"
@@ -30,6 +33,11 @@ long)
   echo "long run rc=$? (${SECONDS}s)"; tail -30 $OUT/logs/long_run.txt
   cp bench/results/long_run.json $OUT/long_run.json 2>/dev/null
   OUT=$OUT/logs/attach bash bench/run/python_attach.sh > $OUT/logs/attach.txt 2>&1; echo "attach rc=$? (${SECONDS}s)"; tail -15 $OUT/logs/attach.txt
+  ;;
+scale)
+  OUT=$OUT/logs/scale BASE_DIR=$R/.scale_base ROUNDS=${ROUNDS:-5} bash bench/analyze/scale_vs.sh > $OUT/logs/scale.txt 2>&1
+  echo "scale rc=$? (${SECONDS}s)"; tail -20 $OUT/logs/scale.txt; cp $OUT/logs/scale/summary.json $OUT/scale_summary.json 2>/dev/null
+  rm -f $OUT/logs/scale/scale_this $OUT/logs/scale/scale_base; rm -rf $OUT/logs/scale/base
   ;;
 esac
 tar czf $OUT/logs.tgz -C $OUT logs 2>/dev/null; rm -rf $OUT/logs

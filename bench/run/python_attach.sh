@@ -18,6 +18,13 @@ rm -rf "$B/venv" "$B/src" && mkdir -p "$B/src" && cp -R "$ROOT/python" "$B/src/p
 python3 -m venv --system-site-packages "$B/venv"
 PIP_NO_INDEX=1 NVSCOPE_PREBUILT="$B" NVSCOPE_SOURCE="$ROOT" "$B/venv/bin/pip" install --quiet "$B/src/python" || exit 1
 PY="$B/venv/bin/python"
+# A venv sees the system's site-packages but not the user's (~/.local), where pip puts PyTorch on
+# some machines: where the venv cannot import torch, it is given the folder python3 finds it in.
+if ! "$PY" -c "import torch" 2> /dev/null; then
+  TORCH_SITE=$(python3 -c "import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))") || { echo "python3 has no torch"; exit 1; }
+  export PYTHONPATH="$TORCH_SITE${PYTHONPATH:+:$PYTHONPATH}"
+  "$PY" -c "import torch" || { echo "the venv cannot import torch from $TORCH_SITE"; exit 1; }
+fi
 D="$OUT/runs"; rm -rf "$D"; mkdir -p "$D"
 ARGS=(--steps 8 --warmup 2)
 # 1. the command (the venv's `nvscope`, the packaged binary)

@@ -160,26 +160,22 @@ inline void finish_gpu_work(const trace& t, const attribution& a, scratch_vector
 
 using sample_groups = std::map<std::string, scratch_vector<std::uint64_t>>; // values of millions of ranges: huge pages where offered
 
-// The runs of `t`'s valid kernels (an end, not before the start) that start inside `w`, by
-// name id (kernel_runs' slots: ids past the string table share the last), and each range's
-// owned time over every valid kernel (`a`'s owners): what analyze's kernel_runs_of gives, for
-// the passes called without analyze. Unsorted.
+// The runs of `t`'s valid kernels (an end, not before the start) that start inside `w`
+// (kernel_runs_of over those), and each range's owned time over every valid kernel, inside
+// `w` or not (`a`'s owners): what analyze's kernel_runs gives, for the passes called without
+// analyze. Unsorted.
 inline kernel_runs runs_of(const trace& t, const attribution& a, const time_window& w) {
-  kernel_runs runs;
-  runs.ids = t.strings.size();
-  runs.owned_ns.assign(t.ranges.size(), 0);
-  kept_values kept(runs.ids + 1, t.kernels.size());
-  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+  const std::size_t n = t.kernels.size();
+  std::vector<char> valid(n), inside(n);
+  for (std::size_t i = 0; i < n; ++i) {
     const auto& k = t.kernels[i];
-    if (k.end == 0 || k.end < k.start) continue;
-    if (i < a.kernel_owner.size() && a.kernel_owner[i] < t.ranges.size()) runs.owned_ns[a.kernel_owner[i]] += k.end - k.start;
-    if (!in_window(w, k.start)) continue;
-    kept.keep(static_cast<std::uint32_t>(k.name < runs.ids ? k.name : runs.ids), k.end - k.start);
-    runs.first_start = std::min(runs.first_start, k.start);
-    runs.last_start = std::max(runs.last_start, k.start);
-    runs.last_end = std::max(runs.last_end, k.end);
+    valid[i] = k.end != 0 && k.end >= k.start;
+    inside[i] = valid[i] && in_window(w, k.start);
   }
-  runs.by_name = kept.place();
+  kernel_runs runs = kernel_runs_of(t, inside.data(), nullptr);
+  runs.owned_ns.assign(t.ranges.size(), 0);
+  for (std::size_t i = 0; i < n && i < a.kernel_owner.size(); ++i)
+    if (valid[i] && a.kernel_owner[i] < t.ranges.size()) runs.owned_ns[a.kernel_owner[i]] += t.kernels[i].end - t.kernels[i].start;
   return runs;
 }
 
