@@ -728,7 +728,9 @@ TEST_CASE("the sync rule's GPU busy share is the operations' union inside each w
     o.utilization_chunks = 1 + static_cast<std::uint32_t>(g() % 40);
     o.utilization_threshold_percent = 100.0; // every chunk below full use is a row: all are compared
     const idle_breakdown b = idle_time_of(tl, o);
-    const auto rules = expert_rules_of(tl, b, o);
+    rule_readers walked(tl, o);
+    read_as_walked(tl, b, walked);
+    const auto rules = expert_rules_of(tl, b, o, walked);
     std::vector<std::pair<timestamp_ns, timestamp_ns>> ops;
     for (const auto& op : tl.ops) ops.emplace_back(op.start, op.end);
     const auto& syncs = rules[static_cast<int>(rule_id::sync_call)];

@@ -60,10 +60,9 @@ namespace detail {
 // (else null): the columns per launch that only the passes before the diagnosis read (each
 // launch's owner and open start/end ranges, 12 B a launch) are let go before it, so that the
 // timeline and the idle stretches, the peak of memory, take their pages instead of fresh ones.
-// `threads`: the thread table the index was made with, for the diagnosis' timeline (else null:
-// it makes its own).
+// `threads`: the trace's thread table (the one the index was made with), for the diagnosis' timeline.
 inline analysis_report analyze_indexed(const trace& t, const trace_index& x, const analysis_options& options, trace_index* owned,
-                                       const thread_table* threads = nullptr) {
+                                       const thread_table& threads) {
   detail::check_attribution(t, x.links, "analyze");
   if (x.launch_owner.size() != t.launches.size() || x.group_of.size() != t.ranges.size() || x.kernel_ok.size() != t.kernels.size() ||
       x.start_end_offset.size() != t.launches.size() + 1)
@@ -121,7 +120,7 @@ inline analysis_report analyze_indexed(const trace& t, const trace_index& x, con
 ///   auto r = nvscope::analyze(t, x, o);
 ///   auto folded = nvscope::to_folded(t, {}, x.links);
 /// \endcode
-inline analysis_report analyze(const trace& t, const trace_index& x, const analysis_options& options) { return detail::analyze_indexed(t, x, options, nullptr); }
+inline analysis_report analyze(const trace& t, const trace_index& x, const analysis_options& options) { return detail::analyze_indexed(t, x, options, nullptr, detail::thread_table(t)); }
 
 #if defined(NVSCOPE_IMPLEMENTATION)
 // analyze(t, options) (declared in analyze/entry.hpp): indexes the trace
@@ -130,7 +129,7 @@ analysis_report analyze(const trace& t, const analysis_options& options) {
   const detail::scratch_scope reuse; // the index's arrays, too, give their pages to the passes
   const detail::thread_table threads(t); // read once, for the index and the diagnosis' timeline
   auto x = detail::indexed(t, options.start_end, &threads, options.attribute);
-  return detail::analyze_indexed(t, x, options, &x, &threads);
+  return detail::analyze_indexed(t, x, options, &x, threads);
 }
 #endif
 

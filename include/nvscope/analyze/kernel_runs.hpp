@@ -111,9 +111,6 @@ struct kernel_runs {
   bool sorted = false;
   // Of the kernels the runs hold: the earliest and latest starts, the latest end.
   timestamp_ns first_start = ~timestamp_ns{0}, last_start = 0, last_end = 0;
-  // Whether every kernel record is valid and they come by (start, end) in record order (the
-  // diagnosis' timeline then takes them as they lie, without a pass to find out).
-  bool all_in_order = false;
   // Per range: the summed durations of the valid kernels it owns (attribution::kernel_owner), the
   // kernels' part of the diagnosis samples' GPU work; emptied by the samples that take it.
   scratch_vector<std::uint64_t> owned_ns;
@@ -140,14 +137,11 @@ inline kernel_runs kernel_runs_of(const trace& t, const char* ok, const std::uin
   std::uint64_t* const value = kept.values();
   hot_counts<std::uint64_t> owned(runs.owned_ns.data());
   std::size_t n_kept = 0;
-  timestamp_ns first = ~timestamp_ns{0}, last = 0, last_end = 0, end_at_last = 0; // end_at_last: the end of the kernel before
-  bool in_order = true;
+  timestamp_ns first = ~timestamp_ns{0}, last = 0, last_end = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!ok[i]) continue;
     const auto& k = kernels[i];
     const std::uint64_t d = k.end - k.start;
-    in_order = in_order && (k.start > last || (k.start == last && k.end >= end_at_last));
-    end_at_last = k.end;
     first = std::min(first, k.start);
     last = std::max(last, k.start);
     last_end = std::max(last_end, k.end);
@@ -162,7 +156,6 @@ inline kernel_runs kernel_runs_of(const trace& t, const char* ok, const std::uin
   runs.first_start = first;
   runs.last_start = last;
   runs.last_end = last_end;
-  runs.all_in_order = in_order && n_kept == n;
   runs.by_name = kept.place();
   return runs;
 }

@@ -53,17 +53,14 @@ struct walk_readers {
 
 // diagnose (below); `runs`: the kernels' durations by name, analyze's grouped and sorted once
 // (analyze/kernel_runs.hpp) or runs_of's, for the kernel samples; let go once the samples are
-// taken, so that their pages serve the timeline. `threads`: the trace's thread table where
-// analyze made it, else null.
-inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagnosis_options& o, kernel_runs& runs,
-                               const thread_table* threads = nullptr) {
+// taken, so that their pages serve the timeline. `threads`: the trace's thread table.
+inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagnosis_options& o, kernel_runs& runs, const thread_table& threads) {
   const scratch_scope reuse; // the passes' large arrays reuse each other's pages
   diagnosis d;
   known_duration_figures durations; // each kernel name's, read off the samples' sorted runs
   d.samples = samples_of(t, a, o, durations, runs); // first: its arrays are gone before the timeline's, not added to them
-  const bool kernels_in_order = runs.all_in_order && runs.inside(o.window); // the timeline then takes them as they lie
   runs = {};
-  auto tl = build_timeline(t, a, o.window, kernels_in_order, threads);
+  auto tl = build_timeline(t, a, o.window, threads);
   std::vector<stream_idle_row> streams; // HTA's rows per stream, made on the queue depths' walk
   d.launches = launch_statistics_of(tl, o, durations, streams); // before the idle stretches exist:
                                                                   // its columns reuse pages, not add to them
@@ -72,8 +69,8 @@ inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagn
   step_tally steps(tl, o);
   walk_readers readers{rules, steps};
   d.idle = idle_time_of(tl, o, readers, std::move(streams));
-  d.rules = expert_rules_of(tl, d.idle, o, &rules);
-  d.steps = step_outliers_of(tl, d.idle, o, &steps);
+  d.rules = expert_rules_of(tl, d.idle, o, rules);
+  d.steps = step_outliers_of(tl, o, steps);
   d.verdict = verdict_of({&tl, &d.idle, &d.launches, &d.rules, &d.steps, &o}, o);
   return d;
 }
@@ -86,7 +83,7 @@ inline diagnosis diagnose_with(const trace& t, const attribution& a, const diagn
 /// stretches are handed to the gap rule and the steps as they are found.
 inline diagnosis diagnose(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
   auto runs = detail::diag::runs_of(t, a, o.window);
-  return detail::diag::diagnose_with(t, a, o, runs);
+  return detail::diag::diagnose_with(t, a, o, runs, detail::thread_table(t));
 }
 
 } // namespace v1

@@ -175,6 +175,15 @@ idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o, Read
   return b;
 }
 
+// Feeds `readers` what overall_stretches would have handed them on its walk of `tl` that made
+// `idle`: every operation, then every stretch (a reader sums what it takes, so that the order
+// of the two kinds does not matter to it, and take_idle's sums are the stretches' by range).
+template <class Readers>
+void read_as_walked(const timeline& tl, const idle_breakdown& idle, Readers& readers) {
+  for (std::size_t i = 0; i < tl.ops.size(); ++i) readers.take_op(i, tl.ops[i]);
+  for (const auto& s : idle.stretches) readers.take_stretch(s);
+}
+
 // The breakdown alone: the rows per stream from the queue depths' walk, no other reader.
 inline idle_breakdown idle_time_of(const timeline& tl, const diagnosis_options& o) {
   no_readers none;

@@ -105,22 +105,14 @@ struct rule_readers {
   NVSCOPE_DETAIL_INLINE void take_stretch(const idle_stretch& s) { gaps.take(s); }
 };
 
-// `walked`: what the idle walk took for the rules (rule_readers), or null to read the
-// operations and stretches here.
-inline std::vector<rule_result> expert_rules_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o,
-                                                rule_readers* walked = nullptr) {
-  if (walked == nullptr) {
-    rule_readers own(tl, o);
-    for (std::size_t i = 0; i < tl.ops.size(); ++i) own.take_op(i, tl.ops[i]);
-    for (const auto& s : idle.stretches) own.take_stretch(s);
-    return expert_rules_of(tl, idle, o, &own);
-  }
+// `walked`: what the idle walk that made `idle` took for the rules.
+inline std::vector<rule_result> expert_rules_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o, rule_readers& walked) {
   std::vector<rule_result> out(rule_count);
   for (int i = 0; i < rule_count; ++i) out[static_cast<std::size_t>(i)].rule = static_cast<rule_id>(i);
   memop_rules(tl, o, out);
   sync_rule(tl, idle, o, out[static_cast<int>(rule_id::sync_call)]);
-  gap_rule(std::move(walked->gaps), o, out[static_cast<int>(rule_id::gpu_gap)]);
-  utilization_rule(tl, idle, o, out[static_cast<int>(rule_id::low_utilization)], std::move(walked->chunks).grid());
+  gap_rule(std::move(walked.gaps), o, out[static_cast<int>(rule_id::gpu_gap)]);
+  utilization_rule(tl, idle, o, out[static_cast<int>(rule_id::low_utilization)], std::move(walked.chunks).grid());
   return out;
 }
 
@@ -131,7 +123,10 @@ inline std::vector<rule_result> expert_rules_of(const timeline& tl, const idle_b
 /// the ranges of low-use chunks come from its stretches).
 inline std::vector<rule_result> expert_rules(const trace& t, const attribution& a, const idle_breakdown& idle,
                                              const diagnosis_options& o = {}) {
-  return detail::diag::expert_rules_of(detail::diag::build_timeline(t, a, o.window), idle, o);
+  const auto tl = detail::diag::build_timeline(t, a, o.window);
+  detail::diag::rule_readers walked(tl, o);
+  detail::diag::read_as_walked(tl, idle, walked);
+  return detail::diag::expert_rules_of(tl, idle, o, walked);
 }
 
 } // namespace v1

@@ -252,19 +252,10 @@ inline std::vector<step_growth> growth_of(const step_set& s, const std::vector<d
   return out;
 }
 
-// `walked`: the tally the idle walk fed (step_tally), or null to walk the operations and
-// stretches here.
-inline step_analysis step_outliers_of(const timeline& tl, const idle_breakdown& idle, const diagnosis_options& o,
-                                      step_tally* walked = nullptr) {
+// `walked`: the tally the idle walk fed.
+inline step_analysis step_outliers_of(const timeline& tl, const diagnosis_options& o, step_tally& walked) {
   step_analysis out;
-  if (walked == nullptr) {
-    step_tally own(tl, o);
-    if (own.steps().ranges.empty()) return out;
-    for (std::size_t i = 0; i < tl.ops.size(); ++i) own.take_op(i, tl.ops[i]);
-    for (const auto& st : idle.stretches) own.take_stretch(st);
-    return step_outliers_of(tl, idle, o, &own);
-  }
-  step_set s = std::move(*walked).finish();
+  step_set s = std::move(walked).finish();
   out.steps = s.ranges.size();
   if (s.ranges.empty()) return out;
   std::vector<std::uint64_t> durations;
@@ -299,7 +290,9 @@ inline step_analysis step_outliers_of(const timeline& tl, const idle_breakdown& 
 /// Step durations and outlier steps of `t` (see the file comment).
 inline step_analysis step_outliers(const trace& t, const attribution& a, const diagnosis_options& o = {}) {
   const auto tl = detail::diag::build_timeline(t, a, o.window);
-  return detail::diag::step_outliers_of(tl, detail::diag::idle_time_of(tl, o), o);
+  detail::diag::step_tally walked(tl, o);
+  detail::diag::read_as_walked(tl, detail::diag::idle_time_of(tl, o), walked);
+  return detail::diag::step_outliers_of(tl, o, walked);
 }
 
 } // namespace v1

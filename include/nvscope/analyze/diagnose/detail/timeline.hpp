@@ -247,16 +247,9 @@ struct op_order {
   std::size_t size() const noexcept { return count; }
 };
 
-// `known_in_order`: the caller knows every record valid, inside the window and in (start, end)
-// order (analyze's kernel runs found so as they grouped the kernels): no pass to find out.
 template <class Record>
-op_order ops_in_order(const timeline& tl, const std::vector<Record>& records, bool known_in_order = false) {
+op_order ops_in_order(const timeline& tl, const std::vector<Record>& records) {
   op_order out;
-  if (known_in_order) {
-    out.count = records.size();
-    out.all = true;
-    return out;
-  }
   bool sorted = true;
   std::pair<timestamp_ns, timestamp_ns> last{0, 0};
   std::size_t taken = 0;
@@ -431,12 +424,12 @@ inline std::size_t take_kernel_run(timeline& tl, const op_order& kernels, std::s
 // columns sized first: their number is known); the last end; and the operations by stream. The
 // kernels up to the next transfer are taken as one run (most operations are kernels): a compare
 // a kernel, not the three-way choice.
-inline void add_operations(timeline& tl, bool kernels_in_order = false) {
+inline void add_operations(timeline& tl) {
   const trace& t = *tl.t;
   const attribution& a = *tl.a;
   for (const auto n : {t.kernels.size(), t.copies.size(), t.memsets.size()})
     if (n > gpu_op::most_records) throw std::length_error("nvscope: diagnose: more than 2^29 GPU records of one kind (gpu_op's index)");
-  const auto kernels = ops_in_order(tl, t.kernels, kernels_in_order), copies = ops_in_order(tl, t.copies), memsets = ops_in_order(tl, t.memsets);
+  const auto kernels = ops_in_order(tl, t.kernels), copies = ops_in_order(tl, t.copies), memsets = ops_in_order(tl, t.memsets);
   const std::size_t total = kernels.size() + copies.size() + memsets.size();
   tl.ops.resize(total); // unset: every place written below
   tl.names.resize(total);
@@ -503,21 +496,23 @@ inline void index_ranges_and_syncs(timeline& tl) {
   for (auto& v : tl.syncs_by_thread) std::sort(v.begin(), v.end());
 }
 
-// `kernels_in_order`: every kernel record is known valid, inside `window` and in (start, end)
-// order (kernel_runs::all_in_order and inside: analyze's), so that they are taken as they lie.
-// `threads`: the trace's thread table where the caller has it (analyze's), else null.
-inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}, bool kernels_in_order = false,
-                               const thread_table* threads = nullptr) {
+// The view of `t`'s operations inside `window`; `threads`: the trace's thread table.
+inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window, const thread_table& threads) {
   timeline tl;
   tl.t = &t;
   tl.a = &a;
   tl.window = window;
-  tl.threads = threads ? *threads : thread_table(t);
+  tl.threads = threads;
   tl.calls.build(t.api_calls);
   index_ranges_and_syncs(tl);
-  add_operations(tl, kernels_in_order);
+  add_operations(tl);
   if (!tl.ops.empty()) tl.begin = tl.ops.front().start; // tl.end: set by add_operations
   return tl;
+}
+
+// The same, the thread table read here (the passes called alone).
+inline timeline build_timeline(const trace& t, const attribution& a, const time_window& window = {}) {
+  return build_timeline(t, a, window, thread_table(t));
 }
 
 } // namespace diag
