@@ -125,16 +125,12 @@ inline finding sync_finding(const verdict_inputs& in) {
   return f;
 }
 
-/// Outlier steps: the time beyond the median of every outlier step (each truncated), their
-/// count, and the listed ones' ranges charged their durations.
+/// Outlier steps: the time beyond the median of every outlier step (each truncated: the step
+/// analysis' excess_ns), their count, and the listed ones' ranges charged their durations.
 inline finding step_finding(const verdict_inputs& in) {
-  step_analysis s;
-  const auto every = all_outliers(in.t, step_ranges(in.t, in.o), s, in.o);
-  std::uint64_t ns = 0;
-  for (const auto& os : every) ns += static_cast<double>(os.duration) > s.median_ns ? static_cast<std::uint64_t>(static_cast<double>(os.duration) - s.median_ns) : 0;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> charges;
   for (const auto& os : in.d.steps.outliers) charges.emplace_back(os.range, os.duration);
-  return make_finding(in.t, finding_kind::outlier_steps, advice::inspect_outlier_steps, ns, in.d.steps.outlier_count, charges);
+  return make_finding(in.t, finding_kind::outlier_steps, advice::inspect_outlier_steps, in.d.steps.excess_ns, in.d.steps.outlier_count, charges);
 }
 
 /// The class (docs/diagnosis.md, Verdict): GPU-bound when kernel time is at least

@@ -36,7 +36,6 @@ inline std::uint64_t whole_ns(double v) noexcept {
   return v < 18446744073709549568.0 ? static_cast<std::uint64_t>(v) : ~std::uint64_t{0}; // the largest double below 2^64
 }
 
-
 enum class op_kind : std::uint8_t { kernel, copy, memset };
 
 // One GPU operation: 32 bytes, since the passes stream millions of them. The record's index,
