@@ -22,6 +22,7 @@
 #include <nvscope/analyze/diagnose/detail/chunks.hpp>
 #include <nvscope/analyze/diagnose/detail/rule_rows.hpp>
 #include <nvscope/analyze/diagnose/detail/timeline.hpp>
+#include <nvscope/analyze/diagnose/idle.hpp>
 #include <nvscope/analyze/diagnose/options.hpp>
 #include <nvscope/analyze/diagnosis.hpp>
 
