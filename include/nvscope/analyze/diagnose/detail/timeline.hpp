@@ -351,29 +351,23 @@ class stream_numbering {
   std::size_t run_start_ = 0; // the first operation of last_'s run
 };
 
-// Kernel names numbered as the operations are made (tl.kernel_names), each name's operations
-// counted (tl.name_ops): a name of the string table by an array read (not a call at each name
-// change), any other id through a hash table; a run of one name costs a compare.
+// Kernel names numbered as the operations are made (tl.kernel_names, in the order key_numbers
+// numbers them: a name of the string table by an array read, any other id through its hash
+// table), each name's operations counted (tl.name_ops); a run of one name costs a compare.
 class name_numbering {
  public:
-  name_numbering(const trace& t, timeline& tl) : tl_(&tl), number_of_id_(t.strings.size(), timeline::no_name) {}
+  name_numbering(const trace& t, timeline& tl) : tl_(&tl), numbers_(t.strings.size()) {
+    tl.kernel_names.clear(); // so that a name's number is its place there
+    tl.name_ops.clear();
+  }
   std::uint32_t of(string_id name) {
     if (last_number_ == timeline::no_name || name != last_name_) {
       last_name_ = name;
-      std::uint32_t* known = nullptr;
-      if (name < number_of_id_.size()) {
-        known = &number_of_id_[name];
-      } else {
-        const auto k = other_ids_.of(name);
-        if (k == number_of_other_.size()) number_of_other_.push_back(timeline::no_name);
-        known = &number_of_other_[k];
-      }
-      if (*known == timeline::no_name) {
-        *known = static_cast<std::uint32_t>(tl_->kernel_names.size());
+      last_number_ = numbers_.of(name);
+      if (last_number_ == tl_->kernel_names.size()) { // first seen: numbers come 0, 1, 2, ...
         tl_->kernel_names.push_back(name);
         tl_->name_ops.push_back(0);
       }
-      last_number_ = *known;
     }
     ++tl_->name_ops[last_number_];
     return last_number_;
@@ -381,9 +375,7 @@ class name_numbering {
 
  private:
   timeline* tl_;
-  std::vector<std::uint32_t> number_of_id_; // by string id: its number
-  key_numbers other_ids_;                   // ids past the string table
-  std::vector<std::uint32_t> number_of_other_; // by other_ids_' number: its number
+  key_numbers numbers_; // string id -> its number, which indexes tl.kernel_names
   string_id last_name_ = 0;
   std::uint32_t last_number_ = timeline::no_name;
 };
