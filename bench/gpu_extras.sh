@@ -9,6 +9,9 @@
 #   PART=scale: scale_bench of this tree against the baseline tree in .scale_base (carried; made by
 #     `git archive BASE include tests bench/analyze | tar -x -C .scale_base`), alternated
 #     (bench/analyze/scale_vs.sh): the CPU figure on a quiet host.
+#   PART=merge: two ranks of bench/run/ddp_train.py under `nvscope run`, merged (bench/run/ddp_merge.sh;
+#     NPROC and BACKEND: on one GPU, NPROC=2 BACKEND=gloo).
+#   PART=recipes: the recipes against `nsys recipe` on the fidelity workload (bench/fidelity/recipes_vs_nsys.sh).
 #   OUT=/tmp/out PART=fidelity bash bench/gpu_extras.sh
 set -o pipefail
 OUT=${OUT:-/tmp/nvscope-extras}; mkdir -p "$OUT/logs"
@@ -34,9 +37,19 @@ long)
   cp bench/results/long_run.json $OUT/long_run.json 2>/dev/null
   OUT=$OUT/logs/attach bash bench/run/python_attach.sh > $OUT/logs/attach.txt 2>&1; echo "attach rc=$? (${SECONDS}s)"; tail -15 $OUT/logs/attach.txt
   ;;
+merge)
+  OUT=$OUT/logs/merge NVSCOPE=$R/build/gpu/bin/nvscope bash bench/run/ddp_merge.sh > $OUT/logs/merge.txt 2>&1
+  echo "merge rc=$? (${SECONDS}s)"; tail -30 $OUT/logs/merge.txt; cp $OUT/logs/merge/merge_gpu.json $OUT/ 2>/dev/null
+  ;;
+recipes)
+  OUT=$OUT/logs/recipes COMMIT=$COMMIT bash bench/fidelity/recipes_vs_nsys.sh > $OUT/logs/recipes.txt 2>&1
+  echo "recipes rc=$? (${SECONDS}s)"; tail -40 $OUT/logs/recipes.txt
+  ;;
 scale)
   OUT=$OUT/logs/scale BASE_DIR=$R/.scale_base ROUNDS=${ROUNDS:-5} bash bench/analyze/scale_vs.sh > $OUT/logs/scale.txt 2>&1
   echo "scale rc=$? (${SECONDS}s)"; tail -20 $OUT/logs/scale.txt; cp $OUT/logs/scale/summary.json $OUT/scale_summary.json 2>/dev/null
+  # Every run's metrics in one file (what comes back is at most 8 files).
+  tar czf $OUT/scale_runs.tgz -C $OUT/logs/scale --exclude=scale_this --exclude=scale_base --exclude=base . 2>/dev/null
   rm -f $OUT/logs/scale/scale_this $OUT/logs/scale/scale_base; rm -rf $OUT/logs/scale/base
   ;;
 esac

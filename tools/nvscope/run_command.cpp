@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <filesystem>
 #include <string>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -126,7 +127,8 @@ bool readable(const std::string& path) { return ::access(path.c_str(), R_OK) == 
 #endif
 
 // NVSCOPE_RUN_INJECTION, else the install's library folder beside bin/ (the build tree has
-// the same layout), else lib/ or lib64/, else beside the command.
+// the same layout), else lib/ or lib64/, else beside the command. The path found is written
+// without `bin/..` (the program and `nvscope env` show it as the install names it).
 std::string find_injection_library(std::string& looked) {
   if (const char* v = std::getenv("NVSCOPE_RUN_INJECTION"); v != nullptr && *v != '\0') {
     looked = v;
@@ -138,7 +140,7 @@ std::string find_injection_library(std::string& looked) {
                                     bin + "/libnvscope_inject.so"};
   for (const auto& c : candidates) {
     looked += (looked.empty() ? "" : ", ") + c;
-    if (readable(c)) return c;
+    if (readable(c)) return std::filesystem::path(c).lexically_normal().string();
   }
   return {};
 }

@@ -189,17 +189,24 @@ inline void summary_cells(std::vector<std::string>& row, double percent, const d
   add_time_stats(row, s);
 }
 
-inline table api_sum_table(const std::vector<api_summary_row>& rows) {
+// The shape nsys's *_sum scripts share (cuda_api_sum, nvtx_pushpop_sum, nvtx_startend_sum):
+// Time (%), the total, a count, the time statistics, then the row's label.
+template <class Row, class Label>
+table time_summary_table(const std::vector<Row>& rows, const char* count_column, const char* label_column, Label label) {
   table t;
-  t.header = {"Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"};
+  t.header = {"Time (%)", "Total Time (ns)", count_column, "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", label_column};
   t.numeric = numeric_columns(9, {8});
   for (const auto& r : rows) {
     std::vector<std::string> row;
     summary_cells(row, r.time_percent, r.time);
-    row.push_back(r.name);
+    row.push_back(label(r));
     t.rows.push_back(std::move(row));
   }
   return t;
+}
+
+inline table api_sum_table(const std::vector<api_summary_row>& rows) {
+  return time_summary_table(rows, "Num Calls", "Name", [](const api_summary_row& r) { return r.name; });
 }
 
 inline table api_trace_table(const std::vector<api_trace_row>& rows) {
@@ -304,16 +311,7 @@ inline table kern_exec_sum_table(const std::vector<kernel_exec_summary_row>& row
 }
 
 inline table range_style_table(const std::vector<range_style_summary_row>& rows) {
-  table t;
-  t.header = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Range"};
-  t.numeric = numeric_columns(9, {8});
-  for (const auto& r : rows) {
-    std::vector<std::string> row;
-    summary_cells(row, r.time_percent, r.time);
-    row.push_back(r.range);
-    t.rows.push_back(std::move(row));
-  }
-  return t;
+  return time_summary_table(rows, "Instances", "Range", [](const range_style_summary_row& r) { return r.range; });
 }
 
 inline table range_trace_table(const std::vector<range_trace_row>& rows) {
