@@ -367,6 +367,10 @@ TEST_CASE("-o/--output: folder and stem at once, with the patterns; not with --o
   REQUIRE(r.error.empty());
   CHECK(r.options.output_dir == "/");
   CHECK(r.options.name == "top");
+  r = args({"-o", "runs/prof.nsys-rep", "prog"}).parse(); // nsys's extension dropped: the stem is runs/prof
+  REQUIRE(r.error.empty());
+  CHECK(r.options.output_dir == "runs");
+  CHECK(r.options.name == "prof");
   CHECK(args({"-o", "dir/", "prog"}).parse().error.find("file name stem") != std::string::npos);
   CHECK(args({"-o", "x_%z", "prog"}).parse().error.find("unknown specifier '%z'") != std::string::npos);
   CHECK(args({"-o", "x", "--name=y", "prog"}).parse().error.find("without --output-dir and --name") != std::string::npos);

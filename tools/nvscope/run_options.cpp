@@ -230,9 +230,13 @@ std::string parse_bool(std::string_view v, bool& out) {
   return {};
 }
 
-// -o/--output: nsys's report path without its extension, split into --output-dir and --name
-// (relative to the working folder; the patterns of --name anywhere in it).
+// -o/--output: nsys's report path, split into --output-dir and --name (relative to the working
+// folder; the patterns of --name anywhere in it). nsys's extension .nsys-rep, where given, is
+// dropped: the stem is the path before it, as nsys's report is.
 std::string set_output(run_options& o, std::string_view v) {
+  constexpr std::string_view nsys_extension = ".nsys-rep";
+  if (v.size() > nsys_extension.size() && v.substr(v.size() - nsys_extension.size()) == nsys_extension)
+    v.remove_suffix(nsys_extension.size());
   const std::size_t slash = v.rfind('/');
   const std::string_view dir = slash == v.npos ? std::string_view(".") : slash == 0 ? std::string_view("/") : v.substr(0, slash);
   const std::string_view stem = slash == v.npos ? v : v.substr(slash + 1);
