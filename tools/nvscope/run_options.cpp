@@ -261,7 +261,7 @@ std::string set_trace(run_options& o, std::string_view v) {
     const std::string_view item = v.substr(pos, comma == v.npos ? v.npos : comma - pos);
     if (item == "cuda") bits |= cuda;
     else if (item == "nvtx") bits |= kind_bits::nvtx;
-    else if (item == "none") bits |= 0;
+    else if (item == "none") bits |= 0u; // no kind: nsys's -t none
     else {
       for (const char* f : foreign)
         if (item == f) return "nvscope cannot trace " + quoted(item) + " (it traces cuda and nvtx; docs/run.md, \"nsys's options\")";
