@@ -334,12 +334,12 @@ constexpr option_entry option_table[] = {
     {"reports", set_reports, "Output", "LIST", "",
      "nsys stats reports by nsys's name, written as STEM.NAME.csv, STEM.reports.txt and STEM.reports.json: summary "
      "(what nsys stats prints by default), cuda_api_sum, cuda_gpu_trace[:base|:mangled], ... (docs/analysis.md)", "summary cuda_api_sum cuda_api_trace cuda_gpu_trace cuda_gpu_sum cuda_kern_exec_sum cuda_kern_exec_trace nvtx_pushpop_sum nvtx_pushpop_trace nvtx_startend_sum cuda_api_gpu_sum cuda_gpu_kern_gb_sum nvtx_gpu_proj_trace"},
-    {"stats", [](run_options& o, std::string_view v) { return parse_bool(v, o.stats); }, "Output", "true|false",
-     "false", "nsys's --stats: at the end print nsys stats' default reports (those of --reports=summary) on stdout",
-     "true false"},
     {"summary", set_summary, "Output", "short|full|none", "short",
      "what stderr shows at the end of each process: one screen of 40 lines of 120 columns (short), every table as "
      "STEM.txt holds them (full), or errors and the files line only (none)", "short full none"},
+    {"stats", [](run_options& o, std::string_view v) { return parse_bool(v, o.stats); }, "Output", "true|false",
+     "false", "nsys's --stats: at the end print nsys stats' default reports (those of --reports=summary) on stdout",
+     "true false"},
     {"color", set_color, "Output", "auto|always|never", "auto", "colour the screen (auto: on a terminal, not with NO_COLOR)",
      "auto always never"},
     {"capture-range", set_capture_range, "Window", "none|cudaProfilerApi|nvtx|steps", "none",
@@ -471,6 +471,7 @@ void add_summary_report(std::string& reports) {
 // The combination: implied capture ranges and what each range needs.
 void check_combination(run_parse& r) {
   auto& o = r.options;
+  if (o.stats) add_summary_report(o.reports);
   bool schedule = false;
   for (const auto& g : r.given) schedule = schedule || is_schedule_option(g.name);
   const bool range_given = given(r, "capture-range");
@@ -492,7 +493,6 @@ void check_combination(run_parse& r) {
   else if (given(r, "capture-range-end") && o.range != capture_range::cuda_profiler_api && o.range != capture_range::nvtx)
     r.error = "nvscope: run: --capture-range-end needs --capture-range=cudaProfilerApi or nvtx (or --nvtx-capture)";
   if (!r.error.empty()) return;
-  if (o.stats) add_summary_report(o.reports);
   if (reports_read_api(o.reports)) o.kinds |= kind_bits::runtime_api | kind_bits::driver_api;
   // Record the implied range, so that every process of the tree sees the same one.
   const char* implied = o.range == capture_range::nvtx ? "nvtx" : o.range == capture_range::steps ? "steps" : nullptr;
