@@ -187,6 +187,9 @@ TEST_CASE("bad options: exit 2, one line naming the bad part, the program not st
       {{"--outputs=pdf"}, "nvscope: run: bad --outputs='pdf': unknown output 'pdf' (want summary, csv, json, trace, folded, flame, steps, histograms, all or none)"},
       {{"--summary=tables"}, "nvscope: run: bad --summary='tables': want short, full or none"},
       {{"--color", "yes"}, "nvscope: run: bad --color='yes': want auto, always or never"},
+      {{"-t", "cuda,osrt"}, "nvscope: run: bad -t='cuda,osrt': nvscope cannot trace 'osrt' (it traces cuda and nvtx; docs/run.md, \"nsys's options\")"},
+      {{"--cuda-graph-trace=graph"}, "nvscope: run: bad --cuda-graph-trace='graph': nvscope records each node of a CUDA graph, not whole graphs (want node)"},
+      {{"--capture-range-end=repeat:0", "--capture-range=cudaProfilerApi"}, "nvscope: run: bad --capture-range-end='repeat:0': want repeat:N with a whole number N >= 1"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {NVSCOPE_TEST_TOOL, "run"};
@@ -209,6 +212,22 @@ TEST_CASE("bad options: exit 2, one line naming the bad part, the program not st
   CHECK(missing.status == 127);
   CHECK(missing.err.find("cannot start") != std::string::npos);
   CHECK(empty_folder(dir));
+}
+
+TEST_CASE("-o with an existing stem: refused in one line, exit 2, before the program starts; -f writes over it (issue 48)") {
+  const std::string dir = temp_folder();
+  const std::string marker = dir + "/started";
+  std::ofstream(dir + "/prof.json") << "{}";
+  const auto refused = run({NVSCOPE_TEST_TOOL, "run", "-o", dir + "/prof", "--", "/bin/sh", "-c", "touch " + marker});
+  CHECK(refused.status == 2);
+  CHECK(refused.err == "nvscope: run: '" + dir + "/prof.json' exists: not overwritten (-f/--force-overwrite=true writes over it)\n");
+  CHECK(::access(marker.c_str(), F_OK) != 0);
+  const auto forced = run({NVSCOPE_TEST_TOOL, "run", "-o", dir + "/prof", "-f", "--", "/bin/sh", "-c", "touch " + marker});
+  CHECK(forced.status == 0);
+  CHECK(::access(marker.c_str(), F_OK) == 0);
+  const auto other = run({NVSCOPE_TEST_TOOL, "run", "--output=" + dir + "/other", "--", "/bin/true"});
+  CHECK(other.status == 0);
+  CHECK(other.err.find("exists") == std::string::npos);
 }
 
 TEST_CASE("a CUDA program on a machine without a GPU: one clear line, the program runs") {

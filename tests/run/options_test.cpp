@@ -299,18 +299,28 @@ TEST_CASE("options: help, man page, completion and docs/run.md come from the par
   const auto docs = run_option_docs();
   REQUIRE(docs.size() >= 19); // the options of this writing; more may come
   const std::string help = run_usage(), man = man_page(), completion = bash_completion();
+  std::string letters;
   for (const auto& o : docs) {
     CAPTURE(o.name);
-    CHECK(help.find("  --" + o.name + "=" + o.value) != std::string::npos);
+    const std::string letter = o.short_name.empty() ? "" : "-" + o.short_name + ", ";
+    CHECK(help.find("  " + letter + "--" + o.name + "=" + o.value) != std::string::npos);
     std::string roff_name;
     for (char c : o.name) roff_name += c == '-' ? std::string("\\-") : std::string(1, c);
-    CHECK(man.find(".TP\n\\fB\\-\\-" + roff_name + "\\fR=") != std::string::npos);
+    const std::string roff_letter = o.short_name.empty() ? "" : "\\fB\\-" + o.short_name + "\\fR, ";
+    CHECK(man.find(".TP\n" + roff_letter + "\\fB\\-\\-" + roff_name + "\\fR=") != std::string::npos);
+    if (!o.short_name.empty()) {
+      letters += o.short_name;
+      CHECK(completion.find(" -" + o.short_name + " ") != std::string::npos);
+      const auto s = args({"-" + o.short_name, "\x01", "prog"}).parse(); // the parser knows the letter
+      CHECK(s.error.find("unknown option") == std::string::npos);
+    }
     CHECK(completion.find(" --" + o.name + "=") != std::string::npos);
     // the parser knows every documented option: a bad value is "bad", never "unknown"
     const auto r = args({"--" + o.name + "=\x01", "prog"}).parse();
     CHECK(r.error.find("unknown option") == std::string::npos);
     CHECK((o.section == "Output" || o.section == "Window" || o.section == "Analysis" || o.section == "Collection" || o.section == "Long runs"));
   }
+  CHECK(letters == "ofydt"); // nsys's letters, in the table's order: -o -f -y -d -t
   const std::string run_md = nvscope_test::file_text(NVSCOPE_TEST_SOURCE_DIR "/docs/run.md");
   for (const std::string section : {"Output", "Window", "Analysis", "Collection", "Long runs"}) {
     CAPTURE(section);
@@ -319,4 +329,128 @@ TEST_CASE("options: help, man page, completion and docs/run.md come from the par
   CHECK(man.rfind(".TH NVSCOPE 1 ", 0) == 0);
   CHECK(man.find(".SH EXIT STATUS") != std::string::npos);
   CHECK(help.find("127") != std::string::npos);
+}
+
+TEST_CASE("nsys's letters: -o X and -oX, -f, -t, -d, -y are their long options; a separate value is never an option (issue 48)") {
+  auto r = args({"-o", "runs/prof_%h", "-t", "nvtx", "-d", "2.5", "-y5", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.output_dir == "runs");
+  CHECK(r.options.name == "prof_%h");
+  CHECK(r.options.kinds == kind_bits::nvtx);
+  CHECK(r.options.duration_s == 2.5);
+  CHECK(r.options.delay_s == 5.0);
+  CHECK(r.program == 9);
+  CHECK(value_of(r, "output") == "runs/prof_%h"); // handed to the child under its long name
+  r = args({"-oprof", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.output_dir == ".");
+  CHECK(r.options.name == "prof");
+  for (const std::vector<std::string>& given : {std::vector<std::string>{"-o", "-f", "prog"},
+                                                std::vector<std::string>{"-t", "--", "prog"},
+                                                std::vector<std::string>{"--trace", "-y", "1", "prog"},
+                                                std::vector<std::string>{"-d", "-h"}}) {
+    CAPTURE(given[0]);
+    const auto bad = args(given).parse();
+    CHECK(bad.error.find("needs a value") != std::string::npos);
+    CHECK(bad.error.find('\n') == std::string::npos);
+  }
+  CHECK(args({"-q", "prog"}).parse().error == "nvscope: run: unknown option '-q' (see nvscope run --help)");
+  CHECK(args({"-d", "x", "prog"}).parse().error == "nvscope: run: bad -d='x': want seconds (a number >= 0)");
+}
+
+TEST_CASE("-o/--output: folder and stem at once, with the patterns; not with --output-dir or --name (issue 48)") {
+  auto r = args({"--output=/abs/dir_%q{HOME}/run_%p", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.output_dir == "/abs/dir_%q{HOME}");
+  CHECK(r.options.name == "run_%p");
+  r = args({"-o", "/top", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.output_dir == "/");
+  CHECK(r.options.name == "top");
+  r = args({"-o", "runs/prof.nsys-rep", "prog"}).parse(); // nsys's extension dropped: the stem is runs/prof
+  REQUIRE(r.error.empty());
+  CHECK(r.options.output_dir == "runs");
+  CHECK(r.options.name == "prof");
+  CHECK(args({"-o", "dir/", "prog"}).parse().error.find("file name stem") != std::string::npos);
+  CHECK(args({"-o", "x_%z", "prog"}).parse().error.find("unknown specifier '%z'") != std::string::npos);
+  CHECK(args({"-o", "x", "--name=y", "prog"}).parse().error.find("without --output-dir and --name") != std::string::npos);
+  scoped_env env("NVSCOPE_RUN_OUTPUT_DIR", "elsewhere");
+  CHECK(args({"-o", "x", "prog"}).parse().error.find("without --output-dir and --name") != std::string::npos);
+}
+
+TEST_CASE("-f/--force-overwrite: an existing stem refused before the program starts unless true; %p stems not checked (issue 48)") {
+  char folder[] = "/tmp/nvscope-options-test-XXXXXX";
+  REQUIRE(::mkdtemp(folder) != nullptr);
+  const std::string dir = folder;
+  auto r = args({"-o", dir + "/prof", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK_FALSE(r.options.force_overwrite);
+  CHECK(refuse_overwrite(r.options).empty()); // nothing there yet
+  { std::FILE* f = std::fopen((dir + "/prof.trace.json").c_str(), "w"); REQUIRE(f != nullptr); std::fclose(f); }
+  CHECK(refuse_overwrite(r.options) == "nvscope: run: '" + dir + "/prof.trace.json' exists: not overwritten (-f/--force-overwrite=true writes over it)");
+  CHECK(refuse_overwrite(args({"-o", dir + "/prof2", "prog"}).parse().options).empty()); // another stem
+  CHECK(refuse_overwrite(args({"-o", dir + "/pro", "prog"}).parse().options).empty());   // a prefix is not the stem
+  CHECK(refuse_overwrite(args({"-o", dir + "/prof", "-f", "prog"}).parse().options).empty());
+  CHECK(refuse_overwrite(args({"-o", dir + "/prof", "-f", "true", "prog"}).parse().options).empty());
+  CHECK_FALSE(refuse_overwrite(args({"-o", dir + "/prof", "--force-overwrite=false", "prog"}).parse().options).empty());
+  CHECK(refuse_overwrite(args({"-o", dir + "/prof%p", "prog"}).parse().options).empty());
+  r = args({"-f", "prog"}).parse(); // alone, a flag: prog is the program
+  CHECK(r.program == 3);
+  CHECK(r.options.force_overwrite);
+  CHECK(args({"--force-overwrite=yes", "prog"}).parse().error == "nvscope: run: bad --force-overwrite='yes': want true or false");
+  std::remove((dir + "/prof.trace.json").c_str());
+  ::rmdir(folder);
+}
+
+TEST_CASE("-t/--trace: cuda and nvtx mapped to the kinds, none, nsys's other sources refused in one line (issue 48)") {
+  using namespace kind_bits;
+  auto r = args({"--trace=cuda,nvtx", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.kinds == (kernels | copies | memsets | syncs | runtime_api | driver_api | nvtx));
+  CHECK(args({"-t", "cuda", "prog"}).parse().options.kinds == (kernels | copies | memsets | syncs | runtime_api | driver_api));
+  CHECK(args({"-t", "none", "prog"}).parse().options.kinds == 0);
+  CHECK(args({"-t", "cublas", "prog"}).parse().error.find("nvscope cannot trace 'cublas'") != std::string::npos);
+  CHECK(args({"-t", "osrt,cuda", "prog"}).parse().error.find("nvscope cannot trace 'osrt'") != std::string::npos);
+  CHECK(args({"-t", "cuda,gpu", "prog"}).parse().error.find("unknown trace 'gpu' (want cuda, nvtx or none)") != std::string::npos);
+  CHECK(args({"-t", "cuda", "--kinds=kernels", "prog"}).parse().error.find("give one of them") != std::string::npos);
+}
+
+TEST_CASE("--stats=true: the summary reports added to --reports once; false and the default add none (issue 48)") {
+  CHECK(args({"prog"}).parse().options.reports.empty());
+  CHECK(args({"--stats=false", "prog"}).parse().options.reports.empty());
+  auto r = args({"--stats=true", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.stats);
+  CHECK(r.options.reports == "summary");
+  CHECK(args({"--stats", "true", "--reports=cuda_gpu_trace", "prog"}).parse().options.reports == "cuda_gpu_trace,summary");
+  CHECK(args({"--stats=true", "--reports=summary,cuda_gpu_trace", "prog"}).parse().options.reports == "summary,cuda_gpu_trace");
+  CHECK(args({"--stats=1", "prog"}).parse().error == "nvscope: run: bad --stats='1': want true or false");
+}
+
+TEST_CASE("--capture-range-end: nsys's values, stop-shutdown by default, only with a cudaProfilerApi or NVTX range (issue 48)") {
+  auto r = args({"--capture-range=cudaProfilerApi", "prog"}).parse();
+  CHECK(r.options.capture_end == range_end::stop_shutdown);
+  r = args({"--capture-range=cudaProfilerApi", "--capture-range-end=repeat:3", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.capture_end == range_end::repeat);
+  CHECK(r.options.capture_end_count == 3);
+  r = args({"--nvtx-capture=train", "--capture-range-end", "repeat", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.capture_end == range_end::repeat);
+  CHECK(r.options.capture_end_count == 0);
+  CHECK(args({"--nvtx-capture=a", "--capture-range-end=stop", "prog"}).parse().options.capture_end == range_end::stop);
+  CHECK(args({"--nvtx-capture=a", "--capture-range-end=none", "prog"}).parse().options.capture_end == range_end::none);
+  CHECK(args({"--nvtx-capture=a", "--capture-range-end=later", "prog"}).parse().error.find("want stop, stop-shutdown, repeat, repeat:N or none") != std::string::npos);
+  CHECK(args({"--nvtx-capture=a", "--capture-range-end=repeat:x", "prog"}).parse().error.find("repeat:N") != std::string::npos);
+  CHECK(args({"--capture-range-end=stop", "prog"}).parse().error.find("needs --capture-range=cudaProfilerApi or nvtx") != std::string::npos);
+}
+
+TEST_CASE("--nvtx-capture: RANGE, RANGE@DOMAIN, RANGE@*; --cuda-graph-trace=node only (issue 48)") {
+  CHECK(args({"--nvtx-capture=train@*", "prog"}).parse().error.empty());
+  CHECK(args({"--nvtx-capture=train@lib", "prog"}).parse().options.range == capture_range::nvtx);
+  CHECK(args({"--nvtx-capture=@lib", "prog"}).parse().error.find("want RANGE, RANGE@DOMAIN or RANGE@*") != std::string::npos);
+  CHECK(args({"--nvtx-capture=train@", "prog"}).parse().error.find("want RANGE") != std::string::npos);
+  CHECK(args({"--cuda-graph-trace=node", "prog"}).parse().error.empty());
+  CHECK(args({"--cuda-graph-trace=graph", "prog"}).parse().error.find("not whole graphs") != std::string::npos);
+  CHECK(args({"--cuda-graph-trace=nodes", "prog"}).parse().error.find("want node") != std::string::npos);
 }

@@ -335,3 +335,92 @@ TEST_CASE("a process' end contains every exception and says in one line what was
   CHECK(contain_failure([] { throw std::runtime_error("two\nlines"); }, 7, line));
   CHECK(std::string(line).find("(two?lines)") != std::string::npos);
 }
+
+namespace {
+
+// Three cudaProfilerStart/Stop pairs, the last left open at the end of the run (t.finish 2000).
+trace three_profiler_windows() {
+  auto t = six_steps();
+  t.capture_windows = {time_window{1300, 1400}, time_window{1000, 1100}, time_window{1500, 0}};
+  return t;
+}
+
+std::vector<std::pair<timestamp_ns, timestamp_ns>> bounds(const window_choice& c) {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> out;
+  for (const auto& w : c.windows) out.emplace_back(w.begin, w.end);
+  return out;
+}
+
+using spans = std::vector<std::pair<timestamp_ns, timestamp_ns>>;
+
+} // namespace
+
+TEST_CASE("--capture-range-end on cudaProfilerApi: stop and stop-shutdown the first pair, repeat[:N] each, none to the end (issue 48)") {
+  const auto t = three_profiler_windows();
+  run_options o;
+  o.range = capture_range::cuda_profiler_api;
+  CHECK(bounds(choose_windows(t, o)) == spans{{1000, 1100}}); // nsys's default, stop-shutdown
+  o.capture_end = range_end::stop;
+  CHECK(bounds(choose_windows(t, o)) == spans{{1000, 1100}});
+  o.capture_end = range_end::repeat;
+  CHECK(bounds(choose_windows(t, o)) == spans{{1000, 1100}, {1300, 1400}, {1500, 2000}});
+  o.capture_end_count = 2;
+  CHECK(bounds(choose_windows(t, o)) == spans{{1000, 1100}, {1300, 1400}});
+  o.capture_end_count = 5;
+  CHECK(choose_windows(t, o).windows.size() == 3);
+  o.capture_end = range_end::none;
+  CHECK(bounds(choose_windows(t, o)) == spans{{1000, 2000}});
+  o.capture_end = range_end::repeat;
+  o.capture_end_count = 2;
+  o.delay_s = 350e-9; // from 1250: the windows' part after it
+  CHECK(bounds(choose_windows(t, o)) == spans{{1300, 1400}});
+}
+
+TEST_CASE("--capture-range-end on an NVTX range: each range of the name a window, nested ones inside their outer one (issue 48)") {
+  auto t = six_steps(); // step ranges at 1000, 1100, ..., 1500, each 100 ns
+  range_record nested;
+  nested.start = 1020;
+  nested.end = 1030;
+  nested.name = t.strings.intern("step");
+  t.ranges.push_back(nested);
+  run_options o;
+  o.range = capture_range::nvtx;
+  o.nvtx_capture = "step";
+  CHECK(bounds(choose_windows(t, o)) == spans{{1000, 1100}});
+  o.capture_end = range_end::repeat;
+  o.capture_end_count = 3;
+  const auto c = choose_windows(t, o);
+  CHECK(bounds(c) == spans{{1000, 1300}}); // three touching ranges, merged into one window
+  CHECK(restrict_to(t, c.windows).kernels.size() == 3);
+  o.capture_end_count = 0;
+  CHECK(bounds(choose_windows(t, o)) == spans{{1000, 1600}});
+  o.capture_end = range_end::none;
+  CHECK(bounds(choose_windows(t, o)) == spans{{1000, 2000}});
+}
+
+TEST_CASE("--nvtx-capture as nsys: RANGE in the default domain only, RANGE@DOMAIN, RANGE@* in any (issue 48)") {
+  auto t = six_steps();
+  range_record in_lib;
+  in_lib.start = 950;
+  in_lib.end = 960;
+  in_lib.name = t.strings.intern("phase");
+  in_lib.domain = t.strings.intern("lib");
+  t.ranges.push_back(in_lib);
+  range_record plain = in_lib;
+  plain.start = 1450;
+  plain.end = 1470;
+  plain.domain = 0;
+  t.ranges.push_back(plain);
+  run_options o;
+  o.range = capture_range::nvtx;
+  o.nvtx_capture = "phase";
+  CHECK(bounds(choose_windows(t, o)) == spans{{1450, 1470}});
+  o.nvtx_capture = "phase@lib";
+  CHECK(bounds(choose_windows(t, o)) == spans{{950, 960}});
+  o.nvtx_capture = "phase@*";
+  CHECK(bounds(choose_windows(t, o)) == spans{{950, 960}});
+  o.capture_end = range_end::repeat;
+  CHECK(bounds(choose_windows(t, o)) == spans{{950, 960}, {1450, 1470}});
+  o.nvtx_capture = "phase@other";
+  CHECK(choose_windows(t, o).windows.empty());
+}

@@ -20,7 +20,8 @@ constexpr const char* intro =
     "Runs the program with nvscope's collector injected into every process of the tree that uses CUDA; at the end of "
     "each such process writes the files and prints one screen of summary (every table in STEM.txt). Each option may "
     "also be given as an environment variable NVSCOPE_RUN_<NAME> (--output-dir: NVSCOPE_RUN_OUTPUT_DIR); the command "
-    "line wins. An option is written --opt=value or --opt value; the value is never -- or another option.";
+    "line wins. An option is written --opt=value or --opt value (nsys's letters: -o PATH or -oPATH); the value is "
+    "never -- or another option. nsys's option names mean what they mean to nsys (docs/run.md, \"nsys's options\").";
 
 // Exit statuses, one per line: status, meaning.
 constexpr const char* exits[][2] = {
@@ -31,7 +32,10 @@ constexpr const char* exits[][2] = {
     {"1", "the program could not be waited for (one line says why)"},
 };
 
-std::string spelled(const option_doc& o) { return "--" + o.name + "=" + o.value; }
+// "-o, --output=PATH": nsys's letter first, where the option has one.
+std::string spelled(const option_doc& o) {
+  return (o.short_name.empty() ? "" : "-" + o.short_name + ", ") + "--" + o.name + "=" + o.value;
+}
 
 // `text` cut into lines of at most `width` columns, each after `indent` spaces but the first.
 std::string wrap(const std::string& text, std::size_t indent, std::size_t width) {
@@ -101,7 +105,7 @@ std::string man_page() {
     m += ".SS " + std::string(section) + "\n";
     for (const auto& o : docs) {
       if (o.section != section) continue;
-      m += ".TP\n\\fB\\-\\-" + roff(o.name) + "\\fR=\\fI" + roff(o.value) + "\\fR\n" + roff(o.help);
+      m += ".TP\n" + (o.short_name.empty() ? std::string() : "\\fB\\-" + roff(o.short_name) + "\\fR, ") + "\\fB\\-\\-" + roff(o.name) + "\\fR=\\fI" + roff(o.value) + "\\fR\n" + roff(o.help);
       m += o.fallback.empty() ? "\n" : " (default \\fB" + roff(o.fallback) + "\\fR)\n";
     }
   }
@@ -116,9 +120,10 @@ std::string bash_completion() {
   const auto docs = run_option_docs();
   std::string names, cases;
   for (const auto& o : docs) {
-    names += (names.empty() ? "" : " ") + ("--" + o.name + "=");
-    if (o.words == "@dir") cases += "    --" + o.name + ") COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n";
-    else if (!o.words.empty()) cases += "    --" + o.name + ") words=\"" + o.words + "\" ;;\n";
+    names += (names.empty() ? "" : " ") + ("--" + o.name + "=") + (o.short_name.empty() ? "" : " -" + o.short_name);
+    const std::string pattern = "--" + o.name + (o.short_name.empty() ? "" : "|-" + o.short_name);
+    if (o.words == "@dir") cases += "    " + pattern + ") COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n";
+    else if (!o.words.empty()) cases += "    " + pattern + ") words=\"" + o.words + "\" ;;\n";
   }
   return "# bash completion for nvscope, made from its option table (nvscope docs bash)\n"
          "_nvscope() {\n"
@@ -153,7 +158,7 @@ std::string markdown_options(const std::string& section) {
     if (o.section != section) continue;
     std::string value;
     for (char c : o.value) value += c == '|' ? std::string("\\|") : std::string(1, c);
-    md += "| `--" + o.name + "=" + value + "` | " + (o.fallback.empty() ? std::string("") : "`" + o.fallback + "`") + " | ";
+    md += "| " + (o.short_name.empty() ? std::string() : "`-" + o.short_name + "`, ") + "`--" + o.name + "=" + value + "` | " + (o.fallback.empty() ? std::string("") : "`" + o.fallback + "`") + " | ";
     for (char c : o.help) md += c == '|' ? std::string("\\|") : std::string(1, c);
     md += " |\n";
   }

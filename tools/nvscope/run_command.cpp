@@ -269,6 +269,29 @@ int wait_for(pid_t pid, const terminal& tty) {
   return status;
 }
 
+// --stats=true: each process's nsys stats reports (STEM.reports.txt, as it wrote them) on
+// stdout once the program has ended, as nsys prints its stats after the run.
+void print_stats(const std::vector<process_notes>& notes) {
+  for (const auto& n : notes)
+    for (std::size_t k = 0; k < n.kinds.size(); ++k) {
+      if (n.kinds[k] != "written") continue;
+      const std::string& files = n.details[k];
+      for (std::size_t pos = 0; pos < files.size();) {
+        const std::size_t end = std::min(files.find(", ", pos), files.size());
+        const std::string path = files.substr(pos, end - pos);
+        pos = end + 2;
+        const std::string suffix = ".reports.txt";
+        if (path.size() < suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+        if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+          char buffer[4096];
+          for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, f)) > 0;) std::fwrite(buffer, 1, got, stdout);
+          std::fclose(f);
+        }
+      }
+    }
+  std::fflush(stdout);
+}
+
 } // namespace
 
 int run_main(int argc, char** argv) {
@@ -279,6 +302,10 @@ int run_main(int argc, char** argv) {
   }
   if (!parsed.error.empty()) {
     std::fprintf(stderr, "%s\n", parsed.error.c_str());
+    return 2;
+  }
+  if (const std::string refused = refuse_overwrite(parsed.options); !refused.empty()) {
+    std::fprintf(stderr, "%s\n", refused.c_str());
     return 2;
   }
   std::string library;
@@ -310,6 +337,7 @@ int run_main(int argc, char** argv) {
   if (why_not.empty() && !session.empty()) {
     const auto notes = read_session(session);
     for (const auto& line : session_summary(notes)) std::fprintf(stderr, "%s\n", line.c_str());
+    if (parsed.options.stats) print_stats(notes);
     remove_session_folder(session, notes);
   }
   if (status < 0) {

@@ -6,10 +6,13 @@
 #include <nvscope/export/reports.hpp>
 #include <nvscope/detail/quote.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+
+#include <dirent.h>
 
 namespace nvscope {
 inline namespace v1 {
@@ -219,6 +222,81 @@ std::string set_capture_spec(run_options& o, std::string_view v) {
   return {};
 }
 
+// nsys's booleans: true or false.
+std::string parse_bool(std::string_view v, bool& out) {
+  if (v == "true") out = true;
+  else if (v == "false") out = false;
+  else return "want true or false";
+  return {};
+}
+
+// -o/--output: nsys's report path, split into --output-dir and --name (relative to the working
+// folder; the patterns of --name anywhere in it). nsys's extension .nsys-rep, where given, is
+// dropped: the stem is the path before it, as nsys's report is.
+std::string set_output(run_options& o, std::string_view v) {
+  constexpr std::string_view nsys_extension = ".nsys-rep";
+  if (v.size() > nsys_extension.size() && v.substr(v.size() - nsys_extension.size()) == nsys_extension)
+    v.remove_suffix(nsys_extension.size());
+  const std::size_t slash = v.rfind('/');
+  const std::string_view dir = slash == v.npos ? std::string_view(".") : slash == 0 ? std::string_view("/") : v.substr(0, slash);
+  const std::string_view stem = slash == v.npos ? v : v.substr(slash + 1);
+  if (stem.empty()) return "want a path that ends in a file name stem (not in '/')";
+  if (auto e = set_pattern(o.output_dir, dir); !e.empty()) return e;
+  return set_pattern(o.name, stem);
+}
+
+// -t/--trace: nsys's trace names. cuda is the GPU work and the CUDA API calls, nvtx the NVTX
+// ranges; nsys's other sources are named in one line, as nvscope collects none of them.
+std::string set_trace(run_options& o, std::string_view v) {
+  static constexpr const char* foreign[] = {"osrt", "cublas", "cublas-verbose", "cudnn", "cusparse", "cusparse-verbose",
+                                            "cudla", "cudla-verbose", "cusolver", "mpi", "ucx", "oshmem", "openacc", "openmp",
+                                            "opengl", "opengl-annotations", "vulkan", "vulkan-annotations", "nvvideo",
+                                            "nvmedia", "gds", "syscall", "python-gil", "dx11", "dx12", "wddm", "tegra-accelerators"};
+  const std::uint32_t cuda = kind_bits::kernels | kind_bits::copies | kind_bits::memsets | kind_bits::syncs |
+                             kind_bits::runtime_api | kind_bits::driver_api;
+  std::uint32_t bits = 0;
+  std::size_t pos = 0;
+  while (pos <= v.size()) {
+    const std::size_t comma = v.find(',', pos);
+    const std::string_view item = v.substr(pos, comma == v.npos ? v.npos : comma - pos);
+    if (item == "cuda") bits |= cuda;
+    else if (item == "nvtx") bits |= kind_bits::nvtx;
+    else if (item == "none") bits |= 0u; // no kind: nsys's -t none
+    else {
+      for (const char* f : foreign)
+        if (item == f) return "nvscope cannot trace " + quoted(item) + " (it traces cuda and nvtx; docs/run.md, \"nsys's options\")";
+      return "unknown trace " + quoted(item) + " (want cuda, nvtx or none)";
+    }
+    if (comma == v.npos) break;
+    pos = comma + 1;
+  }
+  o.kinds = bits;
+  return {};
+}
+
+// --capture-range-end: nsys's stop, stop-shutdown, repeat[:N], none.
+std::string set_capture_end(run_options& o, std::string_view v) {
+  o.capture_end_count = 0;
+  if (v == "stop") o.capture_end = range_end::stop;
+  else if (v == "stop-shutdown") o.capture_end = range_end::stop_shutdown;
+  else if (v == "none") o.capture_end = range_end::none;
+  else if (v == "repeat") o.capture_end = range_end::repeat;
+  else if (v.substr(0, 7) == "repeat:") {
+    if (!parse_count(v.substr(7), o.capture_end_count).empty() || o.capture_end_count == 0)
+      return "want repeat:N with a whole number N >= 1";
+    o.capture_end = range_end::repeat;
+  } else return "want stop, stop-shutdown, repeat, repeat:N or none";
+  return {};
+}
+
+// --cuda-graph-trace: nvscope records every kernel of a graph launch (nsys's node); it has no
+// record of a whole graph, so nsys's graph is refused in one line.
+std::string set_graph_trace(run_options&, std::string_view v) {
+  if (v == "node") return {};
+  if (v == "graph") return "nvscope records each node of a CUDA graph, not whole graphs (want node)";
+  return "want node (nvscope cannot record graph)";
+}
+
 // --keep-steps, --keep-slowest: a count of steps, and the bounded collection on.
 std::string set_kept(run_options& o, std::string_view v, std::size_t& out) {
   std::uint64_t n = 0;
@@ -243,6 +321,13 @@ constexpr option_entry option_table[] = {
        return set_pattern(o.name, v);
      }, "Output", "PATTERN", "nvscope_%p",
      "file name stem: %p pid, %h host, %r rank (the first set of @RANKS@), %q{VAR} a variable, %% a percent sign", ""},
+    {"output", set_output, "Output", "PATH", "",
+     "nsys's -o: the stem as one path, the folder and the file name of --output-dir and --name at once, with their "
+     "patterns (%p, %h, %q{VAR}, %%); the files are PATH.txt, PATH.json, ...", "@dir"},
+    {"force-overwrite", [](run_options& o, std::string_view v) { return parse_bool(v, o.force_overwrite); }, "Output",
+     "true|false", "false",
+     "nsys's -f: write over the files of an existing stem; false: a stem without %p whose files exist stops the run "
+     "with one line (exit 2) before the program starts", "true false"},
     {"outputs", set_outputs, "Output", "LIST", "summary,json,trace",
      "any of summary, csv, json, trace, folded, flame, steps, histograms (SVG pictures), or all, none",
      "summary csv json trace folded flame steps histograms all none"},
@@ -252,16 +337,25 @@ constexpr option_entry option_table[] = {
     {"summary", set_summary, "Output", "short|full|none", "short",
      "what stderr shows at the end of each process: one screen of 40 lines of 120 columns (short), every table as "
      "STEM.txt holds them (full), or errors and the files line only (none)", "short full none"},
+    {"stats", [](run_options& o, std::string_view v) { return parse_bool(v, o.stats); }, "Output", "true|false",
+     "false", "nsys's --stats: at the end print nsys stats' default reports (those of --reports=summary) on stdout",
+     "true false"},
     {"color", set_color, "Output", "auto|always|never", "auto", "colour the screen (auto: on a terminal, not with NO_COLOR)",
      "auto always never"},
     {"capture-range", set_capture_range, "Window", "none|cudaProfilerApi|nvtx|steps", "none",
      "what is analysed and written: the whole run, between cudaProfilerStart and cudaProfilerStop, the range of "
      "--nvtx-capture, or the steps of the schedule", "none cudaProfilerApi nvtx steps"},
+    {"capture-range-end", set_capture_end, "Window", "stop|stop-shutdown|repeat[:N]|none", "stop-shutdown",
+     "nsys's: what ends a cudaProfilerApi or NVTX capture range: the first range only (stop; stop-shutdown too, but the "
+     "program is not ended), every range or the first N (repeat[:N]), or nothing: from the first start to the end (none)",
+     "stop stop-shutdown repeat none"},
     {"nvtx-capture", [](run_options& o, std::string_view v) -> std::string {
-       if (v.empty() || v.front() == '@') return "want NAME or NAME@DOMAIN";
+       if (v.empty() || v.front() == '@' || v.back() == '@') return "want RANGE, RANGE@DOMAIN or RANGE@*";
        o.nvtx_capture = std::string(v);
        return {};
-     }, "Window", "NAME[@DOMAIN]", "", "the first NVTX range of that name (implies --capture-range=nvtx)", ""},
+     }, "Window", "RANGE[@DOMAIN|@*]", "",
+     "nsys's: the NVTX range of that name, in the default domain (RANGE), in DOMAIN, or in any domain (@*); implies "
+     "--capture-range=nvtx", ""},
     {"steps", [](run_options& o, std::string_view v) -> std::string {
        o.steps = std::string(v);
        return {};
@@ -288,6 +382,12 @@ constexpr option_entry option_table[] = {
     {"kinds", set_kinds, "Collection", "LIST", "standard",
      "any of kernels, copies, memsets, syncs, nvtx, runtime, driver, overhead, or standard (the first five)",
      "kernels copies memsets syncs nvtx runtime driver overhead standard"},
+    {"trace", set_trace, "Collection", "LIST", "",
+     "nsys's -t, instead of --kinds: cuda (the kinds kernels, copies, memsets, syncs, runtime, driver), nvtx, or none; "
+     "nsys's other names (osrt, cublas, cudnn, ...) stop the run with one line", "cuda nvtx none"},
+    {"cuda-graph-trace", set_graph_trace, "Collection", "node", "node",
+     "nsys's: node, every kernel of a graph launch as its own kernel (nvscope has no whole-graph records: graph is "
+     "refused)", "node"},
     {"buffer-size", [](run_options& o, std::string_view v) { return parse_bytes(v, o.buffer_size); }, "Collection", "BYTES",
      "8M", "size of one CUPTI buffer (K, M, G suffixes)", ""},
     {"buffer-count", [](run_options& o, std::string_view v) -> std::string {
@@ -310,9 +410,24 @@ constexpr option_entry option_table[] = {
      "raw records of the K slowest steps by wall time (0..1000000)", ""},
 };
 
+// nsys's one-letter spellings: -o PATH or -oPATH is --output=PATH. Here rather than a column of
+// the table, so that a row stays seven fields; run_option_docs joins them to their rows.
+struct short_entry {
+  char letter;
+  const char* name;
+};
+constexpr short_entry short_table[] = {
+    {'o', "output"}, {'f', "force-overwrite"}, {'t', "trace"}, {'d', "duration"}, {'y', "delay"}};
+
 const option_entry* find_option(std::string_view name) {
   for (const auto& e : option_table)
     if (name == e.name) return &e;
+  return nullptr;
+}
+
+const option_entry* find_short(char letter) {
+  for (const auto& s : short_table)
+    if (s.letter == letter) return find_option(s.name);
   return nullptr;
 }
 
@@ -343,9 +458,20 @@ bool given(const run_parse& r, std::string_view name) {
   return false;
 }
 
+// --stats=true: nsys stats' default reports among --reports' (once).
+void add_summary_report(std::string& reports) {
+  for (std::size_t pos = 0; pos <= reports.size();) {
+    const std::size_t comma = std::min(reports.find(',', pos), reports.size());
+    if (reports.compare(pos, comma - pos, "summary") == 0) return;
+    pos = comma + 1;
+  }
+  reports += reports.empty() ? "summary" : ",summary";
+}
+
 // The combination: implied capture ranges and what each range needs.
 void check_combination(run_parse& r) {
   auto& o = r.options;
+  if (o.stats) add_summary_report(o.reports);
   bool schedule = false;
   for (const auto& g : r.given) schedule = schedule || is_schedule_option(g.name);
   const bool range_given = given(r, "capture-range");
@@ -360,11 +486,56 @@ void check_combination(run_parse& r) {
               "--capture-range=steps (or no --capture-range)";
   else if (o.range == capture_range::steps && o.active == 0)
     r.error = "nvscope: run: a step schedule needs --active=N (N >= 1)";
+  else if (given(r, "output") && (given(r, "output-dir") || given(r, "name")))
+    r.error = "nvscope: run: -o/--output names the folder and the stem at once: give it without --output-dir and --name";
+  else if (given(r, "trace") && given(r, "kinds"))
+    r.error = "nvscope: run: -t/--trace and --kinds choose the same kinds: give one of them";
+  else if (given(r, "capture-range-end") && o.range != capture_range::cuda_profiler_api && o.range != capture_range::nvtx)
+    r.error = "nvscope: run: --capture-range-end needs --capture-range=cudaProfilerApi or nvtx (or --nvtx-capture)";
   if (!r.error.empty()) return;
   if (reports_read_api(o.reports)) o.kinds |= kind_bits::runtime_api | kind_bits::driver_api;
   // Record the implied range, so that every process of the tree sees the same one.
   const char* implied = o.range == capture_range::nvtx ? "nvtx" : o.range == capture_range::steps ? "steps" : nullptr;
   if (implied != nullptr && !range_given) r.given.push_back(given_option{"capture-range", implied});
+}
+
+// Whether `a` is an option rather than a value: `--` and `--x...`, or a one-letter option.
+bool looks_like_option(std::string_view a) {
+  if (a.substr(0, 2) == "--") return true;
+  return a.size() == 2 && a[0] == '-' && (a[1] == 'h' || find_short(a[1]) != nullptr);
+}
+
+// Reads the option at argv[i] (--name=value, --name value, -x value, -xvalue), moving `i`
+// past a separate value; false with the one-line error when it is bad. A separate value is
+// never `--` or another option; -f and --force-overwrite alone mean true, as a flag.
+bool read_option(run_parse& r, int argc, char** argv, int& i) {
+  const std::string_view a = argv[i];
+  const bool is_long = a.size() >= 3 && a.substr(0, 2) == "--";
+  const std::string_view body = a.substr(is_long ? 2 : 1);
+  const std::size_t eq = is_long ? body.find('=') : std::string_view::npos;
+  const std::string_view name = is_long ? body.substr(0, eq) : body.substr(0, 1);
+  const option_entry* e = is_long ? find_option(name) : a.size() >= 2 ? find_short(a[1]) : nullptr;
+  if (e == nullptr) {
+    r.error = "nvscope: run: unknown option " + quoted(is_long ? "--" + std::string(name) : std::string(a)) +
+              " (see nvscope run --help)";
+    return false;
+  }
+  const std::string spelled = (is_long ? "--" : "-") + std::string(name);
+  const bool has_next = i + 1 < argc && !looks_like_option(argv[i + 1]);
+  const bool joined = !is_long && body.size() > 1;
+  const bool flag = std::strcmp(e->name, "force-overwrite") == 0 && eq == body.npos && !joined &&
+                    (!has_next || (std::strcmp(argv[i + 1], "true") != 0 && std::strcmp(argv[i + 1], "false") != 0));
+  std::string_view value;
+  if (eq != body.npos) value = body.substr(eq + 1);
+  else if (joined) value = body.substr(1); // -oPATH
+  else if (flag) value = "true";
+  else if (has_next) value = argv[++i]; // `--opt value`; never `--` or another option as the value
+  else {
+    r.error = "nvscope: run: option " + spelled + " needs a value";
+    if (i + 1 < argc) r.error += " (not " + quoted(argv[i + 1]) + "; a value that begins with '-' is written --" + e->name + "=VALUE)";
+    return false;
+  }
+  return apply(r, *e, value, spelled);
 }
 
 bool read_environment(run_parse& r) {
@@ -404,33 +575,8 @@ run_parse parse_run(int argc, char** argv, int first) {
       r.help = true;
       return r;
     }
-    if (a.size() < 3 || a.substr(0, 2) != "--") {
-      if (!a.empty() && a.front() == '-') {
-        r.error = "nvscope: run: unknown option " + quoted(a) + " (see nvscope run --help)";
-        return r;
-      }
-      break; // the program
-    }
-    const std::string_view body = a.substr(2);
-    const std::size_t eq = body.find('=');
-    const std::string_view name = body.substr(0, eq);
-    const option_entry* e = find_option(name);
-    if (e == nullptr) {
-      r.error = "nvscope: run: unknown option " + quoted(std::string("--") + std::string(name)) +
-                " (see nvscope run --help)";
-      return r;
-    }
-    std::string_view value;
-    if (eq != body.npos) {
-      value = body.substr(eq + 1);
-    } else if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--") {
-      value = argv[++i]; // `--opt value`; never `--` or another option as the value
-    } else {
-      r.error = "nvscope: run: option --" + std::string(name) + " needs a value";
-      if (i + 1 < argc) r.error += " (not " + quoted(argv[i + 1]) + "; a value that begins with '--' is written --" + std::string(name) + "=VALUE)";
-      return r;
-    }
-    if (!apply(r, *e, value, "--" + std::string(name))) return r;
+    if (a.empty() || a.front() != '-') break; // the program
+    if (!read_option(r, argc, argv, i)) return r;
   }
   if (i >= argc) {
     r.error = "nvscope: run: no program given (nvscope run [options] -- program args...)";
@@ -439,6 +585,21 @@ run_parse parse_run(int argc, char** argv, int first) {
   r.program = i;
   check_combination(r);
   return r;
+}
+
+std::string refuse_overwrite(const run_options& o) {
+  if (o.force_overwrite || o.name.find("%p") != std::string::npos || o.output_dir.find("%p") != std::string::npos) return {};
+  const path_result dir = expand_output_path(o.output_dir), stem = expand_output_path(o.name);
+  if (!dir || !stem) return {}; // each process says why it cannot name its files
+  DIR* d = ::opendir(dir.path.c_str());
+  if (d == nullptr) return {};
+  std::string found;
+  const std::string prefix = stem.path + ".";
+  while (const dirent* entry = ::readdir(d))
+    if (found.empty() && std::strncmp(entry->d_name, prefix.c_str(), prefix.size()) == 0) found = entry->d_name;
+  ::closedir(d);
+  if (found.empty()) return {};
+  return "nvscope: run: " + quoted(dir.path + "/" + found) + " exists: not overwritten (-f/--force-overwrite=true writes over it)";
 }
 
 std::vector<std::pair<std::string, std::string>> child_environment(const std::vector<given_option>& given) {
@@ -453,7 +614,10 @@ std::vector<option_doc> run_option_docs() {
   for (const auto& e : option_table) {
     std::string help = e.help;
     if (const auto at = help.find("@RANKS@"); at != std::string::npos) help.replace(at, 7, rank_variable_list());
-    out.push_back(option_doc{e.name, e.section, e.value, e.fallback, std::move(help), e.words});
+    std::string letter;
+    for (const auto& s : short_table)
+      if (std::strcmp(s.name, e.name) == 0) letter = std::string(1, s.letter);
+    out.push_back(option_doc{e.name, std::move(letter), e.section, e.value, e.fallback, std::move(help), e.words});
   }
   return out;
 }

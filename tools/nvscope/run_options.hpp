@@ -22,6 +22,15 @@ enum class capture_range : std::uint8_t {
   steps,              ///< the active steps of a schedule over NVTX step ranges
 };
 
+/// What happens at the end of a cudaProfilerApi or NVTX capture range (--capture-range-end,
+/// nsys's values). nvscope analyses in the process, so it never ends the program itself.
+enum class range_end : std::uint8_t {
+  stop,          ///< the first range only; the program runs on
+  stop_shutdown, ///< nsys's default: the first range only (nsys then ends the program; nvscope lets it run)
+  repeat,        ///< every range, the first N with repeat:N
+  none,          ///< stops ignored: from the first start to the end of the run
+};
+
 /// Which files and texts are written at the end of each process.
 struct run_outputs {
   bool summary = true; ///< the text summary: STEM.txt, and on stderr what --summary says
@@ -59,11 +68,15 @@ struct run_options {
   std::string output_dir = ".";
   std::string name = "nvscope_%p"; ///< file name stem: %p pid, %h host, %r rank, %q{VAR}, %%
   run_outputs outputs;
+  bool force_overwrite = false;    ///< -f: write over the files of an existing stem
+  bool stats = false;              ///< --stats=true: nsys stats' default reports, printed at the end
   std::string reports;             ///< --reports: nsys's report names (export/reports.hpp's parse_reports), written as STEM.NAME.csv
   summary_view summary_shows = summary_view::screen;
   color_choice color = color_choice::automatic;
   capture_range range = capture_range::whole;
-  std::string nvtx_capture;        ///< NAME or NAME@DOMAIN
+  range_end capture_end = range_end::stop_shutdown;
+  std::uint64_t capture_end_count = 0; ///< repeat:N's N; 0: every range
+  std::string nvtx_capture;        ///< NAME (default domain), NAME@DOMAIN or NAME@* (any domain), as nsys
   std::string steps;               ///< step range names (glob with * and ?); empty: step, step_N, ...
   bool attribute_process = false; ///< --attribute=process: nvscope::attribution_rule::process
   std::uint64_t skip = 0, wait = 0, warmup = 0, active = 0, repeat = 1;
@@ -107,6 +120,11 @@ run_parse parse_run(int argc, char** argv, int first);
 /// Reads only the environment (what the injection library does).
 run_parse parse_run_env();
 
+/// Why the run must not start because files of its stem exist (-f/--force-overwrite=false, as
+/// nsys refuses an existing report): one line, or empty. Only a stem known before the program
+/// starts is checked: one with %p is new in every process.
+std::string refuse_overwrite(const run_options& o);
+
 /// The variables to hand to the program: NVSCOPE_RUN_<NAME>=value for each given option.
 std::vector<std::pair<std::string, std::string>> child_environment(const std::vector<given_option>& given);
 
@@ -114,6 +132,7 @@ std::vector<std::pair<std::string, std::string>> child_environment(const std::ve
 /// the table the parser reads (run_options.cpp), so that none of them can disagree with it.
 struct option_doc {
   std::string name;     ///< "output-dir"
+  std::string short_name; ///< "o" for -o; empty when the option has none
   std::string section;  ///< "Output", "Window", "Collection"
   std::string value;    ///< "DIR", "short|full|none"
   std::string fallback; ///< the default as shown; empty when none

@@ -62,28 +62,50 @@ window_choice step_windows(const trace& t, const run_options& o) {
   return c;
 }
 
+// The capture ranges (sorted by start, nested ones dropped) that --capture-range-end keeps:
+// the first (stop, stop-shutdown), the first N or all (repeat[:N]), or the first start to the
+// end of the run (none: nsys ignores the stops).
+std::vector<time_window> ended_ranges(std::vector<time_window> ranges, const run_options& o, timestamp_ns finish) {
+  std::sort(ranges.begin(), ranges.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
+  std::vector<time_window> outer;
+  for (const auto& w : ranges)
+    if (outer.empty() || w.begin >= outer.back().end) outer.push_back(w);
+  if (outer.empty()) return outer;
+  switch (o.capture_end) {
+    case range_end::stop:
+    case range_end::stop_shutdown: outer.resize(1); break;
+    case range_end::repeat:
+      if (o.capture_end_count != 0 && outer.size() > o.capture_end_count) outer.resize(o.capture_end_count);
+      break;
+    case range_end::none: outer = {time_window{outer.front().begin, finish}}; break;
+  }
+  return outer;
+}
+
+// --nvtx-capture as nsys reads it: RANGE in the default domain, RANGE@DOMAIN, RANGE@* in any.
 window_choice nvtx_window(const trace& t, const run_options& o) {
   window_choice c;
   c.whole = false;
   const std::size_t at = o.nvtx_capture.rfind('@');
   const std::string name = o.nvtx_capture.substr(0, at);
-  const bool with_domain = at != std::string::npos;
-  const std::string domain = with_domain ? o.nvtx_capture.substr(at + 1) : std::string();
-  const range_record* first = nullptr;
+  const std::string domain = at != std::string::npos ? o.nvtx_capture.substr(at + 1) : std::string();
+  std::vector<time_window> found;
   for (const auto& r : t.ranges) {
     if (r.is_mark || t.strings[r.name] != name) continue;
-    if (with_domain && t.strings[r.domain] != domain) continue;
-    if (first == nullptr || r.start < first->start) first = &r;
+    if (domain.empty() ? r.domain != 0 : domain != "*" && (r.domain == 0 || t.strings[r.domain] != domain)) continue;
+    found.push_back(time_window{r.start, end_of(t, r)});
   }
-  if (first != nullptr) c.windows.push_back(time_window{first->start, end_of(t, *first)});
-  else c.note = "no NVTX range '" + o.nvtx_capture + "' was opened";
+  c.windows = ended_ranges(std::move(found), o, end_of(t, range_record{}));
+  if (c.windows.empty()) c.note = "no NVTX range '" + o.nvtx_capture + "' was opened";
   return c;
 }
 
-window_choice profiler_api_windows(const trace& t) {
+window_choice profiler_api_windows(const trace& t, const run_options& o) {
   window_choice c;
   c.whole = false;
-  for (const auto& w : t.capture_windows) c.windows.push_back(time_window{w.begin, w.end != 0 && w.end != open_end ? w.end : end_of(t, range_record{})});
+  std::vector<time_window> found;
+  for (const auto& w : t.capture_windows) found.push_back(time_window{w.begin, w.end != 0 && w.end != open_end ? w.end : end_of(t, range_record{})});
+  c.windows = ended_ranges(std::move(found), o, end_of(t, range_record{}));
   if (c.windows.empty()) c.note = "the program never called cudaProfilerStart";
   return c;
 }
@@ -147,7 +169,7 @@ window_choice choose_windows(const trace& t, const run_options& o) {
   window_choice c;
   switch (o.range) {
     case capture_range::whole: c.windows.push_back(time_window{t.begin, t.finish ? t.finish : open_end}); break;
-    case capture_range::cuda_profiler_api: c = profiler_api_windows(t); break;
+    case capture_range::cuda_profiler_api: c = profiler_api_windows(t, o); break;
     case capture_range::nvtx: c = nvtx_window(t, o); break;
     case capture_range::steps: c = step_windows(t, o); break;
   }
