@@ -11,7 +11,7 @@
 /// prints them.
 ///
 /// \code
-///   auto gaps = nvscope::gpu_gaps(t, {});                 // gaps over 500 ms, nsys's default
+///   auto gaps = nvscope::gpu_gaps(t, {});                 // gaps over nsys's default --gap
 ///   auto waits = nvscope::cuda_api_sync(t);               // needs API calls recorded
 /// \endcode
 
