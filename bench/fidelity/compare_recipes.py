@@ -28,7 +28,7 @@ import sys
 from compare import find_nsys, run  # the six tables' harness: nsys lookup, logged commands
 
 # gpu_gaps' 500 ms default finds nothing in a workload of a few seconds: gap=0 reports every gap.
-RECIPES = "gpu_gaps:gap=0,gpu_time_util,cuda_api_sync,cuda_memcpy_async,cuda_memcpy_sync,cuda_memset_sync"
+RECIPES = "gpu_gaps:gap=0,gpu_time_util,cuda_api_sync,cuda_memcpy_async,cuda_memcpy_sync,cuda_memset_sync,cuda_gpu_kern_hist"
 # Per recipe: key columns, time columns compared within the tolerance, and the percent columns.
 KEYS = {
     "gpu_gaps": (["Device ID"], ["Duration"], []),
@@ -37,6 +37,7 @@ KEYS = {
     "cuda_memcpy_async": (["API Name", "Src Kind", "Dst Kind", "Bytes"], ["Duration"], []),
     "cuda_memcpy_sync": (["API Name", "Src Kind", "Dst Kind", "Bytes"], ["Duration"], []),
     "cuda_memset_sync": (["API Name", "Memory Kind", "Bytes"], ["Duration"], []),
+    "cuda_gpu_kern_hist": (["Name"], ["Duration"], []),  # no Start: the rank follows each side's row order
 }
 RELATIVE, ABSOLUTE_NS, PERCENT_POINTS = 0.5, 20000, 15.0
 
@@ -74,7 +75,7 @@ def visible(header):
 def keyed(rows, keys):
     """Rows by (key columns, rank among equal keys by start)."""
     out, seen = {}, {}
-    for r in sorted(rows, key=lambda r: float(r.get("Start") or 0)):
+    for r in sorted(rows, key=lambda r: float(r.get("Start") or 0)):  # stable: without Start, the file's order
         k = tuple(r.get(c, "") for c in keys)
         seen[k] = seen.get(k, -1) + 1
         out[k + (str(seen[k]),)] = r

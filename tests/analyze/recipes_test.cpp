@@ -38,7 +38,7 @@ void same_memcpy_row(const memcpy_rule_row& e, const memcpy_rule_row& r, const s
 
 // Every recipe, engine against reference; adds to `rows` how many rows each made, so that a
 // caller can check the traces gave each recipe something to compare.
-void check_all(std::size_t (&rows)[6], const trace& t, const recipe_params& p, const std::string& label) {
+void check_all(std::size_t (&rows)[7], const trace& t, const recipe_params& p, const std::string& label) {
   const auto gaps = gpu_gaps(t, p);
   same_rows(gaps, reference::gpu_gaps(t, p), label + " gpu_gaps", [](const gpu_gap_row& a, const gpu_gap_row& b, const std::string& w) {
     SAME(a.duration, b.duration, w + " duration");
@@ -74,8 +74,13 @@ void check_all(std::size_t (&rows)[6], const trace& t, const recipe_params& p, c
     SAME(a.context, b.context, w + " context");
     SAME(a.api_name, b.api_name, w + " api");
   });
-  const std::size_t made[] = {gaps.size(), util.size(), sync.size(), async.size(), copies.size(), sets.size()};
-  for (int i = 0; i < 6; ++i) rows[i] += made[i];
+  const auto hist = cuda_gpu_kern_hist(t);
+  same_rows(hist, reference::cuda_gpu_kern_hist(t), label + " cuda_gpu_kern_hist", [](const kernel_duration_row& a, const kernel_duration_row& b, const std::string& w) {
+    SAME(a.name, b.name, w + " name");
+    SAME(a.duration, b.duration, w + " duration");
+  });
+  const std::size_t made[] = {gaps.size(), util.size(), sync.size(), async.size(), copies.size(), sets.size(), hist.size()};
+  for (int i = 0; i < 7; ++i) rows[i] += made[i];
 }
 
 // A random trace with what the rules read: two devices with contexts, copies of every memory
@@ -106,7 +111,7 @@ trace dressed(std::uint64_t seed, int threads, int events) {
 
 TEST_CASE("recipes: random traces equal their definitions under several parameters") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
-  std::size_t rows[6] = {};
+  std::size_t rows[7] = {};
   for (int i = 0; i < 16; ++i) {
     const auto seed = rng();
     const int threads = 1 + i % 4, events = 40 + static_cast<int>(rng() % 400);
@@ -121,7 +126,7 @@ TEST_CASE("recipes: random traces equal their definitions under several paramete
     check_all(rows, t, p, label);
     check_all(rows, t, recipe_params{}, label + " defaults");
   }
-  for (int i = 0; i < 6; ++i) CHECK_MESSAGE(rows[i] > 0, recipe_name(static_cast<recipe>(i)), " made no rows to compare");
+  for (int i = 0; i < 7; ++i) CHECK_MESSAGE(rows[i] > 0, recipe_name(static_cast<recipe>(i)), " made no rows to compare");
 }
 
 TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
@@ -185,6 +190,10 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   const auto csv = recipe_csv(t, recipe::gpu_gaps);
   CHECK(csv == "Row#,Duration,Start,PID,Device ID,Context ID\n1,1000000000,1000000000,42,0,0\n");
   CHECK(recipe_table(t, recipe::cuda_memcpy_async).header.size() == 11);
+  t.kernel_names[t.kernels[0].name] = {t.strings.intern("gemm"), 0};
+  t.kernels.push_back(t.kernels[0]);
+  t.kernels.back().start = t.kernels.back().end; // 0 ns: left out, as the recipe's `Duration > 0`
+  CHECK(recipe_csv(t, recipe::cuda_gpu_kern_hist) == "Name,Duration\ngemm,1000000000\n");
 }
 
 TEST_CASE("recipes: the list --recipes takes") {

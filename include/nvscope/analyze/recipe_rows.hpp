@@ -4,7 +4,7 @@
 /// \file analyze/recipe_rows.hpp
 /// The rows of the `nsys recipe` recipes nvscope computes in-process, with nsys's names and
 /// default parameters: `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`, `cuda_memcpy_async`,
-/// `cuda_memcpy_sync`, `cuda_memset_sync`. Numbers, enums and the names nsys prints; computed
+/// `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`. Numbers, enums and the names nsys prints; computed
 /// by analyze/recipes.hpp, defined plainly by analyze/reference/recipes.hpp, printed by
 /// export/recipes.hpp. docs/analysis.md ("Recipes") gives each definition.
 ///
@@ -83,6 +83,12 @@ struct memset_rule_row {
   std::uint32_t context = 0;
   std::uint32_t stream = 0;
   std::string api_name;
+};
+
+/// One row of `cuda_gpu_kern_hist`: one kernel run, the values its histogram counts.
+struct kernel_duration_row {
+  std::string name;         ///< the base name (nsys's shortName)
+  std::uint64_t duration = 0;
 };
 
 } // namespace v1

@@ -4,7 +4,7 @@
 /// \file analyze/recipes.hpp
 /// The `nsys recipe` recipes nvscope computes in-process from a trace, by nsys's names and with
 /// its default parameters (`recipe_params`): `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`,
-/// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`. Each is one sort and a walk, n
+/// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`. Each is one sort and a walk, n
 /// log n in the records (the gaps and chunks walk each device's operations once in start
 /// order; the copy and memset rules look calls up by correlation id in a sorted index), and is
 /// tested equal to its plain definition in analyze/reference/recipes.hpp. export/recipes.hpp
@@ -231,6 +231,19 @@ inline std::vector<memset_rule_row> cuda_memset_sync(const trace& t) {
         return memset_rule_row{m.end - m.start, m.start, m.memory, m.bytes, t.process_id, m.device, m.context, m.stream,
                                std::string(t.strings[t.api_calls[call].name])};
       });
+}
+
+/// `cuda_gpu_kern_hist`: every kernel run longer than 0 ns by base name, in start order: the
+/// values of the recipe's duration histogram (`--outputs=histograms` draws nvscope's, STEM.kernels.svg).
+inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t i = 0; i < t.kernels.size(); ++i)
+    if (t.kernels[i].end > t.kernels[i].start) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return t.kernels[a].start < t.kernels[b].start; });
+  std::vector<kernel_duration_row> rows;
+  rows.reserve(order.size());
+  for (const auto i : order) rows.push_back({std::string(kernel_name(t, t.kernels[i].name, name_form::base)), t.kernels[i].end - t.kernels[i].start});
+  return rows;
 }
 
 } // namespace v1

@@ -26,7 +26,7 @@ namespace nvscope {
 inline namespace v1 {
 
 /// The recipes nvscope computes, by nsys's names.
-enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync };
+enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist };
 
 /// The recipes of a list and their parameters, or a one-line error.
 struct recipe_selection {
@@ -50,6 +50,7 @@ inline constexpr recipe_info recipe_infos[] = {
     {recipe::cuda_memcpy_async, "cuda_memcpy_async", "", true},
     {recipe::cuda_memcpy_sync, "cuda_memcpy_sync", "", true},
     {recipe::cuda_memset_sync, "cuda_memset_sync", "", true},
+    {recipe::cuda_gpu_kern_hist, "cuda_gpu_kern_hist", "", false},
 };
 
 inline const recipe_info& info_of(recipe r) noexcept { return recipe_infos[static_cast<std::size_t>(r)]; }
@@ -115,7 +116,7 @@ inline recipe_selection parse_recipes(std::string_view list) {
     if (item.empty()) continue;
     if (auto why = detail::parse_recipe_item(item, s); !why.empty()) {
       s.error = "nvscope: recipes: " + why + " (nvscope computes gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], "
-                "cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync)";
+                "cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist)";
       s.recipes.clear();
       return s;
     }
@@ -176,6 +177,14 @@ inline table memset_rule_table(const std::vector<memset_rule_row>& rows) {
   return t;
 }
 
+inline table kernel_durations_table(const std::vector<kernel_duration_row>& rows) {
+  table t;
+  t.header = {"Name", "Duration"};
+  t.numeric = {false, true};
+  for (const auto& r : rows) t.rows.push_back({r.name, fmt_u(r.duration)});
+  return t;
+}
+
 } // namespace detail
 
 /// One recipe's rows as a table with the recipe's column names.
@@ -186,6 +195,7 @@ inline table recipe_table(const trace& t, recipe which, const recipe_params& p =
     case recipe::cuda_api_sync: return detail::api_sync_table(cuda_api_sync(t));
     case recipe::cuda_memcpy_async: return detail::memcpy_rule_table(cuda_memcpy_async(t));
     case recipe::cuda_memcpy_sync: return detail::memcpy_rule_table(cuda_memcpy_sync(t));
+    case recipe::cuda_gpu_kern_hist: return detail::kernel_durations_table(cuda_gpu_kern_hist(t));
     case recipe::cuda_memset_sync: break;
   }
   return detail::memset_rule_table(cuda_memset_sync(t));

@@ -6,7 +6,7 @@
 /// script the recipe runs states it (`nsys analyze`'s `gpu_gaps.py`, `gpu_time_util.py`,
 /// `cuda_api_sync.py`, `cuda_memcpy_async.py`, `cuda_memcpy_sync.py`, `cuda_memset_sync.py`;
 /// the recipes under `nsys_recipe/recipes/<name>/` read their rows through
-/// `StatsService.read_sql_report`). SQL's `LIKE` is transcribed as SQLite runs it (ASCII
+/// `StatsService.read_sql_report`), and `cuda_gpu_kern_hist` as its recipe script states it. SQL's `LIKE` is transcribed as SQLite runs it (ASCII
 /// letters of either case alike), a join as a loop over both tables, `ORDER BY 1 DESC` as a
 /// stable sort, so that ties keep the record order. analyze/recipes.hpp is tested equal to
 /// these (tests/analyze/recipes_test.cpp).
@@ -196,6 +196,20 @@ inline std::vector<memset_rule_row> cuda_memset_sync(const trace& t) {
     }
   }
   by_duration_desc(rows);
+  return rows;
+}
+
+/// `cuda_gpu_kern_hist` (recipe `cuda_gpu_kern_hist.py`): CUPTI_ACTIVITY_KIND_KERNEL's
+/// "shortName", "start", "end"; `kernel_df["Duration"] = end - start`, rows with
+/// `Duration > 0` kept, shortName replaced by its string as "Name"; the table's order taken as
+/// start order (ties in record order). The histogram is drawn by the recipe's notebook.
+inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
+  std::vector<std::pair<timestamp_ns, kernel_duration_row>> runs;
+  for (const auto& k : t.kernels)
+    if (valid(k.start, k.end) && k.end > k.start) runs.push_back({k.start, {kernel_label(t, k.name, name_form::base), k.end - k.start}});
+  std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<kernel_duration_row> rows;
+  for (auto& r : runs) rows.push_back(std::move(r.second));
   return rows;
 }
 
