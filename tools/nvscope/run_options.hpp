@@ -60,6 +60,7 @@ struct run_options {
   std::string name = "nvscope_%p"; ///< file name stem: %p pid, %h host, %r rank, %q{VAR}, %%
   run_outputs outputs;
   std::string reports;             ///< --reports: nsys's report names (export/reports.hpp's parse_reports), written as STEM.NAME.csv
+  std::string recipes;             ///< --recipes: nsys's recipe names and options (export/recipes.hpp's parse_recipes), as STEM.NAME.csv
   summary_view summary_shows = summary_view::screen;
   color_choice color = color_choice::automatic;
   capture_range range = capture_range::whole;
