@@ -28,7 +28,8 @@ import sys
 from compare import find_nsys, run  # the six tables' harness: nsys lookup, logged commands
 
 # gpu_gaps' 500 ms default finds nothing in a workload of a few seconds: gap=0 reports every gap.
-RECIPES = "gpu_gaps:gap=0,gpu_time_util,cuda_api_sync,cuda_memcpy_async,cuda_memcpy_sync,cuda_memset_sync,cuda_gpu_kern_hist"
+RECIPES = ("gpu_gaps:gap=0,gpu_time_util,cuda_api_sync,cuda_memcpy_async,cuda_memcpy_sync,cuda_memset_sync,cuda_gpu_kern_hist,"
+           "cuda_gpu_kern_pace:name=scale_kernel,nvtx_pace:name=forward")
 # Per recipe: key columns, time columns compared within the tolerance, and the percent columns.
 KEYS = {
     "gpu_gaps": (["Device ID"], ["Duration"], []),
@@ -38,7 +39,11 @@ KEYS = {
     "cuda_memcpy_sync": (["API Name", "Src Kind", "Dst Kind", "Bytes"], ["Duration"], []),
     "cuda_memset_sync": (["API Name", "Memory Kind", "Bytes"], ["Duration"], []),
     "cuda_gpu_kern_hist": (["Name"], ["Duration"], []),  # no Start: the rank follows each side's row order
+    # nsys's times are offset to the session start: compare durations and gaps, not starts.
+    "cuda_gpu_kern_pace": (["Iteration"], ["duration", "gap"], []),
+    "nvtx_pace": (["Iteration"], ["duration", "gap"], []),
 }
+PACE_COLUMNS = ["start", "end", "duration", "duration_accum", "gap", "gap_accum"]
 RELATIVE, ABSOLUTE_NS, PERCENT_POINTS = 0.5, 20000, 15.0
 
 
@@ -65,6 +70,24 @@ def read_parquet(folder):
     header = [column(c) for c in df.columns]
     rows = [{column(c): ("" if v is None or v != v else str(int(v)) if isinstance(v, float) and v.is_integer() else str(v))
              for c, v in zip(df.columns, r)} for r in df.itertuples(index=False)]
+    return header, rows
+
+
+def read_pace(folder):
+    """A pace recipe's pace_COLUMN.parquet files (a row an iteration, a column a rank) as one table
+    of rank 0's values, the columns nvscope writes."""
+    import pandas
+    columns = {}
+    for c in PACE_COLUMNS:
+        hits = glob.glob(os.path.join(folder, "**", "pace_%s.parquet" % c), recursive=True)
+        if hits:
+            df = pandas.read_parquet(hits[0])
+            columns[c] = [str(int(v)) if v == v else "" for v in df.iloc[:, -1]]
+    if not columns:
+        return None
+    n = max(len(v) for v in columns.values())
+    header = ["Iteration"] + [c for c in PACE_COLUMNS if c in columns]
+    rows = [dict([("Iteration", str(i))] + [(c, columns[c][i] if i < len(columns[c]) else "") for c in header[1:]]) for i in range(n)]
     return header, rows
 
 
@@ -111,7 +134,7 @@ def nsys_rows(nsys, rep, item, out, log):
     options = sum([["--" + p.split("=")[0], p.split("=", 1)[1]] for p in params], [])
     if run([nsys, "recipe", name, "--input", rep + ".nsys-rep", "--output", folder, "--force-overwrite"] + options, log) == 0:
         try:
-            got = read_parquet(folder)
+            got = read_pace(folder) if name.endswith("_pace") else read_parquet(folder)
             if got is not None:
                 return got, "nsys recipe"
         except Exception as e:  # no pandas or pyarrow here: the rule's CSV holds the same rows

@@ -285,8 +285,9 @@ int collect_recipes(const std::string& prefix, const char* list) {
   workload();
   c.stop();
   const auto& t = c.result();
-  for (const auto which : chosen.recipes) {
-    const auto w = nvscope::write_file(prefix + "_" + nvscope::recipe_name(which) + ".csv", nvscope::recipe_csv(t, which, chosen.params));
+  for (std::size_t i = 0; i < chosen.recipes.size(); ++i) {
+    const auto which = chosen.recipes[i];
+    const auto w = nvscope::write_file(prefix + "_" + nvscope::recipe_name(which) + ".csv", nvscope::recipe_csv(t, which, chosen.params[i]));
     if (!w) {
       std::fprintf(stderr, "%s\n", w.error.c_str());
       return 1;

@@ -38,7 +38,18 @@ void same_memcpy_row(const memcpy_rule_row& e, const memcpy_rule_row& r, const s
 
 // Every recipe, engine against reference; adds to `rows` how many rows each made, so that a
 // caller can check the traces gave each recipe something to compare.
-void check_all(std::size_t (&rows)[7], const trace& t, const recipe_params& p, const std::string& label) {
+void same_pace(const std::vector<pace_row>& e, const std::vector<pace_row>& r, const std::string& table) {
+  same_rows(e, r, table, [](const pace_row& a, const pace_row& b, const std::string& w) {
+    SAME(a.iteration, b.iteration, w + " iteration");
+    SAME(a.start, b.start, w + " start");
+    SAME(a.end, b.end, w + " end");
+    SAME(a.duration_accum, b.duration_accum, w + " duration_accum");
+    SAME(a.gap, b.gap, w + " gap");
+    SAME(a.gap_accum, b.gap_accum, w + " gap_accum");
+  });
+}
+
+void check_all(std::size_t (&rows)[9], const trace& t, const recipe_params& p, const std::string& label) {
   const auto gaps = gpu_gaps(t, p);
   same_rows(gaps, reference::gpu_gaps(t, p), label + " gpu_gaps", [](const gpu_gap_row& a, const gpu_gap_row& b, const std::string& w) {
     SAME(a.duration, b.duration, w + " duration");
@@ -79,8 +90,16 @@ void check_all(std::size_t (&rows)[7], const trace& t, const recipe_params& p, c
     SAME(a.name, b.name, w + " name");
     SAME(a.duration, b.duration, w + " duration");
   });
-  const std::size_t made[] = {gaps.size(), util.size(), sync.size(), async.size(), copies.size(), sets.size(), hist.size()};
-  for (int i = 0; i < 7; ++i) rows[i] += made[i];
+  // The pace of the first kernel's base name and of the first range's name.
+  recipe_params named = p;
+  if (!t.kernels.empty()) named.name = std::string(kernel_name(t, t.kernels[0].name, name_form::base));
+  const auto kern_pace = cuda_gpu_kern_pace(t, named);
+  same_pace(kern_pace, reference::cuda_gpu_kern_pace(t, named), label + " cuda_gpu_kern_pace");
+  if (!t.ranges.empty()) named.name = std::string(t.strings[t.ranges[0].name]);
+  const auto range_pace = nvtx_pace(t, named);
+  same_pace(range_pace, reference::nvtx_pace(t, named), label + " nvtx_pace");
+  const std::size_t made[] = {gaps.size(), util.size(), sync.size(), async.size(), copies.size(), sets.size(), hist.size(), kern_pace.size(), range_pace.size()};
+  for (int i = 0; i < 9; ++i) rows[i] += made[i];
 }
 
 // A random trace with what the rules read: two devices with contexts, copies of every memory
@@ -111,7 +130,7 @@ trace dressed(std::uint64_t seed, int threads, int events) {
 
 TEST_CASE("recipes: random traces equal their definitions under several parameters") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
-  std::size_t rows[7] = {};
+  std::size_t rows[9] = {};
   for (int i = 0; i < 16; ++i) {
     const auto seed = rng();
     const int threads = 1 + i % 4, events = 40 + static_cast<int>(rng() % 400);
@@ -126,7 +145,7 @@ TEST_CASE("recipes: random traces equal their definitions under several paramete
     check_all(rows, t, p, label);
     check_all(rows, t, recipe_params{}, label + " defaults");
   }
-  for (int i = 0; i < 7; ++i) CHECK_MESSAGE(rows[i] > 0, recipe_name(static_cast<recipe>(i)), " made no rows to compare");
+  for (int i = 0; i < 9; ++i) CHECK_MESSAGE(rows[i] > 0, recipe_name(static_cast<recipe>(i)), " made no rows to compare");
 }
 
 TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
@@ -194,25 +213,49 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   t.kernels.push_back(t.kernels[0]);
   t.kernels.back().start = t.kernels.back().end; // 0 ns: left out, as the recipe's `Duration > 0`
   CHECK(recipe_csv(t, recipe::cuda_gpu_kern_hist) == "Name,Duration\ngemm,1000000000\n");
+
+  // Three runs of gemm: [10, 20), [25, 40), [35, 50): gaps 0, 5, 0 (the third overlaps the second).
+  trace paced;
+  const auto gemm = paced.strings.intern("gemm"), other = paced.strings.intern("relu");
+  for (const auto& [s0, e0, n] : {std::make_tuple(35, 50, gemm), std::make_tuple(10, 20, gemm), std::make_tuple(21, 24, other), std::make_tuple(25, 40, gemm)}) {
+    kernel_record r;
+    r.start = static_cast<timestamp_ns>(s0), r.end = static_cast<timestamp_ns>(e0), r.name = n;
+    paced.kernels.push_back(r);
+  }
+  recipe_params by_name;
+  by_name.name = "gemm";
+  const auto pace = cuda_gpu_kern_pace(paced, by_name);
+  REQUIRE(pace.size() == 3);
+  CHECK(pace[1].start == 25);
+  CHECK(pace[1].gap == 5);
+  CHECK(pace[2].gap == 0);
+  CHECK(pace[2].duration_accum == 10 + 15 + 15);
+  CHECK(pace[2].gap_accum == 5);
 }
 
 TEST_CASE("recipes: the list --recipes takes") {
-  auto s = parse_recipes("gpu_gaps:gap=100,cuda_api_sync,gpu_gaps");
+  auto s = parse_recipes("gpu_gaps:gap=50,cuda_api_sync,gpu_gaps:gap=100");
   CHECK(s.error.empty());
   REQUIRE(s.recipes.size() == 2);
   CHECK(s.recipes[0] == recipe::gpu_gaps);
-  CHECK(s.params.gap_ms == 100);
+  CHECK(s.params[0].gap_ms == 100);
+  CHECK(s.params[1].gap_ms == 500); // another recipe's parameter keeps nsys's default
   s = parse_recipes("gpu_time_util:threshold=30:chunks=10");
   CHECK(s.error.empty());
-  CHECK(s.params.threshold == 30);
-  CHECK(s.params.chunks == 10);
+  CHECK(s.params[0].threshold == 30);
+  CHECK(s.params[0].chunks == 10);
   for (const char* bad : {"gpu_gapz", "gpu_gaps:gapp=1", "cuda_api_sync:gap=1", "gpu_time_util:chunks=0", "gpu_time_util:threshold=101",
-                          "gpu_gaps:gap=", "gpu_gaps:gap=1x"}) {
+                          "gpu_gaps:gap=", "gpu_gaps:gap=1x", "nvtx_pace", "cuda_gpu_kern_pace:name="}) {
     s = parse_recipes(bad);
     CHECK_MESSAGE(s.error.rfind("nvscope: recipes: ", 0) == 0, bad);
     CHECK_MESSAGE(s.error.find('\n') == std::string::npos, bad);
     CHECK(s.recipes.empty());
   }
+  s = parse_recipes("nvtx_pace:name=step,cuda_gpu_kern_pace:name=gemm");
+  CHECK(s.error.empty());
+  REQUIRE(s.params.size() == 2);
+  CHECK(s.params[0].name == "step");
+  CHECK(s.params[1].name == "gemm");
   CHECK(recipe_reads_api(recipe::cuda_memset_sync));
   CHECK(!recipe_reads_api(recipe::gpu_gaps));
 }

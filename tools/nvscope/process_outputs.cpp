@@ -60,7 +60,8 @@ void write_reports(process_end& w, const std::string& stem, const std::vector<re
 // --recipes: each as STEM.NAME.csv with the recipe's columns.
 void write_recipes(process_end& w, const std::string& stem, const std::string& list, const trace& t) {
   const auto chosen = parse_recipes(list);
-  for (const auto which : chosen.recipes) write_one(w, stem, ("." + std::string(recipe_name(which)) + ".csv").c_str(), recipe_csv(t, which, chosen.params));
+  for (std::size_t i = 0; i < chosen.recipes.size(); ++i)
+    write_one(w, stem, ("." + std::string(recipe_name(chosen.recipes[i])) + ".csv").c_str(), recipe_csv(t, chosen.recipes[i], chosen.params[i]));
 }
 
 // Every file `o` asks for; the stem of their names when they could be placed, else empty.

@@ -4,7 +4,7 @@
 /// \file analyze/recipe_rows.hpp
 /// The rows of the `nsys recipe` recipes nvscope computes in-process, with nsys's names and
 /// default parameters: `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`, `cuda_memcpy_async`,
-/// `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`. Numbers, enums and the names nsys prints; computed
+/// `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`, `cuda_gpu_kern_pace`, `nvtx_pace`. Numbers, enums and the names nsys prints; computed
 /// by analyze/recipes.hpp, defined plainly by analyze/reference/recipes.hpp, printed by
 /// export/recipes.hpp. docs/analysis.md ("Recipes") gives each definition.
 ///
@@ -27,6 +27,7 @@ struct recipe_params {
   std::uint64_t gap_ms = 500;       ///< gpu_gaps `--gap`: a gap longer than this many milliseconds is reported
   std::uint32_t threshold = 50;     ///< gpu_time_util `--threshold`: chunks used less than this percent are reported
   std::uint32_t chunks = 30;        ///< gpu_time_util `--chunks`: equal chunks of each device's busy span
+  std::string name;                 ///< cuda_gpu_kern_pace and nvtx_pace `--name` (required): the kernel or range that marks an iteration
 };
 
 /// One row of `gpu_gaps`: a stretch of one device with no GPU operation running.
@@ -89,6 +90,18 @@ struct memset_rule_row {
 struct kernel_duration_row {
   std::string name;         ///< the base name (nsys's shortName)
   std::uint64_t duration = 0;
+};
+
+/// One row of `cuda_gpu_kern_pace` or `nvtx_pace`: one instance of the named kernel or range,
+/// an iteration, with the running sums that show the application's pace.
+struct pace_row {
+  std::uint64_t iteration = 0;      ///< 0 for the first instance
+  timestamp_ns start = 0;
+  timestamp_ns end = 0;
+  std::uint64_t duration = 0;
+  std::uint64_t duration_accum = 0; ///< the durations of this and every earlier instance
+  std::uint64_t gap = 0;            ///< start - the previous instance's end (0 for the first, or when they overlap)
+  std::uint64_t gap_accum = 0;
 };
 
 } // namespace v1

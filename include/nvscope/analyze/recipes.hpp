@@ -4,7 +4,8 @@
 /// \file analyze/recipes.hpp
 /// The `nsys recipe` recipes nvscope computes in-process from a trace, by nsys's names and with
 /// its default parameters (`recipe_params`): `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`,
-/// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`. Each is one sort and a walk, n
+/// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`,
+/// `cuda_gpu_kern_pace`, `nvtx_pace`. Each is one sort and a walk, n
 /// log n in the records (the gaps and chunks walk each device's operations once in start
 /// order; the copy and memset rules look calls up by correlation id in a sorted index), and is
 /// tested equal to its plain definition in analyze/reference/recipes.hpp. export/recipes.hpp
@@ -244,6 +245,51 @@ inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
   rows.reserve(order.size());
   for (const auto i : order) rows.push_back({std::string(kernel_name(t, t.kernels[i].name, name_form::base)), t.kernels[i].end - t.kernels[i].start});
   return rows;
+}
+
+namespace detail {
+
+// The pace rows of the records `pick(i)` chooses among `n`, ordered by `start_of(i)`.
+template <class Pick, class Span>
+std::vector<pace_row> pace_rows(std::size_t n, Pick pick, Span span) {
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (pick(i)) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return span(a).first < span(b).first; });
+  std::vector<pace_row> rows(order.size());
+  std::uint64_t durations = 0, gaps = 0;
+  timestamp_ns last_end = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto [start, end] = span(order[i]);
+    const std::uint64_t gap = i && start > last_end ? start - last_end : 0;
+    durations += end - start, gaps += gap, last_end = end;
+    rows[i] = {i, start, end, end - start, durations, gap, gaps};
+  }
+  return rows;
+}
+
+} // namespace detail
+
+/// `cuda_gpu_kern_pace`: each run of the kernel whose base name is `p.name`, in start order,
+/// with the running sums of durations and of the gaps between runs.
+/// \code
+///   nvscope::recipe_params p;
+///   p.name = "gemm";
+///   auto pace = nvscope::cuda_gpu_kern_pace(t, p); // pace.back().gap_accum: time between the runs
+/// \endcode
+inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_params& p) {
+  const auto& k = t.kernels;
+  return detail::pace_rows(
+      k.size(), [&](std::uint32_t i) { return k[i].end != 0 && k[i].end >= k[i].start && kernel_name(t, k[i].name, name_form::base) == p.name; },
+      [&](std::uint32_t i) { return std::make_pair(k[i].start, k[i].end); });
+}
+
+/// `nvtx_pace`: each closed NVTX range named `p.name`, in start order, with the running sums.
+inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
+  const auto& r = t.ranges;
+  return detail::pace_rows(
+      r.size(), [&](std::uint32_t i) { return !r[i].is_mark && r[i].end != 0 && r[i].end >= r[i].start && t.strings[r[i].name] == p.name; },
+      [&](std::uint32_t i) { return std::make_pair(r[i].start, r[i].end); });
 }
 
 } // namespace v1

@@ -10,7 +10,8 @@
 /// \code
 ///   auto chosen = nvscope::parse_recipes("gpu_gaps:gap=100,cuda_api_sync");
 ///   if (!chosen.error.empty()) { std::fprintf(stderr, "%s\n", chosen.error.c_str()); return 2; }
-///   for (auto r : chosen.recipes) std::fputs(nvscope::recipe_csv(t, r, chosen.params).c_str(), stdout);
+///   for (std::size_t i = 0; i < chosen.recipes.size(); ++i)
+///     std::fputs(nvscope::recipe_csv(t, chosen.recipes[i], chosen.params[i]).c_str(), stdout);
 /// \endcode
 
 #include <nvscope/analyze/recipes.hpp>
@@ -26,12 +27,12 @@ namespace nvscope {
 inline namespace v1 {
 
 /// The recipes nvscope computes, by nsys's names.
-enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist };
+enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace };
 
-/// The recipes of a list and their parameters, or a one-line error.
+/// The recipes of a list and the parameters of each, or a one-line error.
 struct recipe_selection {
   std::vector<recipe> recipes;
-  recipe_params params;
+  std::vector<recipe_params> params; ///< `params[i]` for `recipes[i]`: nsys's defaults and the item's k=v
   std::string error; ///< "nvscope: recipes: ..." for an unknown name or parameter
 };
 
@@ -51,6 +52,8 @@ inline constexpr recipe_info recipe_infos[] = {
     {recipe::cuda_memcpy_sync, "cuda_memcpy_sync", "", true},
     {recipe::cuda_memset_sync, "cuda_memset_sync", "", true},
     {recipe::cuda_gpu_kern_hist, "cuda_gpu_kern_hist", "", false},
+    {recipe::cuda_gpu_kern_pace, "cuda_gpu_kern_pace", "name", false},
+    {recipe::nvtx_pace, "nvtx_pace", "name", false},
 };
 
 inline const recipe_info& info_of(recipe r) noexcept { return recipe_infos[static_cast<std::size_t>(r)]; }
@@ -64,6 +67,11 @@ inline std::string set_recipe_param(std::string_view name, std::string_view para
   if (key.empty() || spaced.find(" " + std::string(key) + " ") == std::string::npos)
     return std::string(name) + " has no parameter '" + std::string(key) + "'" +
            (parameters[0] ? " (it takes " + std::string(parameters) + ")" : " (it takes none)");
+  if (key == "name") {
+    if (value.empty()) return "'" + std::string(kv) + "': want a kernel or range name";
+    p.name = std::string(value);
+    return {};
+  }
   std::uint64_t v = 0;
   for (const char c : value) {
     if (c < '0' || c > '9' || v > 1000000000000ull) return "'" + std::string(kv) + "': want a whole number";
@@ -85,12 +93,16 @@ inline std::string parse_recipe_item(std::string_view item, recipe_selection& s)
   for (const auto& i : recipe_infos)
     if (name == i.name) info = &i;
   if (!info) return "no recipe named '" + std::string(name) + "'";
+  recipe_params p;
   for (auto rest = colon == std::string_view::npos ? std::string_view{} : item.substr(colon + 1); !rest.empty();) {
     const auto next = rest.find(':');
-    if (auto why = set_recipe_param(name, info->parameters, rest.substr(0, next), s.params); !why.empty()) return why;
+    if (auto why = set_recipe_param(name, info->parameters, rest.substr(0, next), p); !why.empty()) return why;
     rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next + 1);
   }
-  if (std::find(s.recipes.begin(), s.recipes.end(), info->which) == s.recipes.end()) s.recipes.push_back(info->which);
+  if (std::string_view(info->parameters) == "name" && p.name.empty()) return std::string(name) + " needs name=NAME (nsys's --name)";
+  const auto at = std::find(s.recipes.begin(), s.recipes.end(), info->which);
+  if (at != s.recipes.end()) s.params[static_cast<std::size_t>(at - s.recipes.begin())] = p; // named again: the later parameters
+  else s.recipes.push_back(info->which), s.params.push_back(p);
   return {};
 }
 
@@ -103,7 +115,8 @@ inline const char* recipe_name(recipe r) noexcept { return detail::info_of(r).na
 inline bool recipe_reads_api(recipe r) noexcept { return detail::info_of(r).reads_api; }
 
 /// The recipes of a comma-separated list "NAME[:k=v...][,NAME...]" in the list's order, each
-/// once; a parameter (`gap`, `threshold`, `chunks`: nsys's recipe options) holds for the run.
+/// once; an item's parameters (`gap`, `threshold`, `chunks`, `name`: nsys's recipe options)
+/// are its recipe's, the others keep nsys's defaults.
 /// \code
 ///   auto s = nvscope::parse_recipes("gpu_time_util:threshold=30:chunks=10"); // s.error empty
 /// \endcode
@@ -116,8 +129,9 @@ inline recipe_selection parse_recipes(std::string_view list) {
     if (item.empty()) continue;
     if (auto why = detail::parse_recipe_item(item, s); !why.empty()) {
       s.error = "nvscope: recipes: " + why + " (nvscope computes gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], "
-                "cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist)";
-      s.recipes.clear();
+                "cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, "
+                "nvtx_pace:name=RANGE)";
+      s.recipes.clear(), s.params.clear();
       return s;
     }
   }
@@ -185,6 +199,17 @@ inline table kernel_durations_table(const std::vector<kernel_duration_row>& rows
   return t;
 }
 
+// nsys writes one file a column (pace_start.parquet, ...), a column a rank; one process is one
+// rank, so nvscope writes the columns side by side.
+inline table pace_table(const std::vector<pace_row>& rows) {
+  table t;
+  t.header = {"Iteration", "start", "end", "duration", "duration_accum", "gap", "gap_accum"};
+  t.numeric.assign(7, true);
+  for (const auto& r : rows)
+    t.rows.push_back({fmt_u(r.iteration), fmt_u(r.start), fmt_u(r.end), fmt_u(r.duration), fmt_u(r.duration_accum), fmt_u(r.gap), fmt_u(r.gap_accum)});
+  return t;
+}
+
 } // namespace detail
 
 /// One recipe's rows as a table with the recipe's column names.
@@ -196,6 +221,8 @@ inline table recipe_table(const trace& t, recipe which, const recipe_params& p =
     case recipe::cuda_memcpy_async: return detail::memcpy_rule_table(cuda_memcpy_async(t));
     case recipe::cuda_memcpy_sync: return detail::memcpy_rule_table(cuda_memcpy_sync(t));
     case recipe::cuda_gpu_kern_hist: return detail::kernel_durations_table(cuda_gpu_kern_hist(t));
+    case recipe::cuda_gpu_kern_pace: return detail::pace_table(cuda_gpu_kern_pace(t, p));
+    case recipe::nvtx_pace: return detail::pace_table(nvtx_pace(t, p));
     case recipe::cuda_memset_sync: break;
   }
   return detail::memset_rule_table(cuda_memset_sync(t));

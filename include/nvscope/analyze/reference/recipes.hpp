@@ -213,6 +213,45 @@ inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
   return rows;
 }
 
+/// The pace of a list of (start, end) instances, as nsys's `lib/pace.py` (not in nvscope's
+/// sources: *inferred* from the recipes' outputs `pace_start`, `pace_end`, `pace_duration`,
+/// `pace_duration_accum`, `pace_gap`, `pace_gap_accum`): in start order, duration = end -
+/// start, gap = start - the previous end (0 for the first and where they overlap), and the
+/// running sums of both.
+inline std::vector<pace_row> pace_of(std::vector<std::pair<timestamp_ns, timestamp_ns>> instances) {
+  std::stable_sort(instances.begin(), instances.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<pace_row> rows;
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    pace_row r;
+    r.iteration = i, r.start = instances[i].first, r.end = instances[i].second, r.duration = r.end - r.start;
+    const auto before = i ? instances[i - 1].second : r.start;
+    r.gap = r.start > before ? r.start - before : 0;
+    r.duration_accum = r.duration + (i ? rows.back().duration_accum : 0);
+    r.gap_accum = r.gap + (i ? rows.back().gap_accum : 0);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+/// `cuda_gpu_kern_pace` (recipe `cuda_gpu_kern_pace.py`): the kernels whose shortName is
+/// `--name` (`pace.filter_by_pace_name`, read as an exact match), their pace by `pace_of`.
+/// nsys's times are offset to the session's start; nvscope's are the trace's clock.
+inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_params& p) {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> runs;
+  for (const auto& k : t.kernels)
+    if (valid(k.start, k.end) && kernel_label(t, k.name, name_form::base) == p.name) runs.emplace_back(k.start, k.end);
+  return pace_of(runs);
+}
+
+/// `nvtx_pace` (recipe `nvtx_pace.py`): the closed NVTX ranges (not marks) whose text is
+/// `--name`, their pace by `pace_of`.
+inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> ranges;
+  for (const auto& r : t.ranges)
+    if (!r.is_mark && valid(r.start, r.end) && t.strings[r.name] == p.name) ranges.emplace_back(r.start, r.end);
+  return pace_of(ranges);
+}
+
 } // namespace reference
 } // namespace v1
 } // namespace nvscope
