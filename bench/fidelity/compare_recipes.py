@@ -29,7 +29,7 @@ from compare import find_nsys, run  # the six tables' harness: nsys lookup, logg
 
 # gpu_gaps' 500 ms default finds nothing in a workload of a few seconds: gap=0 reports every gap.
 RECIPES = ("gpu_gaps:gap=0,gpu_time_util,cuda_api_sync,cuda_memcpy_async,cuda_memcpy_sync,cuda_memset_sync,cuda_gpu_kern_hist,"
-           "cuda_gpu_kern_pace:name=scale_kernel,nvtx_pace:name=forward")
+           "cuda_gpu_kern_pace:name=scale_kernel,nvtx_pace:name=forward,nvtx_gpu_proj_pace:name=forward")
 # Per recipe: key columns, time columns compared within the tolerance, and the percent columns.
 KEYS = {
     "gpu_gaps": (["Device ID"], ["Duration"], []),
@@ -42,6 +42,7 @@ KEYS = {
     # nsys's times are offset to the session start: compare durations and gaps, not starts.
     "cuda_gpu_kern_pace": (["Iteration"], ["duration", "gap"], []),
     "nvtx_pace": (["Iteration"], ["duration", "gap"], []),
+    "nvtx_gpu_proj_pace": (["Iteration"], ["duration", "gap"], []),
 }
 PACE_COLUMNS = ["start", "end", "duration", "duration_accum", "gap", "gap_accum"]
 RELATIVE, ABSOLUTE_NS, PERCENT_POINTS = 0.5, 20000, 15.0

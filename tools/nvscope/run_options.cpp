@@ -261,8 +261,8 @@ constexpr option_entry option_table[] = {
     {"recipes", set_recipes, "Output", "LIST", "",
      "nsys recipes by nsys's name, NAME[:k=v...] with nsys's recipe options, written as STEM.NAME.csv: gpu_gaps[:gap=MS], "
      "gpu_time_util[:threshold=PCT][:chunks=N], cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, "
-     "cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, nvtx_pace:name=RANGE (docs/analysis.md)",
-     "gpu_gaps gpu_time_util cuda_api_sync cuda_memcpy_async cuda_memcpy_sync cuda_memset_sync cuda_gpu_kern_hist cuda_gpu_kern_pace nvtx_pace"},
+     "cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE (docs/analysis.md)",
+     "gpu_gaps gpu_time_util cuda_api_sync cuda_memcpy_async cuda_memcpy_sync cuda_memset_sync cuda_gpu_kern_hist cuda_gpu_kern_pace nvtx_pace nvtx_gpu_proj_pace"},
     {"summary", set_summary, "Output", "short|full|none", "short",
      "what stderr shows at the end of each process: one screen of 40 lines of 120 columns (short), every table as "
      "STEM.txt holds them (full), or errors and the files line only (none)", "short full none"},

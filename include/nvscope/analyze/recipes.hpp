@@ -5,7 +5,7 @@
 /// The `nsys recipe` recipes nvscope computes in-process from a trace, by nsys's names and with
 /// its default parameters (`recipe_params`): `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`,
 /// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`,
-/// `cuda_gpu_kern_pace`, `nvtx_pace`. Each is one sort and a walk, n
+/// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace`. Each is one sort and a walk, n
 /// log n in the records (the gaps and chunks walk each device's operations once in start
 /// order; the copy and memset rules look calls up by correlation id in a sorted index), and is
 /// tested equal to its plain definition in analyze/reference/recipes.hpp. export/recipes.hpp
@@ -18,6 +18,7 @@
 
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/recipe_rows.hpp>
+#include <nvscope/analyze/reports.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -290,6 +291,15 @@ inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
   return detail::pace_rows(
       r.size(), [&](std::uint32_t i) { return !r[i].is_mark && r[i].end != 0 && r[i].end >= r[i].start && t.strings[r[i].name] == p.name; },
       [&](std::uint32_t i) { return std::make_pair(r[i].start, r[i].end); });
+}
+
+/// `nvtx_gpu_proj_pace`: the ranges named `p.name` projected onto the GPU (the rows of
+/// `nvtx_gpu_proj_trace`: first start to last end of the work they launched), paced.
+inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_params& p) {
+  const auto rows = nvtx_gpu_proj_trace(t, start_end_rule::nsys);
+  return detail::pace_rows(
+      rows.size(), [&](std::uint32_t i) { return t.strings[t.ranges[rows[i].range].name] == p.name; },
+      [&](std::uint32_t i) { return std::make_pair(rows[i].projected_start, rows[i].projected_start + rows[i].projected_duration); });
 }
 
 } // namespace v1

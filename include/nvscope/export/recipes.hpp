@@ -27,7 +27,7 @@ namespace nvscope {
 inline namespace v1 {
 
 /// The recipes nvscope computes, by nsys's names.
-enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace };
+enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace, nvtx_gpu_proj_pace };
 
 /// The recipes of a list and the parameters of each, or a one-line error.
 struct recipe_selection {
@@ -54,6 +54,7 @@ inline constexpr recipe_info recipe_infos[] = {
     {recipe::cuda_gpu_kern_hist, "cuda_gpu_kern_hist", "", false},
     {recipe::cuda_gpu_kern_pace, "cuda_gpu_kern_pace", "name", false},
     {recipe::nvtx_pace, "nvtx_pace", "name", false},
+    {recipe::nvtx_gpu_proj_pace, "nvtx_gpu_proj_pace", "name", false},
 };
 
 inline const recipe_info& info_of(recipe r) noexcept { return recipe_infos[static_cast<std::size_t>(r)]; }
@@ -130,7 +131,7 @@ inline recipe_selection parse_recipes(std::string_view list) {
     if (auto why = detail::parse_recipe_item(item, s); !why.empty()) {
       s.error = "nvscope: recipes: " + why + " (nvscope computes gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], "
                 "cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, "
-                "nvtx_pace:name=RANGE)";
+                "nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE)";
       s.recipes.clear(), s.params.clear();
       return s;
     }
@@ -223,6 +224,7 @@ inline table recipe_table(const trace& t, recipe which, const recipe_params& p =
     case recipe::cuda_gpu_kern_hist: return detail::kernel_durations_table(cuda_gpu_kern_hist(t));
     case recipe::cuda_gpu_kern_pace: return detail::pace_table(cuda_gpu_kern_pace(t, p));
     case recipe::nvtx_pace: return detail::pace_table(nvtx_pace(t, p));
+    case recipe::nvtx_gpu_proj_pace: return detail::pace_table(nvtx_gpu_proj_pace(t, p));
     case recipe::cuda_memset_sync: break;
   }
   return detail::memset_rule_table(cuda_memset_sync(t));

@@ -17,6 +17,7 @@
 /// \endcode
 
 #include <nvscope/analyze/recipe_rows.hpp>
+#include <nvscope/analyze/reference/reports.hpp>
 #include <nvscope/analyze/reference/tables.hpp>
 
 #include <algorithm>
@@ -250,6 +251,15 @@ inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
   for (const auto& r : t.ranges)
     if (!r.is_mark && valid(r.start, r.end) && t.strings[r.name] == p.name) ranges.emplace_back(r.start, r.end);
   return pace_of(ranges);
+}
+
+/// `nvtx_gpu_proj_pace` (recipe `nvtx_gpu_proj_pace.py`): the rows of `nvtx_gpu_proj_trace`
+/// whose range's text is `--name`, their projected start and end paced by `pace_of`.
+inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_params& p) {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> projected;
+  for (const auto& r : nvtx_gpu_proj_trace(t, start_end_rule::nsys))
+    if (t.strings[t.ranges[r.range].name] == p.name) projected.emplace_back(r.projected_start, r.projected_start + r.projected_duration);
+  return pace_of(projected);
 }
 
 } // namespace reference
