@@ -2,7 +2,8 @@
  * `nsys profile --trace=cuda,nvtx` (with --plain) and once under nvscope's collector (with
  * --collect DIR, which writes the six nsys reports as DIR_<report>.csv, the names nsys stats
  * gives them), so that compare.py can join the tables row by row on nsys's own keys;
- * --reports PREFIX LIST writes any of nsys's reports nvscope computes, for compare_reports.py.
+ * --reports PREFIX LIST writes any of nsys's reports nvscope computes, for compare_reports.py;
+ * --recipes PREFIX LIST the recipes (export/recipes.hpp), for compare_recipes.py.
  *
  * It has what real programs have: two threads with their own streams, a CUDA graph, pinned
  * and pageable copies both ways, device-to-device copies, memsets, stream and device syncs,
@@ -14,6 +15,7 @@
 #include <nvscope/analysis.hpp>
 #include <nvscope/collector.hpp>
 #include <nvscope/export.hpp>
+#include <nvscope/export/recipes.hpp>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -265,6 +267,36 @@ int collect_reports(const std::string& prefix, const char* list) {
   return 0;
 }
 
+// --recipes PREFIX LIST: the recipes of LIST (nsys's names and options, export/recipes.hpp) as
+// PREFIX_NAME.csv, with the runtime's API calls recorded (the rules join them).
+int collect_recipes(const std::string& prefix, const char* list) {
+  const auto chosen = nvscope::parse_recipes(list);
+  if (!chosen.error.empty()) {
+    std::fprintf(stderr, "%s\n", chosen.error.c_str());
+    return 2;
+  }
+  nvscope::collector_options o;
+  o.kinds = nvscope::activity::standard | nvscope::activity::runtime_api;
+  nvscope::collector c(o);
+  if (!c.start()) {
+    std::fprintf(stderr, "fidelity: the collector did not start (see the line above)\n");
+    return 1;
+  }
+  workload();
+  c.stop();
+  const auto& t = c.result();
+  for (std::size_t i = 0; i < chosen.recipes.size(); ++i) {
+    const auto which = chosen.recipes[i];
+    const auto w = nvscope::write_file(prefix + "_" + nvscope::recipe_name(which) + ".csv", nvscope::recipe_csv(t, which, chosen.params[i]));
+    if (!w) {
+      std::fprintf(stderr, "%s\n", w.error.c_str());
+      return 1;
+    }
+  }
+  std::printf("fidelity: %zu API calls, %zu kernels collected, recipes written to %s_*.csv\n", t.api_calls.size(), t.kernels.size(), prefix.c_str());
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -276,6 +308,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--plain") == 0) return workload();
   if (argc == 3 && std::strcmp(argv[1], "--collect") == 0) return collect(argv[2]);
   if (argc == 4 && std::strcmp(argv[1], "--reports") == 0) return collect_reports(argv[2], argv[3]);
-  std::fprintf(stderr, "usage: fidelity_workload --plain | --collect PREFIX | --reports PREFIX LIST\n");
+  if (argc == 4 && std::strcmp(argv[1], "--recipes") == 0) return collect_recipes(argv[2], argv[3]);
+  std::fprintf(stderr, "usage: fidelity_workload --plain | --collect PREFIX | --reports PREFIX LIST | --recipes PREFIX LIST\n");
   return 2;
 }

@@ -34,7 +34,7 @@ THIN = {"annotate.hpp": "annotate", "capture.hpp": "capture", "collector.hpp": "
 SHARED = {"version.hpp"}
 UMBRELLA = "nvscope.hpp"
 DEFINITIONS = {"analyze/report.hpp", "analyze/diagnosis.hpp", "analyze/diagnose/options.hpp", "analyze/step_names.hpp",
-               "analyze/report_rows.hpp",
+               "analyze/report_rows.hpp", "analyze/recipe_rows.hpp",
                "analyze/merge_types.hpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 

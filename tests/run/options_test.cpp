@@ -268,6 +268,23 @@ TEST_CASE("--reports: nsys's report names, checked before the program starts; AP
   CHECK((r.options.kinds & kind_bits::runtime_api) != 0); // whatever order --kinds came in
 }
 
+TEST_CASE("--recipes: nsys's recipe names and options, checked before the program starts; API recipes record API calls (issue 48)") {
+  auto r = args({"--recipes=gpu_gaps:gap=100,gpu_time_util", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK(r.options.recipes == "gpu_gaps:gap=100,gpu_time_util");
+  CHECK(r.options.kinds == kind_bits::standard); // no recipe reads API calls
+  CHECK(value_of(r, "recipes") == "gpu_gaps:gap=100,gpu_time_util");
+  r = args({"--recipes=cuda_memcpy_sync", "--kinds=kernels", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK((r.options.kinds & kind_bits::runtime_api) != 0);
+  for (const char* bad : {"--recipes=gpu_gapz", "--recipes=gpu_gaps:min=3", "--recipes=cuda_api_sync:gap=1"}) {
+    r = args({bad, "prog"}).parse();
+    CHECK_MESSAGE(r.error.find("--recipes") != std::string::npos, bad);
+    CHECK_MESSAGE(r.error.find('\n') == std::string::npos, bad);
+  }
+  CHECK(args({"--recipes=gpu_gapz", "prog"}).parse().error.find("no recipe named 'gpu_gapz'") != std::string::npos);
+}
+
 TEST_CASE("a long run: --memory-limit, --keep-steps and --keep-slowest turn the bounded collection on, and reach the child") {
   auto r = args({"--", "prog"}).parse();
   REQUIRE(r.error.empty());

@@ -8,6 +8,8 @@
 #include "file_text.hpp"
 #include "../analyze/synthetic_trace.hpp"
 
+#include <nvscope/export/recipes.hpp>
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -174,6 +176,20 @@ TEST_CASE("--reports: STEM.NAME.csv per report with nsys's header, all as STEM.r
   CHECK(nvscope_test::file_text(dir + "/p.cuda_gpu_sum.csv").rfind("Time (%),Total Time (ns),Instances,", 0) == 0);
   CHECK(nvscope_test::file_text(dir + "/p.reports.txt").find(" ** NVTX Push/Pop Range Summary (nvtx_pushpop_sum):") != std::string::npos);
   CHECK(nvscope_test::file_text(dir + "/p.reports.json").rfind("{\n\"cuda_gpu_sum\": [", 0) == 0);
+  remove_all(dir, e.files);
+}
+
+TEST_CASE("--recipes: STEM.NAME.csv per recipe with the recipe's columns, its options applied (issue 48)") {
+  const std::string dir = temp_folder();
+  const process_end e = finish_with({"--output-dir=" + dir, "--name=p", "--outputs=none", "--recipes=gpu_gaps:gap=0,cuda_api_sync"});
+  CHECK(e.errors.empty());
+  REQUIRE(e.files.size() == 2);
+  CHECK(e.files[0].path == dir + "/p.gpu_gaps.csv");
+  CHECK(e.files[1].path == dir + "/p.cuda_api_sync.csv");
+  nvscope::recipe_params p;
+  p.gap_ms = 0;
+  CHECK(nvscope_test::file_text(dir + "/p.gpu_gaps.csv") == nvscope::recipe_csv(sample().t, nvscope::recipe::gpu_gaps, p));
+  CHECK(nvscope_test::file_text(dir + "/p.cuda_api_sync.csv").rfind("Duration,Start,PID,TID,API Name\n", 0) == 0);
   remove_all(dir, e.files);
 }
 

@@ -2,6 +2,7 @@
 #include "window.hpp"
 
 #include <nvscope/detail/quote.hpp>
+#include <nvscope/export/recipes.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -56,6 +57,13 @@ void write_reports(process_end& w, const std::string& stem, const std::vector<re
   write_one(w, stem, ".reports.json", reports_json(t, r, chosen));
 }
 
+// --recipes: each as STEM.NAME.csv with the recipe's columns.
+void write_recipes(process_end& w, const std::string& stem, const std::string& list, const trace& t) {
+  const auto chosen = parse_recipes(list);
+  for (std::size_t i = 0; i < chosen.recipes.size(); ++i)
+    write_one(w, stem, ("." + std::string(recipe_name(chosen.recipes[i])) + ".csv").c_str(), recipe_csv(t, chosen.recipes[i], chosen.params[i]));
+}
+
 // Every file `o` asks for; the stem of their names when they could be placed, else empty.
 std::string write_outputs(process_end& w, const run_options& o, const trace& t, const analysis_report& r, const attribution& a) {
   const auto dir = expand_output_path(o.output_dir);
@@ -74,6 +82,7 @@ std::string write_outputs(process_end& w, const run_options& o, const trace& t, 
     for (report which : all_reports) write_one(w, stem, (std::string(".") + report_name(which) + ".csv").c_str(), to_csv(r, which));
   if (o.outputs.json) write_one(w, stem, ".json", to_json(r, t));
   if (!o.reports.empty()) write_reports(w, stem, parse_reports(o.reports).reports, t, r);
+  if (!o.recipes.empty()) write_recipes(w, stem, o.recipes, t);
   if (o.outputs.trace) note_write(w, stem + ".trace.json", write_chrome_trace(stem + ".trace.json", t, {}, a)); // streamed: ~270 B a record, never held whole
   if (o.outputs.folded || o.outputs.flame) {
     folded_options f;

@@ -3,6 +3,7 @@
 #include <nvscope/capture/env.hpp>
 #include <nvscope/capture/schedule.hpp>
 #include <nvscope/export/output_path.hpp>
+#include <nvscope/export/recipes.hpp>
 #include <nvscope/export/reports.hpp>
 #include <nvscope/detail/quote.hpp>
 
@@ -132,6 +133,14 @@ std::string set_reports(run_options& o, std::string_view v) {
   const auto chosen = parse_reports(v);
   if (!chosen.error.empty()) return chosen.error.substr(std::string_view("nvscope: reports: ").size());
   o.reports = std::string(v);
+  return {};
+}
+
+// --recipes: nsys's recipe names and options, checked here as --reports is.
+std::string set_recipes(run_options& o, std::string_view v) {
+  const auto chosen = parse_recipes(v);
+  if (!chosen.error.empty()) return chosen.error.substr(std::string_view("nvscope: recipes: ").size());
+  o.recipes = std::string(v);
   return {};
 }
 
@@ -334,6 +343,11 @@ constexpr option_entry option_table[] = {
     {"reports", set_reports, "Output", "LIST", "",
      "nsys stats reports by nsys's name, written as STEM.NAME.csv, STEM.reports.txt and STEM.reports.json: summary "
      "(what nsys stats prints by default), cuda_api_sum, cuda_gpu_trace[:base|:mangled], ... (docs/analysis.md)", "summary cuda_api_sum cuda_api_trace cuda_gpu_trace cuda_gpu_sum cuda_kern_exec_sum cuda_kern_exec_trace nvtx_pushpop_sum nvtx_pushpop_trace nvtx_startend_sum cuda_api_gpu_sum cuda_gpu_kern_gb_sum nvtx_gpu_proj_trace"},
+    {"recipes", set_recipes, "Output", "LIST", "",
+     "nsys recipes by nsys's name, NAME[:k=v...] with nsys's recipe options, written as STEM.NAME.csv: gpu_gaps[:gap=MS], "
+     "gpu_time_util[:threshold=PCT][:chunks=N], cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, "
+     "cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE (docs/analysis.md)",
+     "gpu_gaps gpu_time_util cuda_api_sync cuda_memcpy_async cuda_memcpy_sync cuda_memset_sync cuda_gpu_kern_hist cuda_gpu_kern_pace nvtx_pace nvtx_gpu_proj_pace"},
     {"summary", set_summary, "Output", "short|full|none", "short",
      "what stderr shows at the end of each process: one screen of 40 lines of 120 columns (short), every table as "
      "STEM.txt holds them (full), or errors and the files line only (none)", "short full none"},
@@ -494,6 +508,8 @@ void check_combination(run_parse& r) {
     r.error = "nvscope: run: --capture-range-end needs --capture-range=cudaProfilerApi or nvtx (or --nvtx-capture)";
   if (!r.error.empty()) return;
   if (reports_read_api(o.reports)) o.kinds |= kind_bits::runtime_api | kind_bits::driver_api;
+  for (const auto which : parse_recipes(o.recipes).recipes)
+    if (recipe_reads_api(which)) o.kinds |= kind_bits::runtime_api;
   // Record the implied range, so that every process of the tree sees the same one.
   const char* implied = o.range == capture_range::nvtx ? "nvtx" : o.range == capture_range::steps ? "steps" : nullptr;
   if (implied != nullptr && !range_given) r.given.push_back(given_option{"capture-range", implied});

@@ -71,6 +71,7 @@ struct run_options {
   bool force_overwrite = false;    ///< -f: write over the files of an existing stem
   bool stats = false;              ///< --stats=true: nsys stats' default reports, printed at the end
   std::string reports;             ///< --reports: nsys's report names (export/reports.hpp's parse_reports), written as STEM.NAME.csv
+  std::string recipes;             ///< --recipes: nsys's recipe names and options (export/recipes.hpp's parse_recipes), as STEM.NAME.csv
   summary_view summary_shows = summary_view::screen;
   color_choice color = color_choice::automatic;
   capture_range range = capture_range::whole;

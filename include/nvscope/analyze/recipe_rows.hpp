@@ -1,0 +1,109 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/recipe_rows.hpp
+/// The rows of the `nsys recipe` recipes nvscope computes in-process, with nsys's names and
+/// default parameters: `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`, `cuda_memcpy_async`,
+/// `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`, `cuda_gpu_kern_pace`, `nvtx_pace`,
+/// `nvtx_gpu_proj_pace`. Numbers, enums and the names nsys prints; computed
+/// by analyze/recipes.hpp, defined plainly by analyze/reference/recipes.hpp, printed by
+/// export/recipes.hpp. docs/analysis.md ("Recipes") gives each definition.
+///
+/// \code
+///   nvscope::recipe_params p;
+///   p.gap_ms = 100; // gpu_gaps --gap=100
+///   for (const auto& g : nvscope::gpu_gaps(t, p)) { /* g.duration, g.start, g.device */ }
+/// \endcode
+
+#include <nvscope/trace.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// The recipes' parameters, by nsys's option names and defaults.
+struct recipe_params {
+  std::uint64_t gap_ms = 500;       ///< gpu_gaps `--gap`: a gap longer than this many milliseconds is reported
+  std::uint32_t threshold = 50;     ///< gpu_time_util `--threshold`: chunks used less than this percent are reported
+  std::uint32_t chunks = 30;        ///< gpu_time_util `--chunks`: equal chunks of each device's busy span
+  std::string name;                 ///< cuda_gpu_kern_pace and nvtx_pace `--name` (required): the kernel or range that marks an iteration
+};
+
+/// One row of `gpu_gaps`: a stretch of one device with no GPU operation running.
+struct gpu_gap_row {
+  std::uint64_t duration = 0;
+  timestamp_ns start = 0;   ///< the end of the operation before the gap
+  timestamp_ns end = 0;     ///< the start of the operation after it
+  std::uint64_t pid = 0;
+  std::uint16_t device = 0;
+  std::uint32_t context = 0; ///< the context of the operation whose end opens the gap
+};
+
+/// One row of `gpu_time_util`: one chunk of a device's span used less than the threshold.
+struct gpu_util_row {
+  double in_use = 0.0;      ///< percent of the chunk with at least one GPU operation running
+  std::uint64_t duration = 0;
+  timestamp_ns start = 0;
+  std::uint64_t pid = 0;
+  std::uint16_t device = 0;
+};
+
+/// One row of `cuda_api_sync`: one call of cudaDeviceSynchronize or cudaStreamSynchronize.
+struct api_sync_row {
+  std::uint64_t duration = 0;
+  timestamp_ns start = 0;
+  std::uint64_t pid = 0;
+  std::uint64_t tid = 0;
+  std::string api_name;     ///< as recorded (a `_vNNNN` suffix kept, as nsys prints StringIds' value)
+};
+
+/// One row of `cuda_memcpy_async` or `cuda_memcpy_sync`: a copy joined with the runtime call
+/// of its correlation id.
+struct memcpy_rule_row {
+  std::uint64_t duration = 0;
+  timestamp_ns start = 0;
+  memory_kind src = memory_kind::unknown;
+  memory_kind dst = memory_kind::unknown;
+  std::uint64_t bytes = 0;
+  std::uint64_t pid = 0;
+  std::uint16_t device = 0;
+  std::uint32_t context = 0;
+  std::uint32_t stream = 0;
+  std::string api_name;
+};
+
+/// One row of `cuda_memset_sync`: a memset joined with the runtime call of its correlation id.
+struct memset_rule_row {
+  std::uint64_t duration = 0;
+  timestamp_ns start = 0;
+  memory_kind memory = memory_kind::unknown;
+  std::uint64_t bytes = 0;
+  std::uint64_t pid = 0;
+  std::uint16_t device = 0;
+  std::uint32_t context = 0;
+  std::uint32_t stream = 0;
+  std::string api_name;
+};
+
+/// One row of `cuda_gpu_kern_hist`: one kernel run, the values its histogram counts.
+struct kernel_duration_row {
+  std::string name;         ///< the base name (nsys's shortName)
+  std::uint64_t duration = 0;
+};
+
+/// One row of `cuda_gpu_kern_pace` or `nvtx_pace`: one instance of the named kernel or range,
+/// an iteration, with the running sums that show the application's pace.
+struct pace_row {
+  std::uint64_t iteration = 0;      ///< 0 for the first instance
+  timestamp_ns start = 0;
+  timestamp_ns end = 0;
+  std::uint64_t duration = 0;
+  std::uint64_t duration_accum = 0; ///< the durations of this and every earlier instance
+  std::uint64_t gap = 0;            ///< start - the previous instance's end (0 for the first, or when they overlap)
+  std::uint64_t gap_accum = 0;
+};
+
+} // namespace v1
+} // namespace nvscope

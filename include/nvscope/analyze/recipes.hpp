@@ -1,0 +1,306 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/recipes.hpp
+/// The `nsys recipe` recipes nvscope computes in-process from a trace, by nsys's names and with
+/// its default parameters (`recipe_params`): `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`,
+/// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`,
+/// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace`. Each is one sort and a walk, n
+/// log n in the records (the gaps and chunks walk each device's operations once in start
+/// order; the copy and memset rules look calls up by correlation id in a sorted index), and is
+/// tested equal to its plain definition in analyze/reference/recipes.hpp. export/recipes.hpp
+/// prints them.
+///
+/// \code
+///   auto gaps = nvscope::gpu_gaps(t, {});                 // gaps over nsys's default --gap
+///   auto waits = nvscope::cuda_api_sync(t);               // needs API calls recorded
+/// \endcode
+
+#include <nvscope/analyze/names.hpp>
+#include <nvscope/analyze/recipe_rows.hpp>
+#include <nvscope/analyze/reports.hpp>
+#include <nvscope/trace.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace detail {
+
+// One GPU operation of the gaps and chunks walks; `order` is its place among kernels, then
+// copies, then memsets (the rules' union), which breaks ties of equal ends.
+struct device_op {
+  std::uint16_t device;
+  timestamp_ns start, end;
+  std::uint32_t context;
+  std::uint32_t order;
+};
+
+// Every kernel, copy and memset with a valid end, sorted by device, then start.
+inline std::vector<device_op> ops_by_device(const trace& t) {
+  std::vector<device_op> ops;
+  ops.reserve(t.kernels.size() + t.copies.size() + t.memsets.size());
+  std::uint32_t order = 0;
+  auto add = [&](timestamp_ns s, timestamp_ns e, std::uint16_t device, std::uint32_t context) {
+    if (e != 0 && e >= s) ops.push_back({device, s, e, context, order});
+    ++order;
+  };
+  for (const auto& k : t.kernels) add(k.start, k.end, t.kernel_configs[k.config].device, t.kernel_configs[k.config].context);
+  for (const auto& c : t.copies) add(c.start, c.end, c.device, c.context);
+  for (const auto& m : t.memsets) add(m.start, m.end, m.device, m.context);
+  std::sort(ops.begin(), ops.end(), [](const device_op& a, const device_op& b) { return std::tie(a.device, a.start) < std::tie(b.device, b.start); });
+  return ops;
+}
+
+// One device's busy time as disjoint intervals in time order: the union of its operations.
+struct busy_span {
+  timestamp_ns start, end;
+};
+
+// Calls `each(device, first, last)` for each device's run [first, last) of `ops`.
+template <class Each>
+void for_each_device(const std::vector<device_op>& ops, Each each) {
+  for (std::size_t i = 0, j = 0; i < ops.size(); i = j) {
+    for (j = i; j < ops.size() && ops[j].device == ops[i].device;) ++j;
+    each(ops[i].device, i, j);
+  }
+}
+
+// `ASCII-case-insensitive` prefix and substring tests: SQLite's LIKE on 'p%' and '%s%'.
+inline bool iequal(char a, char b) noexcept { return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)); }
+inline bool istarts(std::string_view s, std::string_view p) noexcept {
+  return s.size() >= p.size() && std::equal(p.begin(), p.end(), s.begin(), iequal);
+}
+inline bool icontains(std::string_view s, std::string_view p) noexcept {
+  return std::search(s.begin(), s.end(), p.begin(), p.end(), iequal) != s.end();
+}
+
+// Which rule a runtime API name is for.
+enum class api_rule : std::uint8_t { none, sync, memcpy_async, memcpy_sync, memset_sync };
+
+inline api_rule rule_of(std::string_view name) noexcept {
+  if (istarts(name, "cudaDeviceSynchronize") || istarts(name, "cudaStreamSynchronize")) return api_rule::sync;
+  const bool async = icontains(name, "async");
+  if (istarts(name, "cudaMemcpy")) return async ? api_rule::memcpy_async : api_rule::memcpy_sync; // "async" cannot overlap the prefix
+  if (istarts(name, "cudaMemset") && !async) return api_rule::memset_sync;
+  return api_rule::none;
+}
+
+// The runtime calls of one rule as (correlation, call index), sorted: the join's index.
+inline std::vector<std::pair<std::uint32_t, std::uint32_t>> calls_of(const trace& t, api_rule rule) {
+  std::unordered_map<string_id, api_rule> seen;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> calls;
+  for (std::uint32_t i = 0; i < t.api_calls.size(); ++i) {
+    const auto& a = t.api_calls[i];
+    if (a.is_driver) continue;
+    auto it = seen.find(a.name);
+    if (it == seen.end()) it = seen.emplace(a.name, rule_of(t.strings[a.name])).first;
+    if (it->second == rule) calls.emplace_back(a.correlation, i);
+  }
+  std::sort(calls.begin(), calls.end());
+  return calls;
+}
+
+// `make(record, call)` for each record with `keep(record)` and each call of `calls` with its
+// correlation id, records in order and calls in record order; then by duration, longest first.
+template <class Row, class Record, class Keep, class Make>
+std::vector<Row> joined_rows(const std::vector<Record>& records, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& calls, Keep keep, Make make) {
+  std::vector<Row> rows;
+  for (const auto& r : records) {
+    if (r.end == 0 || r.end < r.start || !keep(r)) continue;
+    auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(r.correlation, std::uint32_t{0}));
+    for (; it != calls.end() && it->first == r.correlation; ++it) rows.push_back(make(r, it->second));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.duration > b.duration; });
+  return rows;
+}
+
+} // namespace detail
+
+/// `gpu_gaps`: stretches longer than `p.gap_ms` in which a device runs no kernel, copy or
+/// memset, within its first start and last end; longest first (docs/analysis.md, "Recipes").
+/// A walk in start order keeps the latest end so far: a start past it opens a gap.
+/// \code
+///   for (const auto& g : nvscope::gpu_gaps(t, {})) std::printf("%u: %llu ns idle\n", g.device, (unsigned long long)g.duration);
+/// \endcode
+inline std::vector<gpu_gap_row> gpu_gaps(const trace& t, const recipe_params& p = {}) {
+  const auto ops = detail::ops_by_device(t);
+  std::vector<gpu_gap_row> rows;
+  detail::for_each_device(ops, [&](std::uint16_t device, std::size_t first, std::size_t last) {
+    const detail::device_op* latest = &ops[first]; // the op of the latest end; of equal ends, the last in union order
+    for (std::size_t i = first + 1; i < last; ++i) {
+      const auto& o = ops[i];
+      if (o.start > latest->end && o.start - latest->end > p.gap_ms * 1000000)
+        rows.push_back({o.start - latest->end, latest->end, o.start, t.process_id, device, latest->context});
+      if (o.end > latest->end || (o.end == latest->end && o.order > latest->order)) latest = &o;
+    }
+  });
+  std::stable_sort(rows.begin(), rows.end(), [](const gpu_gap_row& a, const gpu_gap_row& b) {
+    return a.duration != b.duration ? a.duration > b.duration : a.start < b.start;
+  });
+  return rows;
+}
+
+/// `gpu_time_util`: each device's span (first start to last end) cut into `p.chunks` equal
+/// chunks; those in use less than `p.threshold` percent, by device, then start. The device's
+/// operations are merged into busy spans once, and one walk over them serves every chunk.
+/// \code
+///   for (const auto& c : nvscope::gpu_time_util(t, {})) std::printf("%.1f%% at %llu\n", c.in_use, (unsigned long long)c.start);
+/// \endcode
+inline std::vector<gpu_util_row> gpu_time_util(const trace& t, const recipe_params& p = {}) {
+  const auto ops = detail::ops_by_device(t);
+  std::vector<gpu_util_row> rows;
+  std::vector<detail::busy_span> busy;
+  detail::for_each_device(ops, [&](std::uint16_t device, std::size_t first, std::size_t last) {
+    busy.clear();
+    for (std::size_t i = first; i < last; ++i) {
+      if (!busy.empty() && ops[i].start <= busy.back().end) busy.back().end = std::max(busy.back().end, ops[i].end);
+      else busy.push_back({ops[i].start, ops[i].end});
+    }
+    const auto lo = busy.front().start, span = busy.back().end - lo;
+    std::size_t b = 0; // the first busy span ending after the chunk's begin
+    for (std::uint64_t i = 0; i < p.chunks; ++i) {
+      const auto from = lo + span * i / p.chunks, to = lo + span * (i + 1) / p.chunks;
+      if (from == to) continue;
+      while (b < busy.size() && busy[b].end <= from) ++b;
+      std::uint64_t used = 0;
+      for (std::size_t k = b; k < busy.size() && busy[k].start < to; ++k) used += std::min(busy[k].end, to) - std::max(busy[k].start, from);
+      const double in_use = 100.0 * static_cast<double>(used) / static_cast<double>(to - from);
+      if (in_use < p.threshold) rows.push_back({in_use, to - from, from, t.process_id, device});
+    }
+  });
+  return rows;
+}
+
+/// `cuda_api_sync`: runtime calls of cudaDeviceSynchronize and cudaStreamSynchronize, longest first.
+/// \code
+///   auto waits = nvscope::cuda_api_sync(t); // waits[0]: the longest host wait on the GPU
+/// \endcode
+inline std::vector<api_sync_row> cuda_api_sync(const trace& t) {
+  std::vector<std::uint32_t> calls;
+  for (const auto& c : detail::calls_of(t, detail::api_rule::sync)) calls.push_back(c.second);
+  std::sort(calls.begin(), calls.end()); // record order, which breaks ties of duration
+  std::vector<api_sync_row> rows;
+  for (const auto i : calls) {
+    const auto& a = t.api_calls[i];
+    if (a.end != 0 && a.end >= a.start) rows.push_back({a.end - a.start, a.start, t.process_id, detail::os_thread_id(t, a.thread), std::string(t.strings[a.name])});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const api_sync_row& a, const api_sync_row& b) { return a.duration > b.duration; });
+  return rows;
+}
+
+namespace detail {
+
+template <class Keep>
+std::vector<memcpy_rule_row> memcpy_rows(const trace& t, api_rule rule, Keep keep) {
+  return joined_rows<memcpy_rule_row>(t.copies, calls_of(t, rule), keep, [&](const copy_record& c, std::uint32_t call) {
+    return memcpy_rule_row{c.end - c.start, c.start, c.src, c.dst, c.bytes, t.process_id, c.device, c.context, c.stream,
+                           std::string(t.strings[t.api_calls[call].name])};
+  });
+}
+
+} // namespace detail
+
+/// `cuda_memcpy_async`: copies from or to pageable memory issued by cudaMemcpy*Async*, which
+/// then run synchronously; longest first.
+inline std::vector<memcpy_rule_row> cuda_memcpy_async(const trace& t) {
+  return detail::memcpy_rows(t, detail::api_rule::memcpy_async,
+                             [](const copy_record& c) { return c.src == memory_kind::pageable || c.dst == memory_kind::pageable; });
+}
+
+/// `cuda_memcpy_sync`: copies issued by a synchronous cudaMemcpy*, other than device to device
+/// and host to device of 64 KiB or less; longest first.
+inline std::vector<memcpy_rule_row> cuda_memcpy_sync(const trace& t) {
+  return detail::memcpy_rows(t, detail::api_rule::memcpy_sync, [](const copy_record& c) {
+    return c.kind != copy_kind::device_to_device && !(c.kind == copy_kind::host_to_device && c.bytes <= 65536);
+  });
+}
+
+/// `cuda_memset_sync`: memsets of pinned or managed memory issued by a synchronous
+/// cudaMemset*; longest first.
+inline std::vector<memset_rule_row> cuda_memset_sync(const trace& t) {
+  return detail::joined_rows<memset_rule_row>(
+      t.memsets, detail::calls_of(t, detail::api_rule::memset_sync),
+      [](const memset_record& m) { return m.memory == memory_kind::pinned || m.memory == memory_kind::managed; },
+      [&](const memset_record& m, std::uint32_t call) {
+        return memset_rule_row{m.end - m.start, m.start, m.memory, m.bytes, t.process_id, m.device, m.context, m.stream,
+                               std::string(t.strings[t.api_calls[call].name])};
+      });
+}
+
+/// `cuda_gpu_kern_hist`: every kernel run longer than 0 ns by base name, in start order: the
+/// values of the recipe's duration histogram (`--outputs=histograms` draws nvscope's, STEM.kernels.svg).
+inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t i = 0; i < t.kernels.size(); ++i)
+    if (t.kernels[i].end > t.kernels[i].start) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return t.kernels[a].start < t.kernels[b].start; });
+  std::vector<kernel_duration_row> rows;
+  rows.reserve(order.size());
+  for (const auto i : order) rows.push_back({std::string(kernel_name(t, t.kernels[i].name, name_form::base)), t.kernels[i].end - t.kernels[i].start});
+  return rows;
+}
+
+namespace detail {
+
+// The pace rows of the records `pick(i)` chooses among `n`, ordered by `start_of(i)`.
+template <class Pick, class Span>
+std::vector<pace_row> pace_rows(std::size_t n, Pick pick, Span span) {
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (pick(i)) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return span(a).first < span(b).first; });
+  std::vector<pace_row> rows(order.size());
+  std::uint64_t durations = 0, gaps = 0;
+  timestamp_ns last_end = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto [start, end] = span(order[i]);
+    const std::uint64_t gap = i && start > last_end ? start - last_end : 0;
+    durations += end - start, gaps += gap, last_end = end;
+    rows[i] = {i, start, end, end - start, durations, gap, gaps};
+  }
+  return rows;
+}
+
+} // namespace detail
+
+/// `cuda_gpu_kern_pace`: each run of the kernel whose base name is `p.name`, in start order,
+/// with the running sums of durations and of the gaps between runs.
+/// \code
+///   nvscope::recipe_params p;
+///   p.name = "gemm";
+///   auto pace = nvscope::cuda_gpu_kern_pace(t, p); // pace.back().gap_accum: time between the runs
+/// \endcode
+inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_params& p) {
+  const auto& k = t.kernels;
+  return detail::pace_rows(
+      k.size(), [&](std::uint32_t i) { return k[i].end != 0 && k[i].end >= k[i].start && kernel_name(t, k[i].name, name_form::base) == p.name; },
+      [&](std::uint32_t i) { return std::make_pair(k[i].start, k[i].end); });
+}
+
+/// `nvtx_pace`: each closed NVTX range named `p.name`, in start order, with the running sums.
+inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
+  const auto& r = t.ranges;
+  return detail::pace_rows(
+      r.size(), [&](std::uint32_t i) { return !r[i].is_mark && r[i].end != 0 && r[i].end >= r[i].start && t.strings[r[i].name] == p.name; },
+      [&](std::uint32_t i) { return std::make_pair(r[i].start, r[i].end); });
+}
+
+/// `nvtx_gpu_proj_pace`: the ranges named `p.name` projected onto the GPU (the rows of
+/// `nvtx_gpu_proj_trace`: first start to last end of the work they launched), paced.
+inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_params& p) {
+  const auto rows = nvtx_gpu_proj_trace(t, start_end_rule::nsys);
+  return detail::pace_rows(
+      rows.size(), [&](std::uint32_t i) { return t.strings[t.ranges[rows[i].range].name] == p.name; },
+      [&](std::uint32_t i) { return std::make_pair(rows[i].projected_start, rows[i].projected_start + rows[i].projected_duration); });
+}
+
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,267 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file analyze/reference/recipes.hpp
+/// The `nsys recipe` recipes of analyze/recipes.hpp, each defined as plainly as the nsys rule
+/// script the recipe runs states it (`nsys analyze`'s `gpu_gaps.py`, `gpu_time_util.py`,
+/// `cuda_api_sync.py`, `cuda_memcpy_async.py`, `cuda_memcpy_sync.py`, `cuda_memset_sync.py`;
+/// the recipes under `nsys_recipe/recipes/<name>/` read their rows through
+/// `StatsService.read_sql_report`), and `cuda_gpu_kern_hist` as its recipe script states it. SQL's `LIKE` is transcribed as SQLite runs it (ASCII
+/// letters of either case alike), a join as a loop over both tables, `ORDER BY 1 DESC` as a
+/// stable sort, so that ties keep the record order. analyze/recipes.hpp is tested equal to
+/// these (tests/analyze/recipes_test.cpp).
+///
+/// \code
+///   #include <nvscope/analyze/reference/recipes.hpp>
+///   auto gaps = nvscope::reference::gpu_gaps(t, {});
+/// \endcode
+
+#include <nvscope/analyze/recipe_rows.hpp>
+#include <nvscope/analyze/reference/reports.hpp>
+#include <nvscope/analyze/reference/tables.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+namespace reference {
+
+/// SQLite's `value LIKE pattern`: `%` any run of characters, `_` one, other characters equal
+/// ignoring the case of ASCII letters.
+inline bool like(std::string_view value, std::string_view pattern) {
+  if (pattern.empty()) return value.empty();
+  if (pattern[0] == '%') {
+    for (std::size_t i = 0; i <= value.size(); ++i)
+      if (like(value.substr(i), pattern.substr(1))) return true;
+    return false;
+  }
+  if (value.empty()) return false;
+  const bool one = pattern[0] == '_' || std::tolower(static_cast<unsigned char>(pattern[0])) == std::tolower(static_cast<unsigned char>(value[0]));
+  return one && like(value.substr(1), pattern.substr(1));
+}
+
+/// A GPU operation as the rules' `GPU_TABLE` lists them: kernels, copies, memsets.
+struct gpu_op {
+  timestamp_ns start = 0, end = 0;
+  std::uint16_t device = 0;
+  std::uint32_t context = 0;
+};
+
+/// Kernels, then copies, then memsets with a valid end, in record order.
+inline std::vector<gpu_op> gpu_ops(const trace& t) {
+  std::vector<gpu_op> ops;
+  for (const auto& k : t.kernels)
+    if (valid(k.start, k.end)) ops.push_back({k.start, k.end, t.kernel_configs[k.config].device, t.kernel_configs[k.config].context});
+  for (const auto& c : t.copies)
+    if (valid(c.start, c.end)) ops.push_back({c.start, c.end, c.device, c.context});
+  for (const auto& m : t.memsets)
+    if (valid(m.start, m.end)) ops.push_back({m.start, m.end, m.device, m.context});
+  return ops;
+}
+
+/// `gpu_gaps` (rule `gpu_gaps.py`): per process and device, number the starts in start order
+/// and the ends in end order; "ON starts.rowNum - 1 == ends.rowNum ... WHERE duration >
+/// {THRESHOLD} AND gapStart < gapEnd" with THRESHOLD = gap * 1000000, duration = start - end;
+/// the Context ID is the ending operation's. Rows `ORDER BY duration DESC, gapStart`. nsys
+/// counts its own profiling overhead as GPU work; nvscope records none.
+inline std::vector<gpu_gap_row> gpu_gaps(const trace& t, const recipe_params& p) {
+  std::map<std::uint16_t, std::vector<gpu_op>> by_device;
+  for (const auto& o : gpu_ops(t)) by_device[o.device].push_back(o);
+  std::vector<gpu_gap_row> rows;
+  for (auto& [device, ops] : by_device) {
+    std::vector<timestamp_ns> starts;
+    for (const auto& o : ops) starts.push_back(o.start);
+    std::sort(starts.begin(), starts.end());
+    std::stable_sort(ops.begin(), ops.end(), [](const gpu_op& a, const gpu_op& b) { return a.end < b.end; });
+    for (std::size_t k = 1; k < starts.size(); ++k) {
+      const auto gap_start = ops[k - 1].end, gap_end = starts[k];
+      if (gap_start < gap_end && gap_end - gap_start > p.gap_ms * 1000000) rows.push_back({gap_end - gap_start, gap_start, gap_end, t.process_id, device, ops[k - 1].context});
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const gpu_gap_row& a, const gpu_gap_row& b) {
+    return a.duration != b.duration ? a.duration > b.duration : a.start < b.start;
+  });
+  return rows;
+}
+
+/// Time inside [lo, hi) covered by at least one of `ops`: the clipped intervals sorted and merged.
+inline std::uint64_t busy_time(const std::vector<gpu_op>& ops, timestamp_ns lo, timestamp_ns hi) {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> in;
+  for (const auto& o : ops)
+    if (o.start < hi && o.end > lo) in.emplace_back(std::max(o.start, lo), std::min(o.end, hi));
+  std::sort(in.begin(), in.end());
+  std::uint64_t busy = 0;
+  timestamp_ns covered = lo;
+  for (const auto& [s, e] : in) {
+    if (e <= covered) continue;
+    busy += e - std::max(s, covered);
+    covered = e;
+  }
+  return busy;
+}
+
+/// `gpu_time_util` (rule `gpu_time_util.py`, whose SQL nvscope's sources do not hold; its
+/// description: "For each process, each GPU device is examined, and a time range is created
+/// that starts with the beginning of the first GPU operation on that device and ends with the
+/// end of the last GPU operation on that device. This time range is then divided into equal
+/// chunks, and the GPU utilization is calculated for each chunk"). Chunk i of `chunks` spans
+/// [lo + span * i / chunks, lo + span * (i + 1) / chunks); a chunk used less than `threshold`
+/// percent is a row, by device, then start.
+inline std::vector<gpu_util_row> gpu_time_util(const trace& t, const recipe_params& p) {
+  std::map<std::uint16_t, std::vector<gpu_op>> by_device;
+  for (const auto& o : gpu_ops(t)) by_device[o.device].push_back(o);
+  std::vector<gpu_util_row> rows;
+  for (const auto& [device, ops] : by_device) {
+    timestamp_ns lo = ops[0].start, hi = ops[0].end;
+    for (const auto& o : ops) lo = std::min(lo, o.start), hi = std::max(hi, o.end);
+    for (std::uint64_t i = 0; i < p.chunks; ++i) {
+      const auto a = lo + (hi - lo) * i / p.chunks, b = lo + (hi - lo) * (i + 1) / p.chunks;
+      if (a == b) continue;
+      const double in_use = 100.0 * static_cast<double>(busy_time(ops, a, b)) / static_cast<double>(b - a);
+      if (in_use < p.threshold) rows.push_back({in_use, b - a, a, t.process_id, device});
+    }
+  }
+  return rows;
+}
+
+/// Rows `ORDER BY 1 DESC` (duration) with ties in the order the loops made them.
+template <class Row>
+void by_duration_desc(std::vector<Row>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.duration > b.duration; });
+}
+
+/// `cuda_api_sync` (rule `cuda_api_sync.py`): CUPTI_ACTIVITY_KIND_RUNTIME rows whose name is
+/// "LIKE 'cudaDeviceSynchronize%' OR value LIKE 'cudaStreamSynchronize%'", `ORDER BY 1 DESC`.
+inline std::vector<api_sync_row> cuda_api_sync(const trace& t) {
+  std::vector<api_sync_row> rows;
+  for (const auto& a : t.api_calls) {
+    const auto name = t.strings[a.name];
+    if (a.is_driver || !valid(a.start, a.end) || !(like(name, "cudaDeviceSynchronize%") || like(name, "cudaStreamSynchronize%"))) continue;
+    rows.push_back({a.end - a.start, a.start, t.process_id, tid_of(t, a.thread), std::string(name)});
+  }
+  by_duration_desc(rows);
+  return rows;
+}
+
+/// The rows of a copy rule: copies passing `keep` joined on correlation id with the runtime
+/// calls whose name is LIKE `name` and, where `not_like` is given, NOT LIKE it.
+template <class Keep>
+std::vector<memcpy_rule_row> memcpy_rule(const trace& t, Keep keep, std::string_view name, std::string_view not_like) {
+  std::vector<memcpy_rule_row> rows;
+  for (const auto& c : t.copies) {
+    if (!valid(c.start, c.end) || !keep(c)) continue;
+    for (const auto& a : t.api_calls) {
+      const auto api = t.strings[a.name];
+      if (a.is_driver || a.correlation != c.correlation || !like(api, name) || (!not_like.empty() && like(api, not_like))) continue;
+      rows.push_back({c.end - c.start, c.start, c.src, c.dst, c.bytes, t.process_id, c.device, c.context, c.stream, std::string(api)});
+    }
+  }
+  by_duration_desc(rows);
+  return rows;
+}
+
+/// `cuda_memcpy_async` (rule `cuda_memcpy_async.py`): copies "WHERE srcKind == 0 OR dstKind ==
+/// 0" (pageable) joined with runtime calls "LIKE 'cudaMemcpy%Async%'", `ORDER BY 1 DESC`.
+inline std::vector<memcpy_rule_row> cuda_memcpy_async(const trace& t) {
+  return memcpy_rule(t, [](const copy_record& c) { return c.src == memory_kind::pageable || c.dst == memory_kind::pageable; }, "cudaMemcpy%Async%", "");
+}
+
+/// `cuda_memcpy_sync` (rule `cuda_memcpy_sync.py`, whose SQL nvscope's sources do not hold; its
+/// description: synchronous transfers, leaving out "cudaMemcpy*() (no Async suffix) occurred
+/// within the same device as well as H2D copy kind with a memory block of 64 KB or less"):
+/// runtime calls LIKE 'cudaMemcpy%' and NOT LIKE '%async%', copies other than device to device
+/// and host to device of at most 65536 bytes, `ORDER BY 1 DESC`.
+inline std::vector<memcpy_rule_row> cuda_memcpy_sync(const trace& t) {
+  const auto keep = [](const copy_record& c) {
+    return c.kind != copy_kind::device_to_device && !(c.kind == copy_kind::host_to_device && c.bytes <= 65536);
+  };
+  return memcpy_rule(t, keep, "cudaMemcpy%", "%async%");
+}
+
+/// `cuda_memset_sync` (rule `cuda_memset_sync.py`): memsets "WHERE memKind == 1 OR memKind ==
+/// 4" (pinned, managed) joined with runtime calls "LIKE 'cudaMemset%' AND value NOT LIKE
+/// '%async%'", `ORDER BY 1 DESC`.
+inline std::vector<memset_rule_row> cuda_memset_sync(const trace& t) {
+  std::vector<memset_rule_row> rows;
+  for (const auto& m : t.memsets) {
+    if (!valid(m.start, m.end) || (m.memory != memory_kind::pinned && m.memory != memory_kind::managed)) continue;
+    for (const auto& a : t.api_calls) {
+      const auto api = t.strings[a.name];
+      if (a.is_driver || a.correlation != m.correlation || !like(api, "cudaMemset%") || like(api, "%async%")) continue;
+      rows.push_back({m.end - m.start, m.start, m.memory, m.bytes, t.process_id, m.device, m.context, m.stream, std::string(api)});
+    }
+  }
+  by_duration_desc(rows);
+  return rows;
+}
+
+/// `cuda_gpu_kern_hist` (recipe `cuda_gpu_kern_hist.py`): CUPTI_ACTIVITY_KIND_KERNEL's
+/// "shortName", "start", "end"; `kernel_df["Duration"] = end - start`, rows with
+/// `Duration > 0` kept, shortName replaced by its string as "Name"; the table's order taken as
+/// start order (ties in record order). The histogram is drawn by the recipe's notebook.
+inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
+  std::vector<std::pair<timestamp_ns, kernel_duration_row>> runs;
+  for (const auto& k : t.kernels)
+    if (valid(k.start, k.end) && k.end > k.start) runs.push_back({k.start, {kernel_label(t, k.name, name_form::base), k.end - k.start}});
+  std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<kernel_duration_row> rows;
+  for (auto& r : runs) rows.push_back(std::move(r.second));
+  return rows;
+}
+
+/// The pace of a list of (start, end) instances, as nsys's `lib/pace.py` (not in nvscope's
+/// sources: *inferred* from the recipes' outputs `pace_start`, `pace_end`, `pace_duration`,
+/// `pace_duration_accum`, `pace_gap`, `pace_gap_accum`): in start order, duration = end -
+/// start, gap = start - the previous end (0 for the first and where they overlap), and the
+/// running sums of both.
+inline std::vector<pace_row> pace_of(std::vector<std::pair<timestamp_ns, timestamp_ns>> instances) {
+  std::stable_sort(instances.begin(), instances.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<pace_row> rows;
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    pace_row r;
+    r.iteration = i, r.start = instances[i].first, r.end = instances[i].second, r.duration = r.end - r.start;
+    const auto before = i ? instances[i - 1].second : r.start;
+    r.gap = r.start > before ? r.start - before : 0;
+    r.duration_accum = r.duration + (i ? rows.back().duration_accum : 0);
+    r.gap_accum = r.gap + (i ? rows.back().gap_accum : 0);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+/// `cuda_gpu_kern_pace` (recipe `cuda_gpu_kern_pace.py`): the kernels whose shortName is
+/// `--name` (`pace.filter_by_pace_name`, read as an exact match), their pace by `pace_of`.
+/// nsys's times are offset to the session's start; nvscope's are the trace's clock.
+inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_params& p) {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> runs;
+  for (const auto& k : t.kernels)
+    if (valid(k.start, k.end) && kernel_label(t, k.name, name_form::base) == p.name) runs.emplace_back(k.start, k.end);
+  return pace_of(runs);
+}
+
+/// `nvtx_pace` (recipe `nvtx_pace.py`): the closed NVTX ranges (not marks) whose text is
+/// `--name`, their pace by `pace_of`.
+inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> ranges;
+  for (const auto& r : t.ranges)
+    if (!r.is_mark && valid(r.start, r.end) && t.strings[r.name] == p.name) ranges.emplace_back(r.start, r.end);
+  return pace_of(ranges);
+}
+
+/// `nvtx_gpu_proj_pace` (recipe `nvtx_gpu_proj_pace.py`): the rows of `nvtx_gpu_proj_trace`
+/// whose range's text is `--name`, their projected start and end paced by `pace_of`.
+inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_params& p) {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> projected;
+  for (const auto& r : nvtx_gpu_proj_trace(t, start_end_rule::nsys))
+    if (t.strings[t.ranges[r.range].name] == p.name) projected.emplace_back(r.projected_start, r.projected_start + r.projected_duration);
+  return pace_of(projected);
+}
+
+} // namespace reference
+} // namespace v1
+} // namespace nvscope

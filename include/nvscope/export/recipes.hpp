@@ -1,0 +1,237 @@
+// nvscope-target: nvscope
+#pragma once
+
+/// \file export/recipes.hpp
+/// The `nsys recipe` recipes nvscope computes (analyze/recipes.hpp), chosen by nsys's name with
+/// nsys's recipe options as `NAME[:k=v...]`, each as a table with the columns of the recipe's
+/// analysis output (the rule's column names, their `:unit` tags cut as the recipe cuts them),
+/// written as CSV. `nvscope run --recipes` writes STEM.NAME.csv per recipe.
+///
+/// \code
+///   auto chosen = nvscope::parse_recipes("gpu_gaps:gap=100,cuda_api_sync");
+///   if (!chosen.error.empty()) { std::fprintf(stderr, "%s\n", chosen.error.c_str()); return 2; }
+///   for (std::size_t i = 0; i < chosen.recipes.size(); ++i)
+///     std::fputs(nvscope::recipe_csv(t, chosen.recipes[i], chosen.params[i]).c_str(), stdout);
+/// \endcode
+
+#include <nvscope/analyze/recipes.hpp>
+#include <nvscope/export/reports.hpp>
+#include <nvscope/export/table.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nvscope {
+inline namespace v1 {
+
+/// The recipes nvscope computes, by nsys's names.
+enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace, nvtx_gpu_proj_pace };
+
+/// The recipes of a list and the parameters of each, or a one-line error.
+struct recipe_selection {
+  std::vector<recipe> recipes;
+  std::vector<recipe_params> params; ///< `params[i]` for `recipes[i]`: nsys's defaults and the item's k=v
+  std::string error; ///< "nvscope: recipes: ..." for an unknown name or parameter
+};
+
+namespace detail {
+
+struct recipe_info {
+  recipe which;
+  const char* name;
+  const char* parameters; ///< nsys's options of the recipe nvscope takes, space-separated
+  bool reads_api;         ///< joins CUDA runtime calls, which the collector then records
+};
+inline constexpr recipe_info recipe_infos[] = {
+    {recipe::gpu_gaps, "gpu_gaps", "gap", false},
+    {recipe::gpu_time_util, "gpu_time_util", "threshold chunks", false},
+    {recipe::cuda_api_sync, "cuda_api_sync", "", true},
+    {recipe::cuda_memcpy_async, "cuda_memcpy_async", "", true},
+    {recipe::cuda_memcpy_sync, "cuda_memcpy_sync", "", true},
+    {recipe::cuda_memset_sync, "cuda_memset_sync", "", true},
+    {recipe::cuda_gpu_kern_hist, "cuda_gpu_kern_hist", "", false},
+    {recipe::cuda_gpu_kern_pace, "cuda_gpu_kern_pace", "name", false},
+    {recipe::nvtx_pace, "nvtx_pace", "name", false},
+    {recipe::nvtx_gpu_proj_pace, "nvtx_gpu_proj_pace", "name", false},
+};
+
+inline const recipe_info& info_of(recipe r) noexcept { return recipe_infos[static_cast<std::size_t>(r)]; }
+
+// "k=v" of a recipe taking the space-separated `parameters`: sets it in `p`, or says why not.
+inline std::string set_recipe_param(std::string_view name, std::string_view parameters, std::string_view kv, recipe_params& p) {
+  const auto eq = kv.find('=');
+  const auto key = kv.substr(0, eq);
+  const auto value = eq == std::string_view::npos ? std::string_view{} : kv.substr(eq + 1);
+  const std::string spaced = " " + std::string(parameters) + " ";
+  if (key.empty() || spaced.find(" " + std::string(key) + " ") == std::string::npos)
+    return std::string(name) + " has no parameter '" + std::string(key) + "'" +
+           (parameters[0] ? " (it takes " + std::string(parameters) + ")" : " (it takes none)");
+  if (key == "name") {
+    if (value.empty()) return "'" + std::string(kv) + "': want a kernel or range name";
+    p.name = std::string(value);
+    return {};
+  }
+  std::uint64_t v = 0;
+  for (const char c : value) {
+    if (c < '0' || c > '9' || v > 1000000000000ull) return "'" + std::string(kv) + "': want a whole number";
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (value.empty() || (key == "chunks" && (v == 0 || v > 1000000)) || (key == "threshold" && v > 100))
+    return "'" + std::string(kv) + "': " + (key == "chunks" ? "want 1 to 1000000" : key == "threshold" ? "want 0 to 100" : "want a whole number");
+  if (key == "gap") p.gap_ms = v;
+  else if (key == "threshold") p.threshold = static_cast<std::uint32_t>(v);
+  else p.chunks = static_cast<std::uint32_t>(v);
+  return {};
+}
+
+// One item "NAME[:k=v...]": its recipe, or why not.
+inline std::string parse_recipe_item(std::string_view item, recipe_selection& s) {
+  const auto colon = item.find(':');
+  const auto name = item.substr(0, colon);
+  const recipe_info* info = nullptr;
+  for (const auto& i : recipe_infos)
+    if (name == i.name) info = &i;
+  if (!info) return "no recipe named '" + std::string(name) + "'";
+  recipe_params p;
+  for (auto rest = colon == std::string_view::npos ? std::string_view{} : item.substr(colon + 1); !rest.empty();) {
+    const auto next = rest.find(':');
+    if (auto why = set_recipe_param(name, info->parameters, rest.substr(0, next), p); !why.empty()) return why;
+    rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next + 1);
+  }
+  if (std::string_view(info->parameters) == "name" && p.name.empty()) return std::string(name) + " needs name=NAME (nsys's --name)";
+  const auto at = std::find(s.recipes.begin(), s.recipes.end(), info->which);
+  if (at != s.recipes.end()) s.params[static_cast<std::size_t>(at - s.recipes.begin())] = p; // named again: the later parameters
+  else s.recipes.push_back(info->which), s.params.push_back(p);
+  return {};
+}
+
+} // namespace detail
+
+/// nsys's name of a recipe (the file name's middle part: STEM.NAME.csv).
+inline const char* recipe_name(recipe r) noexcept { return detail::info_of(r).name; }
+
+/// Whether a recipe reads CUDA runtime API calls (the collector records them when one does).
+inline bool recipe_reads_api(recipe r) noexcept { return detail::info_of(r).reads_api; }
+
+/// The recipes of a comma-separated list "NAME[:k=v...][,NAME...]" in the list's order, each
+/// once; an item's parameters (`gap`, `threshold`, `chunks`, `name`: nsys's recipe options)
+/// are its recipe's, the others keep nsys's defaults.
+/// \code
+///   auto s = nvscope::parse_recipes("gpu_time_util:threshold=30:chunks=10"); // s.error empty
+/// \endcode
+inline recipe_selection parse_recipes(std::string_view list) {
+  recipe_selection s;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const auto item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    if (item.empty()) continue;
+    if (auto why = detail::parse_recipe_item(item, s); !why.empty()) {
+      s.error = "nvscope: recipes: " + why + " (nvscope computes gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], "
+                "cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, "
+                "nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE)";
+      s.recipes.clear(), s.params.clear();
+      return s;
+    }
+  }
+  return s;
+}
+
+namespace detail {
+
+inline table gpu_gaps_table(const std::vector<gpu_gap_row>& rows) {
+  table t;
+  t.header = {"Row#", "Duration", "Start", "PID", "Device ID", "Context ID"};
+  t.numeric.assign(6, true);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    t.rows.push_back({fmt_u(i + 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device), fmt_u(r.context)});
+  }
+  return t;
+}
+
+inline table gpu_util_table(const std::vector<gpu_util_row>& rows) {
+  table t;
+  t.header = {"Row#", "In-Use", "Duration", "Start", "PID", "Device ID"};
+  t.numeric.assign(6, true);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    t.rows.push_back({fmt_u(i + 1), fmt_f(r.in_use, 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device)});
+  }
+  return t;
+}
+
+inline table api_sync_table(const std::vector<api_sync_row>& rows) {
+  table t;
+  t.header = {"Duration", "Start", "PID", "TID", "API Name"};
+  t.numeric = numeric_columns(5, {4});
+  for (const auto& r : rows) t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.tid), r.api_name});
+  return t;
+}
+
+// nsys prints Green Context ID empty (NULLIF(greenContextId, 0)); nvscope records none.
+inline table memcpy_rule_table(const std::vector<memcpy_rule_row>& rows) {
+  table t;
+  t.header = {"Duration", "Start", "Src Kind", "Dst Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name"};
+  t.numeric = numeric_columns(11, {2, 3, 10});
+  for (const auto& r : rows)
+    t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), memory_kind_label(r.src), memory_kind_label(r.dst), fmt_u(r.bytes), fmt_u(r.pid),
+                      fmt_u(r.device), fmt_u(r.context), "", fmt_u(r.stream), r.api_name});
+  return t;
+}
+
+inline table memset_rule_table(const std::vector<memset_rule_row>& rows) {
+  table t;
+  t.header = {"Duration", "Start", "Memory Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name"};
+  t.numeric = numeric_columns(10, {2, 9});
+  for (const auto& r : rows)
+    t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), memory_kind_label(r.memory), fmt_u(r.bytes), fmt_u(r.pid), fmt_u(r.device),
+                      fmt_u(r.context), "", fmt_u(r.stream), r.api_name});
+  return t;
+}
+
+inline table kernel_durations_table(const std::vector<kernel_duration_row>& rows) {
+  table t;
+  t.header = {"Name", "Duration"};
+  t.numeric = {false, true};
+  for (const auto& r : rows) t.rows.push_back({r.name, fmt_u(r.duration)});
+  return t;
+}
+
+// nsys writes one file a column (pace_start.parquet, ...), a column a rank; one process is one
+// rank, so nvscope writes the columns side by side.
+inline table pace_table(const std::vector<pace_row>& rows) {
+  table t;
+  t.header = {"Iteration", "start", "end", "duration", "duration_accum", "gap", "gap_accum"};
+  t.numeric.assign(7, true);
+  for (const auto& r : rows)
+    t.rows.push_back({fmt_u(r.iteration), fmt_u(r.start), fmt_u(r.end), fmt_u(r.duration), fmt_u(r.duration_accum), fmt_u(r.gap), fmt_u(r.gap_accum)});
+  return t;
+}
+
+} // namespace detail
+
+/// One recipe's rows as a table with the recipe's column names.
+inline table recipe_table(const trace& t, recipe which, const recipe_params& p = {}) {
+  switch (which) {
+    case recipe::gpu_gaps: return detail::gpu_gaps_table(gpu_gaps(t, p));
+    case recipe::gpu_time_util: return detail::gpu_util_table(gpu_time_util(t, p));
+    case recipe::cuda_api_sync: return detail::api_sync_table(cuda_api_sync(t));
+    case recipe::cuda_memcpy_async: return detail::memcpy_rule_table(cuda_memcpy_async(t));
+    case recipe::cuda_memcpy_sync: return detail::memcpy_rule_table(cuda_memcpy_sync(t));
+    case recipe::cuda_gpu_kern_hist: return detail::kernel_durations_table(cuda_gpu_kern_hist(t));
+    case recipe::cuda_gpu_kern_pace: return detail::pace_table(cuda_gpu_kern_pace(t, p));
+    case recipe::nvtx_pace: return detail::pace_table(nvtx_pace(t, p));
+    case recipe::nvtx_gpu_proj_pace: return detail::pace_table(nvtx_gpu_proj_pace(t, p));
+    case recipe::cuda_memset_sync: break;
+  }
+  return detail::memset_rule_table(cuda_memset_sync(t));
+}
+
+/// One recipe as CSV: a header line of the recipe's column names, then a line a row.
+inline std::string recipe_csv(const trace& t, recipe which, const recipe_params& p = {}) { return csv_of(recipe_table(t, which, p)); }
+
+} // namespace v1
+} // namespace nvscope

@@ -1,0 +1,274 @@
+// The nsys recipes of analyze/recipes.hpp against their plain definitions in
+// analyze/reference/recipes.hpp, field by field, on seeded random traces (tests/analyze/
+// random_trace.hpp, dressed with devices, contexts, memory kinds and the API names the rules
+// look for, in either case), under several parameters; on small traces whose rows are worked
+// out by hand here; then export/recipes.hpp: the recipe list `--recipes` takes and the CSV
+// columns.
+#include "engine_vs_reference.hpp"
+#include "random_trace.hpp"
+#include "../support/test_seed.hpp"
+
+// The reference first: its unqualified calls of reference/reports.hpp would otherwise also find
+// the engine's functions of the same names (analyze/reports.hpp, through recipes.hpp) by ADL.
+#include <nvscope/analyze/reference/recipes.hpp>
+
+#include <nvscope/analyze/recipes.hpp>
+#include <nvscope/export/recipes.hpp>
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace nvscope;
+
+namespace {
+
+using namespace engine_vs_reference;
+
+void same_memcpy_row(const memcpy_rule_row& e, const memcpy_rule_row& r, const std::string& w) {
+  SAME(e.duration, r.duration, w + " duration");
+  SAME(e.start, r.start, w + " start");
+  SAME(static_cast<int>(e.src), static_cast<int>(r.src), w + " src");
+  SAME(static_cast<int>(e.dst), static_cast<int>(r.dst), w + " dst");
+  SAME(e.bytes, r.bytes, w + " bytes");
+  SAME(e.device, r.device, w + " device");
+  SAME(e.context, r.context, w + " context");
+  SAME(e.stream, r.stream, w + " stream");
+  SAME(e.api_name, r.api_name, w + " api");
+}
+
+// Every recipe, engine against reference; adds to `rows` how many rows each made, so that a
+// caller can check the traces gave each recipe something to compare.
+void same_pace(const std::vector<pace_row>& e, const std::vector<pace_row>& r, const std::string& table) {
+  same_rows(e, r, table, [](const pace_row& a, const pace_row& b, const std::string& w) {
+    SAME(a.iteration, b.iteration, w + " iteration");
+    SAME(a.start, b.start, w + " start");
+    SAME(a.end, b.end, w + " end");
+    SAME(a.duration_accum, b.duration_accum, w + " duration_accum");
+    SAME(a.gap, b.gap, w + " gap");
+    SAME(a.gap_accum, b.gap_accum, w + " gap_accum");
+  });
+}
+
+void check_all(std::size_t (&rows)[10], const trace& t, const recipe_params& p, const std::string& label) {
+  const auto gaps = gpu_gaps(t, p);
+  same_rows(gaps, reference::gpu_gaps(t, p), label + " gpu_gaps", [](const gpu_gap_row& a, const gpu_gap_row& b, const std::string& w) {
+    SAME(a.duration, b.duration, w + " duration");
+    SAME(a.start, b.start, w + " start");
+    SAME(a.end, b.end, w + " end");
+    SAME(a.device, b.device, w + " device");
+    SAME(a.context, b.context, w + " context");
+  });
+  const auto util = gpu_time_util(t, p);
+  same_rows(util, reference::gpu_time_util(t, p), label + " gpu_time_util", [](const gpu_util_row& a, const gpu_util_row& b, const std::string& w) {
+    NEAR(a.in_use, b.in_use, w + " in use");
+    SAME(a.duration, b.duration, w + " duration");
+    SAME(a.start, b.start, w + " start");
+    SAME(a.device, b.device, w + " device");
+  });
+  const auto sync = cuda_api_sync(t);
+  same_rows(sync, reference::cuda_api_sync(t), label + " cuda_api_sync", [](const api_sync_row& a, const api_sync_row& b, const std::string& w) {
+    SAME(a.duration, b.duration, w + " duration");
+    SAME(a.start, b.start, w + " start");
+    SAME(a.tid, b.tid, w + " tid");
+    SAME(a.api_name, b.api_name, w + " api");
+  });
+  const auto async = cuda_memcpy_async(t), copies = cuda_memcpy_sync(t);
+  same_rows(async, reference::cuda_memcpy_async(t), label + " cuda_memcpy_async", same_memcpy_row);
+  same_rows(copies, reference::cuda_memcpy_sync(t), label + " cuda_memcpy_sync", same_memcpy_row);
+  const auto sets = cuda_memset_sync(t);
+  same_rows(sets, reference::cuda_memset_sync(t), label + " cuda_memset_sync", [](const memset_rule_row& a, const memset_rule_row& b, const std::string& w) {
+    SAME(a.duration, b.duration, w + " duration");
+    SAME(a.start, b.start, w + " start");
+    SAME(static_cast<int>(a.memory), static_cast<int>(b.memory), w + " memory");
+    SAME(a.bytes, b.bytes, w + " bytes");
+    SAME(a.device, b.device, w + " device");
+    SAME(a.context, b.context, w + " context");
+    SAME(a.api_name, b.api_name, w + " api");
+  });
+  const auto hist = cuda_gpu_kern_hist(t);
+  same_rows(hist, reference::cuda_gpu_kern_hist(t), label + " cuda_gpu_kern_hist", [](const kernel_duration_row& a, const kernel_duration_row& b, const std::string& w) {
+    SAME(a.name, b.name, w + " name");
+    SAME(a.duration, b.duration, w + " duration");
+  });
+  // The pace of the first kernel's base name and of the first range's name.
+  recipe_params named = p;
+  if (!t.kernels.empty()) named.name = std::string(kernel_name(t, t.kernels[0].name, name_form::base));
+  const auto kern_pace = cuda_gpu_kern_pace(t, named);
+  same_pace(kern_pace, reference::cuda_gpu_kern_pace(t, named), label + " cuda_gpu_kern_pace");
+  if (!t.ranges.empty()) named.name = std::string(t.strings[t.ranges[0].name]);
+  const auto range_pace = nvtx_pace(t, named);
+  same_pace(range_pace, reference::nvtx_pace(t, named), label + " nvtx_pace");
+  const auto projections = nvtx_gpu_proj_trace(t); // a range that launched GPU work, for the projected pace
+  if (!projections.empty()) named.name = std::string(t.strings[t.ranges[projections[0].range].name]);
+  const auto projected = nvtx_gpu_proj_pace(t, named);
+  same_pace(projected, reference::nvtx_gpu_proj_pace(t, named), label + " nvtx_gpu_proj_pace");
+  const std::size_t made[] = {gaps.size(),  util.size(),      sync.size(),       async.size(),     copies.size(),
+                              sets.size(),  hist.size(),      kern_pace.size(),  range_pace.size(), projected.size()};
+  for (int i = 0; i < 10; ++i) rows[i] += made[i];
+}
+
+// A random trace with what the rules read: two devices with contexts, copies of every memory
+// kind and direction, memsets of pinned and managed memory, and API calls renamed to the
+// functions the rules match (some in another case, some versioned, some that must not match).
+trace dressed(std::uint64_t seed, int threads, int events) {
+  auto t = synthetic::random_trace(seed, threads, events);
+  std::mt19937_64 g(seed ^ 0x9e3779b97f4a7c15ull);
+  const char* names[] = {"cudaStreamSynchronize", "cudaDeviceSynchronize_v3020", "CUDASTREAMSYNCHRONIZE", "cudaStreamSynchronizeX",
+                         "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2DAsync_v3020", "cudaMemcpyPeerASYNC", "cudaMemset",
+                         "cudaMemsetAsync", "cudaMemset2D", "cudaLaunchKernel", "cudaEventSynchronize", "cudaMemcpyToSymbol"};
+  for (auto& a : t.api_calls) a.name = t.strings.intern(names[g() % 14]);
+  kernel_config c;
+  c.device = 1, c.context = 5;
+  const auto on_one = t.kernel_configs.intern(c);
+  for (std::size_t i = 0; i < t.kernels.size(); i += 3) t.kernels[i].config = on_one;
+  for (auto& cp : t.copies) {
+    cp.src = static_cast<memory_kind>(g() % 5), cp.dst = static_cast<memory_kind>(g() % 5);
+    cp.kind = static_cast<copy_kind>(g() % 11);
+    cp.bytes = g() % 2 ? 1 + g() % 65536 : 65536 + g() % 1000;
+    cp.device = static_cast<std::uint16_t>(g() % 2), cp.context = 1 + static_cast<std::uint32_t>(g() % 3);
+  }
+  for (auto& m : t.memsets) m.memory = static_cast<memory_kind>(g() % 6), m.device = static_cast<std::uint16_t>(g() % 2);
+  // Every copy and memset also gets a call of its own, so that the joins meet many pairs.
+  const char* copy_calls[] = {"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D_v3020", "cudaMemcpyPeerAsync"};
+  const char* set_calls[] = {"cudaMemset", "cudaMemsetAsync", "cudaMemset2D_v3020"};
+  for (const auto& cp : t.copies) t.api_calls.push_back({cp.start, cp.start + 5, t.strings.intern(copy_calls[g() % 4]), cp.correlation, 0, false});
+  for (const auto& m : t.memsets) t.api_calls.push_back({m.start, m.start + 5, t.strings.intern(set_calls[g() % 3]), m.correlation, 0, false});
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("recipes: random traces equal their definitions under several parameters") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  std::size_t rows[10] = {};
+  for (int i = 0; i < 16; ++i) {
+    const auto seed = rng();
+    const int threads = 1 + i % 4, events = 40 + static_cast<int>(rng() % 400);
+    const auto t = dressed(seed, threads, events);
+    recipe_params p;
+    p.gap_ms = 0; // the traces' gaps are nanoseconds: a threshold of 0 ms reports every one
+    p.threshold = static_cast<std::uint32_t>(rng() % 101);
+    p.chunks = 1 + static_cast<std::uint32_t>(rng() % 40);
+    const auto label = "random " + std::to_string(i) + " (trace seed " + std::to_string(seed) + ", " + std::to_string(threads) +
+                       " threads, " + std::to_string(events) + " events, threshold " + std::to_string(p.threshold) + ", chunks " +
+                       std::to_string(p.chunks) + ")";
+    check_all(rows, t, p, label);
+    check_all(rows, t, recipe_params{}, label + " defaults");
+  }
+  for (int i = 0; i < 10; ++i) CHECK_MESSAGE(rows[i] > 0, std::string(recipe_name(static_cast<recipe>(i))), " made no rows to compare");
+}
+
+TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
+  trace t;
+  t.process_id = 42;
+  t.threads = {{1001, 0}};
+  // Device 0: [0, 1 s) and [0.2 s, 0.4 s) overlap, then idle until 2 s: one gap of 1 s, opened by
+  // the copy on context 7. Device 1: one memset, no gap.
+  kernel_record k;
+  k.start = 0, k.end = 1000000000, k.correlation = 1;
+  t.kernels = {k};
+  copy_record c;
+  c.start = 200000000, c.end = 400000000, c.correlation = 2, c.context = 7, c.src = memory_kind::pageable, c.dst = memory_kind::device;
+  c.kind = copy_kind::host_to_device, c.bytes = 1 << 20;
+  copy_record late = c;
+  late.start = 2000000000, late.end = 2000001000, late.correlation = 3, late.context = 7, late.src = memory_kind::pinned, late.bytes = 4096;
+  t.copies = {c, late};
+  memset_record m;
+  m.start = 5, m.end = 25, m.correlation = 4, m.device = 1, m.memory = memory_kind::managed;
+  t.memsets = {m};
+  const auto async = t.strings.intern("cudaMemcpyAsync_v3020"), copy = t.strings.intern("cudaMemcpy"), set = t.strings.intern("cudaMemset");
+  const auto wait = t.strings.intern("cudaDeviceSynchronize");
+  t.api_calls = {{10, 20, async, 2, 0, false}, {30, 40, copy, 3, 0, false}, {50, 60, set, 4, 0, false}, {70, 900, wait, 9, 0, false},
+                 {80, 90, wait, 10, 0, true}}; // a driver call: not a runtime row
+
+  const auto gaps = gpu_gaps(t, {});
+  REQUIRE(gaps.size() == 1);
+  CHECK(gaps[0].duration == 1000000000);
+  CHECK(gaps[0].start == 1000000000);
+  CHECK(gaps[0].context == 0); // the kernel's end (1 s) opens the gap, not the copy's (0.4 s)
+  recipe_params longer;
+  longer.gap_ms = 1000;
+  CHECK(gpu_gaps(t, longer).empty()); // "duration > threshold": exactly 1000 ms is not reported
+
+  // Device 0's span [0, 2.000001 s) in 2 chunks: the first fully used, the second 1000 ns of
+  // 1000000500: under 50%.
+  recipe_params two;
+  two.chunks = 2;
+  const auto util = gpu_time_util(t, two);
+  REQUIRE(util.size() == 1);
+  CHECK(util[0].device == 0);
+  CHECK(util[0].start == 1000000500);
+  CHECK(util[0].duration == 1000000500);
+  CHECK(util[0].in_use == doctest::Approx(100.0 * 1000 / 1000000500));
+
+  const auto sync = cuda_api_sync(t);
+  REQUIRE(sync.size() == 1);
+  CHECK(sync[0].duration == 830);
+  CHECK(sync[0].tid == 1001);
+  const auto a = cuda_memcpy_async(t);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].api_name == "cudaMemcpyAsync_v3020");
+  CHECK(a[0].duration == 200000000);
+  CHECK(cuda_memcpy_sync(t).empty()); // the synchronous copy is host to device of 4 KiB: left out
+  t.copies[1].bytes = 65537;
+  REQUIRE(cuda_memcpy_sync(t).size() == 1);
+  const auto s = cuda_memset_sync(t);
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].device == 1);
+
+  const auto csv = recipe_csv(t, recipe::gpu_gaps);
+  CHECK(csv == "Row#,Duration,Start,PID,Device ID,Context ID\n1,1000000000,1000000000,42,0,0\n");
+  CHECK(recipe_table(t, recipe::cuda_memcpy_async).header.size() == 11);
+  t.kernel_names[t.kernels[0].name] = {t.strings.intern("gemm"), 0};
+  t.kernels.push_back(t.kernels[0]);
+  t.kernels.back().start = t.kernels.back().end; // 0 ns: left out, as the recipe's `Duration > 0`
+  CHECK(recipe_csv(t, recipe::cuda_gpu_kern_hist) == "Name,Duration\ngemm,1000000000\n");
+
+  // Three runs of gemm: [10, 20), [25, 40), [35, 50): gaps 0, 5, 0 (the third overlaps the second).
+  trace paced;
+  const auto gemm = paced.strings.intern("gemm"), other = paced.strings.intern("relu");
+  for (const auto& [s0, e0, n] : {std::make_tuple(35, 50, gemm), std::make_tuple(10, 20, gemm), std::make_tuple(21, 24, other), std::make_tuple(25, 40, gemm)}) {
+    kernel_record r;
+    r.start = static_cast<timestamp_ns>(s0), r.end = static_cast<timestamp_ns>(e0), r.name = n;
+    paced.kernels.push_back(r);
+  }
+  recipe_params by_name;
+  by_name.name = "gemm";
+  const auto pace = cuda_gpu_kern_pace(paced, by_name);
+  REQUIRE(pace.size() == 3);
+  CHECK(pace[1].start == 25);
+  CHECK(pace[1].gap == 5);
+  CHECK(pace[2].gap == 0);
+  CHECK(pace[2].duration_accum == 10 + 15 + 15);
+  CHECK(pace[2].gap_accum == 5);
+}
+
+TEST_CASE("recipes: the list --recipes takes") {
+  auto s = parse_recipes("gpu_gaps:gap=50,cuda_api_sync,gpu_gaps:gap=100");
+  CHECK(s.error.empty());
+  REQUIRE(s.recipes.size() == 2);
+  CHECK(s.recipes[0] == recipe::gpu_gaps);
+  CHECK(s.params[0].gap_ms == 100);
+  CHECK(s.params[1].gap_ms == 500); // another recipe's parameter keeps nsys's default
+  s = parse_recipes("gpu_time_util:threshold=30:chunks=10");
+  CHECK(s.error.empty());
+  CHECK(s.params[0].threshold == 30);
+  CHECK(s.params[0].chunks == 10);
+  for (const char* bad : {"gpu_gapz", "gpu_gaps:gapp=1", "cuda_api_sync:gap=1", "gpu_time_util:chunks=0", "gpu_time_util:threshold=101",
+                          "gpu_gaps:gap=", "gpu_gaps:gap=1x", "nvtx_pace", "cuda_gpu_kern_pace:name="}) {
+    s = parse_recipes(bad);
+    CHECK_MESSAGE(s.error.rfind("nvscope: recipes: ", 0) == 0, bad);
+    CHECK_MESSAGE(s.error.find('\n') == std::string::npos, bad);
+    CHECK(s.recipes.empty());
+  }
+  s = parse_recipes("nvtx_pace:name=step,cuda_gpu_kern_pace:name=gemm");
+  CHECK(s.error.empty());
+  REQUIRE(s.params.size() == 2);
+  CHECK(s.params[0].name == "step");
+  CHECK(s.params[1].name == "gemm");
+  CHECK(recipe_reads_api(recipe::cuda_memset_sync));
+  CHECK(!recipe_reads_api(recipe::gpu_gaps));
+}
