@@ -45,16 +45,16 @@ inline bool like(std::string_view value, std::string_view pattern) {
   return one && like(value.substr(1), pattern.substr(1));
 }
 
-/// A GPU operation as the rules' `GPU_TABLE` lists them: kernels, copies, memsets.
-struct gpu_op {
+/// A GPU operation (its span, device and context) as the rules' `GPU_TABLE` lists them: kernels, copies, memsets.
+struct table_op {
   timestamp_ns start = 0, end = 0;
   std::uint16_t device = 0;
   std::uint32_t context = 0;
 };
 
 /// Kernels, then copies, then memsets with a valid end, in record order.
-inline std::vector<gpu_op> gpu_ops(const trace& t) {
-  std::vector<gpu_op> ops;
+inline std::vector<table_op> table_ops(const trace& t) {
+  std::vector<table_op> ops;
   for (const auto& k : t.kernels)
     if (valid(k.start, k.end)) ops.push_back({k.start, k.end, t.kernel_configs[k.config].device, t.kernel_configs[k.config].context});
   for (const auto& c : t.copies)
@@ -70,14 +70,14 @@ inline std::vector<gpu_op> gpu_ops(const trace& t) {
 /// the Context ID is the ending operation's. Rows `ORDER BY duration DESC, gapStart`. nsys
 /// counts its own profiling overhead as GPU work; nvscope records none.
 inline std::vector<gpu_gap_row> gpu_gaps(const trace& t, const recipe_params& p) {
-  std::map<std::uint16_t, std::vector<gpu_op>> by_device;
-  for (const auto& o : gpu_ops(t)) by_device[o.device].push_back(o);
+  std::map<std::uint16_t, std::vector<table_op>> by_device;
+  for (const auto& o : table_ops(t)) by_device[o.device].push_back(o);
   std::vector<gpu_gap_row> rows;
   for (auto& [device, ops] : by_device) {
     std::vector<timestamp_ns> starts;
     for (const auto& o : ops) starts.push_back(o.start);
     std::sort(starts.begin(), starts.end());
-    std::stable_sort(ops.begin(), ops.end(), [](const gpu_op& a, const gpu_op& b) { return a.end < b.end; });
+    std::stable_sort(ops.begin(), ops.end(), [](const table_op& a, const table_op& b) { return a.end < b.end; });
     for (std::size_t k = 1; k < starts.size(); ++k) {
       const auto gap_start = ops[k - 1].end, gap_end = starts[k];
       if (gap_start < gap_end && gap_end - gap_start > p.gap_ms * 1000000) rows.push_back({gap_end - gap_start, gap_start, gap_end, t.process_id, device, ops[k - 1].context});
@@ -90,7 +90,7 @@ inline std::vector<gpu_gap_row> gpu_gaps(const trace& t, const recipe_params& p)
 }
 
 /// Time inside [lo, hi) covered by at least one of `ops`: the clipped intervals sorted and merged.
-inline std::uint64_t busy_time(const std::vector<gpu_op>& ops, timestamp_ns lo, timestamp_ns hi) {
+inline std::uint64_t busy_time(const std::vector<table_op>& ops, timestamp_ns lo, timestamp_ns hi) {
   std::vector<std::pair<timestamp_ns, timestamp_ns>> in;
   for (const auto& o : ops)
     if (o.start < hi && o.end > lo) in.emplace_back(std::max(o.start, lo), std::min(o.end, hi));
@@ -113,8 +113,8 @@ inline std::uint64_t busy_time(const std::vector<gpu_op>& ops, timestamp_ns lo, 
 /// [lo + span * i / chunks, lo + span * (i + 1) / chunks); a chunk used less than `threshold`
 /// percent is a row, by device, then start.
 inline std::vector<gpu_util_row> gpu_time_util(const trace& t, const recipe_params& p) {
-  std::map<std::uint16_t, std::vector<gpu_op>> by_device;
-  for (const auto& o : gpu_ops(t)) by_device[o.device].push_back(o);
+  std::map<std::uint16_t, std::vector<table_op>> by_device;
+  for (const auto& o : table_ops(t)) by_device[o.device].push_back(o);
   std::vector<gpu_util_row> rows;
   for (const auto& [device, ops] : by_device) {
     timestamp_ns lo = ops[0].start, hi = ops[0].end;
@@ -257,7 +257,7 @@ inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
 /// whose range's text is `--name`, their projected start and end paced by `pace_of`.
 inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_params& p) {
   std::vector<std::pair<timestamp_ns, timestamp_ns>> projected;
-  for (const auto& r : nvtx_gpu_proj_trace(t, start_end_rule::nsys))
+  for (const auto& r : reference::nvtx_gpu_proj_trace(t, start_end_rule::nsys))
     if (t.strings[t.ranges[r.range].name] == p.name) projected.emplace_back(r.projected_start, r.projected_start + r.projected_duration);
   return pace_of(projected);
 }

@@ -227,7 +227,7 @@ inline std::vector<kernel_exec_trace_row> cuda_kern_exec_trace(const trace& t, n
 inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, name_form form) {
   using key = std::tuple<std::uint64_t, std::uint64_t, std::uint16_t, std::string, std::string>;
   std::map<key, std::vector<kernel_exec_trace_row>> groups;
-  for (auto& r : cuda_kern_exec_trace(t, form)) groups[key{r.pid, r.tid, r.device, r.api_name, r.kernel}].push_back(r);
+  for (auto& r : reference::cuda_kern_exec_trace(t, form)) groups[key{r.pid, r.tid, r.device, r.api_name, r.kernel}].push_back(r);
   std::vector<kernel_exec_summary_row> rows;
   for (const auto& [k, members] : groups) {
     std::vector<std::uint64_t> total, api, queue, kernel;
