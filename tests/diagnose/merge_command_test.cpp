@@ -12,6 +12,7 @@
 #include <nvscope/export/chrome_trace.hpp>
 
 #include <cmath>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -165,4 +166,71 @@ TEST_CASE("merge: nothing to merge, misuse: exit 2 with the reason") {
   const auto help = merge({"--help"});
   CHECK(help.status == 0);
   CHECK(help.out.rfind("usage: nvscope merge", 0) == 0);
+}
+
+namespace {
+
+// One rank of the scale job: `steps` steps of 1 ms, 4 compute kernels and an all-reduce each
+// (5 kernels a step), on a clock `shift` ahead; the all-reduce ends at one instant on every rank.
+trace scale_trace(int rank, int steps, std::int64_t shift) {
+  trace t;
+  t.threads.push_back({static_cast<std::uint64_t>(1000 + rank), 0});
+  const auto at = [shift](std::int64_t v) { return static_cast<timestamp_ns>(v + shift); };
+  const auto gemm = t.strings.intern("gemm"), allreduce = t.strings.intern(nccl);
+  std::uint32_t corr = 1;
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t step = 1000000 + 1000000LL * s, end = step + 900000;
+    range_record r;
+    r.name = t.strings.intern("step_" + std::to_string(s));
+    r.start = at(step);
+    r.end = at(step + 990000);
+    t.ranges.push_back(r);
+    for (int g = 0; g < 4; ++g) {
+      kernel_record k;
+      k.name = gemm, k.start = at(step + 100000 * g), k.end = at(step + 100000 * g + 90000), k.correlation = corr++, k.stream = 7;
+      t.kernels.push_back(k);
+    }
+    kernel_record k;
+    k.name = allreduce, k.start = at(end - 200000 - rank * 100), k.end = at(end), k.correlation = corr++, k.stream = 13;
+    t.kernels.push_back(k);
+  }
+  t.begin = at(500000);
+  t.finish = at(1000000LL * (steps + 2));
+  t.context.at_start = {at(500000), 1764648000000000000ull + 500000};
+  return t;
+}
+
+} // namespace
+
+// Issue 49: 64 ranks of 100,000 kernels each (8 hosts), written by write_chrome_trace, merged
+// in under 10 s of CPU on one core. The folder is kept for /usr/bin/time nvscope merge.
+TEST_CASE("merge: 64 ranks of 100,000 kernels" * doctest::test_suite("scale") * doctest::skip()) {
+  const auto dir = fs::temp_directory_path() / "nvscope_merge_scale";
+  if (!fs::exists(dir / "done")) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    for (int r = 0; r < 64; ++r) {
+      run_provenance p;
+      p.host = "node" + std::to_string(r / 8);
+      p.pid = static_cast<std::uint64_t>(100 + r);
+      p.rank = r;
+      p.world_size = 64;
+      p.job_ids = {{"SLURM_JOB_ID", "500"}};
+      chrome_trace_options o;
+      o.provenance = &p;
+      const auto t = scale_trace(r, 20000, 7000000000LL + (r / 8) * 123457LL);
+      REQUIRE(t.kernels.size() == 100000);
+      REQUIRE(write_chrome_trace((dir / ("train_r" + std::to_string(r) + ".trace.json")).string(), t, o));
+    }
+    std::ofstream(dir / "done") << "64 ranks\n";
+  }
+  const std::clock_t c0 = std::clock();
+  const auto m = merge({dir.string()});
+  const double cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+  INFO(m.out << m.err);
+  MESSAGE("nvscope merge of 64 ranks x 100,000 kernels: " << cpu_s << " s of CPU");
+  REQUIRE(m.status == 0);
+  CHECK(m.err.empty());
+  CHECK(m.out.find("64 ranks on 8 hosts") != std::string::npos);
+  CHECK(cpu_s < 10.0);
 }

@@ -11,13 +11,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <exception>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <new>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -100,41 +103,194 @@ long long number_or(const json& j, const char* key, long long fallback) {
   return it != j.end() && it->is_number_integer() ? it->get<long long>() : fallback;
 }
 
-// Kernels (cat "kernel") and step ranges (cat "nvtx", a step name) of the events, on the
-// trace clock: "ts" (microseconds from time_origin_ns, to the nanosecond) + the origin.
-void read_events(const json& events, timestamp_ns origin, std::unordered_map<std::string, std::uint32_t>& names,
-                 rank_profile& p) {
-  const auto ns = [origin](const json& v) {
-    return origin + static_cast<timestamp_ns>(std::llround(std::max(0.0, v.get<double>()) * 1000.0));
-  };
-  const auto step = step_matcher(analysis_options{});
-  for (const auto& e : events) {
-    if (!e.is_object() || e.value("ph", "") != "X" || !e.contains("ts") || !e["ts"].is_number()) continue;
-    const std::string cat = e.value("cat", ""), name = e.value("name", "");
-    const timestamp_ns start = ns(e["ts"]);
-    const timestamp_ns end = start + (e.contains("dur") && e["dur"].is_number() ? ns(e["dur"]) - origin : 0);
-    if (cat == "kernel") {
-      const auto id = names.emplace(name, static_cast<std::uint32_t>(names.size())).first->second;
-      p.kernels.push_back({start, end, id, is_communication_kernel(name)});
-    } else if (cat == "nvtx" && step(name)) {
-      p.steps.push_back({start, end});
-    }
+// Thrown by trace_scanner where the text is not JSON.
+struct not_json {};
+
+// A one-pass reader of a Chrome trace's text: the merge keeps a few fields of each event, so
+// the events are scanned in place (every other value skipped by its brackets and quotes)
+// rather than built into a JSON document; only "otherData", a few hundred bytes, is parsed
+// whole. Linear in the file; reads any JSON object layout, not only nvscope's key order.
+class trace_scanner {
+ public:
+  explicit trace_scanner(std::string_view text) : s_(text) {}
+
+  char peek() {
+    while (at_ < s_.size() && (s_[at_] == ' ' || s_[at_] == '\n' || s_[at_] == '\r' || s_[at_] == '\t')) ++at_;
+    if (at_ >= s_.size()) throw not_json{};
+    return s_[at_];
   }
-  std::sort(p.steps.begin(), p.steps.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
+  void expect(char c) {
+    if (peek() != c) throw not_json{};
+    ++at_;
+  }
+  bool take(char c) { return peek() == c ? (++at_, true) : false; }
+
+  // A string's text without its quotes; escapes decoded (rare in names) into `scratch`.
+  std::string_view string(std::string& scratch) {
+    expect('"');
+    const std::size_t from = at_;
+    bool escaped = false;
+    for (; at_ < s_.size() && s_[at_] != '"'; ++at_)
+      if (s_[at_] == '\\') escaped = true, ++at_;
+    if (at_ >= s_.size()) throw not_json{};
+    ++at_;
+    const std::string_view raw = s_.substr(from, at_ - 1 - from);
+    if (!escaped) return raw;
+    const auto decoded = nlohmann::json::parse(s_.substr(from - 1, at_ - from + 1), nullptr, false);
+    if (!decoded.is_string()) throw not_json{};
+    return scratch = decoded.get<std::string>();
+  }
+  double number() {
+    peek();
+    const char* begin = s_.data() + at_;
+    std::size_t n = 0;
+    while (at_ + n < s_.size() && std::strchr("+-.eE0123456789", s_[at_ + n]) && s_[at_ + n]) ++n;
+    if (n == 0 || n > 63) throw not_json{};
+    char buf[64];
+    std::memcpy(buf, begin, n);
+    buf[n] = 0;
+    char* stop = nullptr;
+    const double v = std::strtod(buf, &stop);
+    if (stop != buf + n) throw not_json{};
+    at_ += n;
+    return v;
+  }
+  // Skips one value of any kind; returns the text it spanned.
+  std::string_view skip() {
+    const char first = peek();
+    const std::size_t from = at_;
+    std::string unused;
+    if (first == '"') {
+      string(unused);
+    } else if (first == '{' || first == '[') {
+      skip_nested();
+    } else {
+      while (at_ < s_.size() && std::strchr(",}] \n\r\t", s_[at_]) == nullptr) ++at_;
+    }
+    return s_.substr(from, at_ - from);
+  }
+
+ private:
+  // An object or array: brackets counted, strings stepped over whole.
+  void skip_nested() {
+    std::size_t depth = 0;
+    do {
+      if (at_ >= s_.size()) throw not_json{};
+      const char c = s_[at_];
+      if (c == '"') {
+        std::string unused;
+        string(unused);
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') --depth;
+      ++at_;
+    } while (depth > 0);
+  }
+
+  std::string_view s_;
+  std::size_t at_ = 0;
+};
+
+// Kernel names numbered alike on every rank; the map's keys point into `spelled`.
+struct name_table {
+  std::deque<std::string> spelled;
+  std::unordered_map<std::string_view, std::uint32_t> id;
+
+  std::uint32_t of(std::string_view name) {
+    if (const auto it = id.find(name); it != id.end()) return it->second;
+    spelled.emplace_back(name);
+    return id.emplace(spelled.back(), static_cast<std::uint32_t>(spelled.size() - 1)).first->second;
+  }
+};
+
+// What the merge keeps of one event.
+struct scanned_event {
+  std::string_view ph, cat, name;
+  double ts = -1, dur = 0, tid = 0; // a kernel's tid is its stream (export/chrome_trace.hpp)
+};
+
+scanned_event scan_event(trace_scanner& in, std::string& scratch) {
+  scanned_event e;
+  in.expect('{');
+  if (in.take('}')) return e;
+  do {
+    std::string key_scratch;
+    const std::string_view key = in.string(key_scratch);
+    in.expect(':');
+    const char c = in.peek();
+    if (key == "ph" && c == '"') e.ph = in.string(key_scratch), e.ph = e.ph == "X" ? "X" : "";
+    else if (key == "cat" && c == '"') e.cat = in.string(key_scratch), e.cat = e.cat == "kernel" ? "kernel" : e.cat == "nvtx" ? "nvtx" : "";
+    else if (key == "name" && c == '"') e.name = in.string(scratch);
+    else if (key == "ts" && c != '"' && c != '{' && c != '[') e.ts = in.number();
+    else if (key == "dur" && c != '"' && c != '{' && c != '[') e.dur = in.number();
+    else if (key == "tid" && c != '"' && c != '{' && c != '[') e.tid = in.number();
+    else in.skip();
+  } while (in.take(','));
+  in.expect('}');
+  return e;
 }
 
-// One file into `in`; an error line (what is wrong) when it cannot be merged.
-std::string read_rank(const std::string& file, std::unordered_map<std::string, std::uint32_t>& names, rank_input& in) {
+// Kernels (cat "kernel") and step ranges (cat "nvtx", a step name) of the events, on the
+// trace clock: "ts" (microseconds from time_origin_ns, to the nanosecond) + the origin, which
+// is added once "otherData" has been read (it may come after the events).
+void scan_events(trace_scanner& in, name_table& names, rank_profile& p) {
+  const auto ns = [](double us) { return static_cast<timestamp_ns>(std::llround(std::max(0.0, us) * 1000.0)); };
+  const auto step = step_matcher(analysis_options{});
+  std::string scratch;
+  in.expect('[');
+  if (in.take(']')) return;
+  do {
+    if (in.peek() != '{') {
+      in.skip();
+      continue;
+    }
+    const auto e = scan_event(in, scratch);
+    if (e.ph != "X" || e.ts < 0) continue;
+    const timestamp_ns start = ns(e.ts), end = start + ns(e.dur);
+    const auto stream = e.tid > 0 && e.tid < 4294967296.0 ? static_cast<std::uint32_t>(e.tid) : 0u;
+    if (e.cat == "kernel") p.kernels.push_back({start, end, names.of(e.name), is_communication_kernel(e.name), stream});
+    else if (e.cat == "nvtx" && step(e.name)) p.steps.push_back({start, end});
+  } while (in.take(','));
+  in.expect(']');
+}
+
+// The whole file's text; false when it cannot be read.
+bool read_text(const std::string& file, std::string& text) {
   std::ifstream f(file, std::ios::binary);
-  if (!f) return "cannot read it";
-  const json j = json::parse(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return "not JSON";
-  const auto od = j.find("otherData");
-  if (od == j.end() || !od->is_object() || od->value("producer", "") != "nvscope") return "not a Chrome trace nvscope wrote";
-  if (!od->contains("provenance") || !(*od)["provenance"].is_object() || !od->contains("time_origin_ns"))
+  if (!f) return false;
+  f.seekg(0, std::ios::end);
+  const auto size = f.tellg();
+  if (size < 0) return false;
+  text.resize(static_cast<std::size_t>(size));
+  f.seekg(0);
+  return static_cast<bool>(f.read(text.data(), static_cast<std::streamsize>(text.size()))) || text.empty();
+}
+
+// The top-level object: "otherData" parsed whole, "traceEvents" scanned, the rest skipped.
+json scan_trace(std::string_view text, name_table& names, rank_profile& p) {
+  trace_scanner in(text);
+  json other;
+  std::string scratch;
+  in.expect('{');
+  if (in.take('}')) return other;
+  do {
+    const std::string key(in.string(scratch));
+    in.expect(':');
+    if (key == "otherData") other = json::parse(in.skip(), nullptr, false);
+    else if (key == "traceEvents" && in.peek() == '[') scan_events(in, names, p);
+    else in.skip();
+  } while (in.take(','));
+  in.expect('}');
+  return other;
+}
+
+// Provenance of otherData into `in`; an error line when it is missing.
+std::string read_provenance(const json& od, rank_input& in) {
+  if (!od.is_object() || od.value("producer", "") != "nvscope") return "not a Chrome trace nvscope wrote";
+  if (!od.contains("provenance") || !od["provenance"].is_object() || !od.contains("time_origin_ns"))
     return "written before nvscope recorded provenance and the time origin";
-  const json& p = (*od)["provenance"];
-  in.file = file;
+  const json& p = od["provenance"];
   in.profile.rank = number_or(p, "rank", -1);
   if (in.profile.rank < 0) return "records no rank (run it under a launcher that sets RANK, SLURM_PROCID, ...)";
   in.profile.host = p.value("host", "");
@@ -145,8 +301,26 @@ std::string read_rank(const std::string& file, std::unordered_map<std::string, s
   if (p.contains("clock_start") && p["clock_start"].is_object())
     in.profile.at_start = {static_cast<timestamp_ns>(number_or(p["clock_start"], "trace_ns", 0)),
                            static_cast<std::uint64_t>(number_or(p["clock_start"], "wall_ns", 0))};
-  if (j.contains("traceEvents") && j["traceEvents"].is_array())
-    read_events(j["traceEvents"], static_cast<timestamp_ns>(number_or(*od, "time_origin_ns", 0)), names, in.profile);
+  return "";
+}
+
+// One file into `in`; an error line (what is wrong) when it cannot be merged.
+std::string read_rank(const std::string& file, name_table& names, rank_input& in) {
+  std::string text;
+  if (!read_text(file, text)) return "cannot read it";
+  json od;
+  try {
+    od = scan_trace(text, names, in.profile);
+  } catch (const not_json&) {
+    return "not JSON";
+  }
+  in.file = file;
+  if (const auto why = read_provenance(od, in); !why.empty()) return why;
+  const auto origin = static_cast<timestamp_ns>(number_or(od, "time_origin_ns", 0));
+  for (auto& k : in.profile.kernels) k.start += origin, k.end += origin;
+  for (auto& s : in.profile.steps) s.begin += origin, s.end += origin;
+  std::sort(in.profile.steps.begin(), in.profile.steps.end(),
+            [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
   return "";
 }
 
@@ -260,10 +434,24 @@ json report_json(const merged& m) {
     const auto& l = m.lateness[i];
     r["collectives"] = {{"matched", l.collectives}, {"arrival_late_ns", l.arrival_late_ns}, {"latest_count", l.latest_count},
                         {"wait_short_ns", l.wait_short_ns}, {"straggler_by_offsets", l.straggler_by_offsets},
-                        {"straggler_by_wait", l.straggler_by_wait}};
+                        {"straggler_by_wait", l.straggler_by_wait}, {"hta_late_steps", l.hta_late_steps},
+                        {"straggler_by_hta", l.straggler_by_hta}};
     j["ranks"].push_back(r);
   }
   return j;
+}
+
+// HTA's counts, most steps first, up to 8 ranks.
+std::string hta_line(const std::vector<rank_lateness>& lateness) {
+  std::vector<const rank_lateness*> named;
+  for (const auto& l : lateness)
+    if (l.straggler_by_hta) named.push_back(&l);
+  std::stable_sort(named.begin(), named.end(), [](const rank_lateness* a, const rank_lateness* b) { return a->hta_late_steps > b->hta_late_steps; });
+  std::string s;
+  for (std::size_t i = 0; i < named.size() && i < 8; ++i)
+    s += (s.empty() ? "" : ", ") + std::to_string(named[i]->rank) + " (" + std::to_string(named[i]->hta_late_steps) + ")";
+  if (named.size() > 8) s += ", ... " + std::to_string(named.size() - 8) + " more";
+  return s.empty() ? "none" : s;
 }
 
 std::string report_text(const merged& m) {
@@ -294,6 +482,7 @@ std::string report_text(const merged& m) {
   }
   s += "stragglers, arrival on the aligned clock: " + (by_offsets.empty() ? std::string("none") : by_offsets) + "\n";
   s += "stragglers, shortest wait in the collectives: " + (by_wait.empty() ? std::string("none") : by_wait) + "\n";
+  s += "stragglers, HTA's rule (among the 2 latest starts, steps): " + hta_line(m.lateness) + "\n";
   return s;
 }
 
@@ -308,7 +497,7 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
     files.insert(files.end(), more.begin(), more.end());
   }
   merged m;
-  std::unordered_map<std::string, std::uint32_t> names;
+  name_table names;
   std::vector<rank_input> all;
   for (const auto& f : files) {
     rank_input r;

@@ -27,6 +27,7 @@ struct rank_kernel {
   timestamp_ns end = 0;
   std::uint32_t name = 0;     ///< the same id for the same name on every rank
   bool communication = false; ///< is_communication_kernel(its name)
+  std::uint32_t stream = 0;   ///< its CUDA stream on that rank (0: not recorded)
 };
 
 /// What a merge needs of one rank's profile.
@@ -64,6 +65,8 @@ struct rank_lateness {
   double wait_short_ns = 0.0;      ///< median over collectives of (median rank's duration - its duration)
   bool straggler_by_offsets = false; ///< nvscope's rule on the measured offsets
   bool straggler_by_wait = false;    ///< the clock-free rule: it waits least inside the collectives
+  std::uint64_t hta_late_steps = 0;  ///< steps where HTA's rule counts it among the latest starters
+  bool straggler_by_hta = false;     ///< HTA's rule: hta_late_steps > 0 (analyze/merge.hpp)
 };
 
 } // namespace v1
