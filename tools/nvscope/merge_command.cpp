@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <dirent.h>
@@ -206,11 +207,27 @@ struct name_table {
 
 // What the merge keeps of one event.
 struct scanned_event {
-  std::string_view ph, cat, name;
+  std::string_view ph, cat, name, range; // range: a kernel's args.range, the range that owns it
   double ts = -1, dur = 0, tid = 0; // a kernel's tid is its stream (export/chrome_trace.hpp)
 };
 
-scanned_event scan_event(trace_scanner& in, std::string& scratch) {
+// args.range of a kernel's args object; every other arg skipped.
+std::string_view scan_args(trace_scanner& in, std::string& scratch) {
+  std::string_view range;
+  in.expect('{');
+  if (in.take('}')) return range;
+  do {
+    std::string key_scratch;
+    const bool is_range = in.string(key_scratch) == "range";
+    in.expect(':');
+    if (is_range && in.peek() == '"') range = in.string(scratch);
+    else in.skip();
+  } while (in.take(','));
+  in.expect('}');
+  return range;
+}
+
+scanned_event scan_event(trace_scanner& in, std::string& scratch, std::string& range_scratch) {
   scanned_event e;
   in.expect('{');
   if (in.take('}')) return e;
@@ -225,6 +242,7 @@ scanned_event scan_event(trace_scanner& in, std::string& scratch) {
     else if (key == "ts" && c != '"' && c != '{' && c != '[') e.ts = in.number();
     else if (key == "dur" && c != '"' && c != '{' && c != '[') e.dur = in.number();
     else if (key == "tid" && c != '"' && c != '{' && c != '[') e.tid = in.number();
+    else if (key == "args" && c == '{') e.range = scan_args(in, range_scratch);
     else in.skip();
   } while (in.take(','));
   in.expect('}');
@@ -237,7 +255,7 @@ scanned_event scan_event(trace_scanner& in, std::string& scratch) {
 void scan_events(trace_scanner& in, name_table& names, rank_profile& p) {
   const auto ns = [](double us) { return static_cast<timestamp_ns>(std::llround(std::max(0.0, us) * 1000.0)); };
   const auto step = step_matcher(analysis_options{});
-  std::string scratch;
+  std::string scratch, range_scratch;
   in.expect('[');
   if (in.take(']')) return;
   do {
@@ -245,11 +263,12 @@ void scan_events(trace_scanner& in, name_table& names, rank_profile& p) {
       in.skip();
       continue;
     }
-    const auto e = scan_event(in, scratch);
+    const auto e = scan_event(in, scratch, range_scratch);
     if (e.ph != "X" || e.ts < 0) continue;
     const timestamp_ns start = ns(e.ts), end = start + ns(e.dur);
     const auto stream = e.tid > 0 && e.tid < 4294967296.0 ? static_cast<std::uint32_t>(e.tid) : 0u;
-    if (e.cat == "kernel") p.kernels.push_back({start, end, names.of(e.name), is_communication_kernel(e.name), stream});
+    if (e.cat == "kernel")
+      p.kernels.push_back({start, end, names.of(e.name), is_communication_kernel(e.name), stream, e.range.empty() ? no_range : names.of(e.range)});
     else if (e.cat == "nvtx" && step(e.name)) p.steps.push_back({start, end});
   } while (in.take(','));
   in.expect(']');
@@ -415,7 +434,31 @@ struct merged {
   std::vector<std::vector<step_figures>> steps;
   std::vector<overlap_figures> overlap;
   std::vector<std::string> notes;
+  const name_table* names = nullptr;
+  std::pair<std::size_t, std::size_t> fastest_slowest{0, 0}; // indexes into ranks
+  std::vector<name_difference> kernel_differences, range_differences;
 };
+
+constexpr std::size_t differences_kept = 10, differences_shown = 5;
+
+json differences_json(const merged& m, const std::vector<name_difference>& v) {
+  json a = json::array();
+  for (const auto& d : v)
+    a.push_back({{"name", m.names->spelled[d.name]}, {"fastest_ns", d.fastest_ns}, {"slowest_ns", d.slowest_ns},
+                 {"fastest_count", d.fastest_count}, {"slowest_count", d.slowest_count}, {"difference_ns", d.difference_ns}});
+  return a;
+}
+
+std::string differences_text(const merged& m, const std::vector<name_difference>& v, const char* what) {
+  std::string s = std::string("  ") + what + (v.empty() ? ": none\n" : ":\n");
+  for (std::size_t i = 0; i < v.size() && i < differences_shown; ++i) {
+    char line[96];
+    std::snprintf(line, sizeof line, "    %+10.1f us  (%llu vs %llu)  ", static_cast<double>(v[i].difference_ns) / 1000.0,
+                  static_cast<unsigned long long>(v[i].slowest_count), static_cast<unsigned long long>(v[i].fastest_count));
+    s += line + detail::escape_input(m.names->spelled[v[i].name], 100) + "\n";
+  }
+  return s;
+}
 
 json report_json(const merged& m) {
   json j = {{"format", {{"name", "nvscope-merge"}, {"version", 1}}}, {"notes", m.notes}};
@@ -438,6 +481,9 @@ json report_json(const merged& m) {
                         {"straggler_by_hta", l.straggler_by_hta}};
     j["ranks"].push_back(r);
   }
+  j["differences"] = {{"fastest_rank", m.ranks[m.fastest_slowest.first].profile.rank},
+                      {"slowest_rank", m.ranks[m.fastest_slowest.second].profile.rank},
+                      {"kernels", differences_json(m, m.kernel_differences)}, {"ranges", differences_json(m, m.range_differences)}};
   return j;
 }
 
@@ -483,6 +529,9 @@ std::string report_text(const merged& m) {
   s += "stragglers, arrival on the aligned clock: " + (by_offsets.empty() ? std::string("none") : by_offsets) + "\n";
   s += "stragglers, shortest wait in the collectives: " + (by_wait.empty() ? std::string("none") : by_wait) + "\n";
   s += "stragglers, HTA's rule (among the 2 latest starts, steps): " + hta_line(m.lateness) + "\n";
+  s += "GPU time, slowest rank " + std::to_string(m.ranks[m.fastest_slowest.second].profile.rank) + " - fastest rank " +
+       std::to_string(m.ranks[m.fastest_slowest.first].profile.rank) + " (by median step), largest differences (kernels: slowest vs fastest):\n";
+  s += differences_text(m, m.kernel_differences, "kernels") + differences_text(m, m.range_differences, "ranges");
   return s;
 }
 
@@ -524,6 +573,12 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
     m.steps.push_back(rank_steps(p, offset));
     m.overlap.push_back(communication_overlap(p.kernels));
   }
+  m.names = &names;
+  m.fastest_slowest = fastest_and_slowest(profiles);
+  const auto& fast = profiles[m.fastest_slowest.first];
+  const auto& slow = profiles[m.fastest_slowest.second];
+  m.kernel_differences = largest_differences(fast, slow, differences_kept, false);
+  m.range_differences = largest_differences(fast, slow, differences_kept, true);
   for (const auto& n : m.notes) err += "nvscope: merge: " + n + "\n";
   out += report_text(m);
   if (!a.output.empty()) {

@@ -379,5 +379,78 @@ inline std::vector<rank_lateness> collective_lateness(const std::vector<rank_pro
   return out;
 }
 
+/// The fastest and the slowest rank (indexes into `ranks`): by the median of their step
+/// durations, ranks without steps by the time from their first kernel's start to their last
+/// kernel's end; ties to the lower index. {0, 0} with fewer than two ranks.
+/// \code
+///   const auto [fast, slow] = nvscope::fastest_and_slowest(ranks);
+/// \endcode
+inline std::pair<std::size_t, std::size_t> fastest_and_slowest(const std::vector<rank_profile>& ranks) {
+  std::vector<double> length(ranks.size(), 0.0);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const auto& p = ranks[r];
+    std::vector<double> d;
+    for (const auto& s : p.steps) d.push_back(s.end > s.begin ? static_cast<double>(s.end - s.begin) : 0.0);
+    if (!d.empty()) {
+      length[r] = detail::median_of(d);
+    } else if (!p.kernels.empty()) {
+      timestamp_ns lo = p.kernels[0].start, hi = p.kernels[0].end;
+      for (const auto& k : p.kernels) lo = std::min(lo, k.start), hi = std::max(hi, k.end);
+      length[r] = static_cast<double>(hi - lo);
+    }
+  }
+  std::pair<std::size_t, std::size_t> out{0, 0};
+  for (std::size_t r = 1; r < ranks.size(); ++r) {
+    if (length[r] < length[out.first]) out.first = r;
+    if (length[r] > length[out.second]) out.second = r;
+  }
+  return out;
+}
+
+namespace detail {
+
+// Per name id: GPU time and count of the kernels `key` gives that id (no_range: skipped).
+template <class Key>
+void add_times(const std::vector<rank_kernel>& kernels, Key key, std::vector<std::uint64_t>& ns, std::vector<std::uint64_t>& count) {
+  for (const auto& k : kernels) {
+    const std::uint32_t id = key(k);
+    if (id == no_range) continue;
+    if (ns.size() <= id) ns.resize(std::size_t{id} + 1, 0), count.resize(std::size_t{id} + 1, 0);
+    ns[id] += k.end > k.start ? k.end - k.start : 0;
+    ++count[id];
+  }
+}
+
+} // namespace detail
+
+/// The `top` names whose GPU time differs most between two ranks (largest |slowest - fastest|
+/// first, then by name id), by kernel name (`by_range` false) or by the range that owns each
+/// kernel. Linear in the kernels and the name ids, plus a partial sort.
+/// \code
+///   auto d = nvscope::largest_differences(ranks[fast], ranks[slow], 10, false);
+/// \endcode
+inline std::vector<name_difference> largest_differences(const rank_profile& fastest, const rank_profile& slowest, std::size_t top,
+                                                        bool by_range) {
+  std::vector<std::uint64_t> fast_ns, fast_n, slow_ns, slow_n;
+  const auto key = [by_range](const rank_kernel& k) { return by_range ? k.range : k.name; };
+  detail::add_times(fastest.kernels, key, fast_ns, fast_n);
+  detail::add_times(slowest.kernels, key, slow_ns, slow_n);
+  const std::size_t names = std::max(fast_ns.size(), slow_ns.size());
+  fast_ns.resize(names, 0), fast_n.resize(names, 0), slow_ns.resize(names, 0), slow_n.resize(names, 0);
+  std::vector<name_difference> out;
+  for (std::size_t i = 0; i < names; ++i)
+    if (fast_n[i] || slow_n[i])
+      out.push_back({static_cast<std::uint32_t>(i), fast_ns[i], slow_ns[i], fast_n[i], slow_n[i],
+                     static_cast<std::int64_t>(slow_ns[i]) - static_cast<std::int64_t>(fast_ns[i])});
+  const auto larger = [](const name_difference& a, const name_difference& b) {
+    const auto x = a.difference_ns < 0 ? -a.difference_ns : a.difference_ns, y = b.difference_ns < 0 ? -b.difference_ns : b.difference_ns;
+    return x != y ? x > y : a.name < b.name;
+  };
+  const std::size_t keep = std::min(top, out.size());
+  std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keep), out.end(), larger);
+  out.resize(keep);
+  return out;
+}
+
 } // namespace v1
 } // namespace nvscope

@@ -12,7 +12,8 @@
 ///   median, the median absolute deviation x 1.4826 / sqrt(n) as its uncertainty, the wall
 ///   clocks' difference where nothing matched;
 /// - stragglers by HTA's rule: `find_stragglers_with_late_start_comm_kernels`
-///   (hta/analyzers/straggler.py), see hta_late_steps below.
+///   (hta/analyzers/straggler.py), see hta_late_steps below;
+/// - the names that differ most between the fastest and the slowest rank: a GROUP BY name.
 ///
 /// \code
 ///   auto o = nvscope::reference::overlap(rank.kernels);
@@ -24,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <set>
@@ -194,6 +196,37 @@ inline std::vector<std::uint64_t> hta_late_steps(const std::vector<rank_profile>
     for (const auto& e : group) count[e.second] += e.first >= threshold;
   }
   return count;
+}
+
+/// The names whose GPU time differs most between two ranks: per name (the kernel's, or its
+/// owning range's) the sum of kernel durations and the count on each rank, as a GROUP BY name
+/// over each rank's kernels; sorted by |slowest - fastest| descending, then name; the first `top`.
+inline std::vector<name_difference> largest_differences(const rank_profile& fastest, const rank_profile& slowest, std::size_t top,
+                                                        bool by_range) {
+  std::map<std::uint32_t, name_difference> by_name;
+  const auto add = [&](const rank_profile& p, bool slow) {
+    for (const auto& k : p.kernels) {
+      const auto id = by_range ? k.range : k.name;
+      if (id == no_range) continue;
+      auto& d = by_name[id];
+      d.name = id;
+      (slow ? d.slowest_ns : d.fastest_ns) += k.end > k.start ? k.end - k.start : 0;
+      ++(slow ? d.slowest_count : d.fastest_count);
+    }
+  };
+  add(fastest, false);
+  add(slowest, true);
+  std::vector<name_difference> out;
+  for (auto [id, d] : by_name) {
+    d.difference_ns = static_cast<std::int64_t>(d.slowest_ns) - static_cast<std::int64_t>(d.fastest_ns);
+    out.push_back(d);
+  }
+  std::sort(out.begin(), out.end(), [](const name_difference& a, const name_difference& b) {
+    const auto x = std::llabs(a.difference_ns), y = std::llabs(b.difference_ns);
+    return x != y ? x > y : a.name < b.name;
+  });
+  if (out.size() > top) out.resize(top);
+  return out;
 }
 
 } // namespace reference
