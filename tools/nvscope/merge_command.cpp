@@ -131,30 +131,38 @@ class trace_scanner {
     expect('"');
     const std::size_t from = at_;
     bool escaped = false;
-    for (; at_ < s_.size() && s_[at_] != '"'; ++at_)
-      if (s_[at_] == '\\') escaped = true, ++at_;
-    if (at_ >= s_.size()) throw not_json{};
-    ++at_;
+    for (;;) {
+      const void* q = std::memchr(s_.data() + at_, '"', s_.size() - at_);
+      if (q == nullptr) throw not_json{};
+      const std::size_t quote = static_cast<std::size_t>(static_cast<const char*>(q) - s_.data());
+      std::size_t slashes = 0; // a quote after an odd run of backslashes is escaped
+      while (quote - slashes > from && s_[quote - slashes - 1] == '\\') ++slashes;
+      escaped = escaped || std::memchr(s_.data() + at_, '\\', quote - at_) != nullptr;
+      at_ = quote + 1;
+      if (slashes % 2 == 0) break;
+    }
     const std::string_view raw = s_.substr(from, at_ - 1 - from);
     if (!escaped) return raw;
     const auto decoded = nlohmann::json::parse(s_.substr(from - 1, at_ - from + 1), nullptr, false);
     if (!decoded.is_string()) throw not_json{};
     return scratch = decoded.get<std::string>();
   }
+  // A number; plain decimals ("1234.567", what the writer makes) without strtod.
   double number() {
     peek();
-    const char* begin = s_.data() + at_;
-    std::size_t n = 0;
-    while (at_ + n < s_.size() && std::strchr("+-.eE0123456789", s_[at_ + n]) && s_[at_ + n]) ++n;
-    if (n == 0 || n > 63) throw not_json{};
-    char buf[64];
-    std::memcpy(buf, begin, n);
-    buf[n] = 0;
-    char* stop = nullptr;
-    const double v = std::strtod(buf, &stop);
-    if (stop != buf + n) throw not_json{};
-    at_ += n;
-    return v;
+    std::size_t n = at_;
+    const bool negative = s_[n] == '-';
+    n += negative;
+    std::uint64_t whole = 0, fraction = 0, scale = 1;
+    const std::size_t digits_from = n;
+    for (; n < s_.size() && is_digit(s_[n]) && n - digits_from < 18; ++n) whole = whole * 10 + static_cast<unsigned>(s_[n] - '0');
+    if (n < s_.size() && s_[n] == '.')
+      for (++n; n < s_.size() && is_digit(s_[n]) && scale < 1000000000000ull; ++n)
+        fraction = fraction * 10 + static_cast<unsigned>(s_[n] - '0'), scale *= 10;
+    if (n == digits_from || (n < s_.size() && (is_digit(s_[n]) || s_[n] == 'e' || s_[n] == 'E' || s_[n] == '.'))) return slow_number();
+    at_ = n;
+    const double v = static_cast<double>(whole) + static_cast<double>(fraction) / static_cast<double>(scale);
+    return negative ? -v : v;
   }
   // Skips one value of any kind; returns the text it spanned.
   std::string_view skip() {
@@ -166,12 +174,29 @@ class trace_scanner {
     } else if (first == '{' || first == '[') {
       skip_nested();
     } else {
-      while (at_ < s_.size() && std::strchr(",}] \n\r\t", s_[at_]) == nullptr) ++at_;
+      while (at_ < s_.size() && !ends_scalar(s_[at_])) ++at_;
     }
     return s_.substr(from, at_ - from);
   }
 
  private:
+  static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+  static bool ends_scalar(char c) noexcept {
+    return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+  }
+  double slow_number() {
+    std::size_t n = 0;
+    while (at_ + n < s_.size() && !ends_scalar(s_[at_ + n]) && n < 63) ++n;
+    char buf[64];
+    std::memcpy(buf, s_.data() + at_, n);
+    buf[n] = 0;
+    char* stop = nullptr;
+    const double v = std::strtod(buf, &stop);
+    if (n == 0 || stop != buf + n) throw not_json{};
+    at_ += n;
+    return v;
+  }
+
   // An object or array: brackets counted, strings stepped over whole.
   void skip_nested() {
     std::size_t depth = 0;
@@ -181,6 +206,10 @@ class trace_scanner {
       if (c == '"') {
         std::string unused;
         string(unused);
+        continue;
+      }
+      if (c != '{' && c != '[' && c != '}' && c != ']') {
+        ++at_;
         continue;
       }
       if (c == '{' || c == '[') ++depth;
@@ -324,8 +353,8 @@ std::string read_provenance(const json& od, rank_input& in) {
 }
 
 // One file into `in`; an error line (what is wrong) when it cannot be merged.
-std::string read_rank(const std::string& file, name_table& names, rank_input& in) {
-  std::string text;
+// `text`: the caller's buffer, kept from file to file.
+std::string read_rank(const std::string& file, name_table& names, rank_input& in, std::string& text) {
   if (!read_text(file, text)) return "cannot read it";
   json od;
   try {
@@ -548,9 +577,10 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
   merged m;
   name_table names;
   std::vector<rank_input> all;
+  std::string text;
   for (const auto& f : files) {
     rank_input r;
-    if (const auto why = read_rank(f, names, r); !why.empty()) m.notes.push_back(in_quotes(f) + ": " + why + ": left out");
+    if (const auto why = read_rank(f, names, r, text); !why.empty()) m.notes.push_back(in_quotes(f) + ": " + why + ": left out");
     else all.push_back(std::move(r));
   }
   m.ranks = choose_inputs(std::move(all), m.notes);
