@@ -200,3 +200,54 @@ TEST_CASE("offsets of 64 ranks of 100,000 kernels each" * doctest::test_suite("s
   CHECK(m.size() == 8);
   CHECK(s < 10.0);
 }
+
+TEST_CASE("differences: the fastest and slowest rank by median step, the names that differ most, equal to the reference") {
+  using nvscope::rank_kernel;
+  nvscope::rank_profile fast, slow, middle;
+  fast.steps = {{0, 1000}, {1000, 2000}, {2000, 3000}};
+  middle.steps = {{0, 1500}, {1500, 3000}};
+  slow.steps = {{0, 2000}, {2000, 4000}, {4000, 4100}}; // median 2000
+  const std::uint32_t step_range = 10, other_range = 11;
+  fast.kernels = {{0, 100, gemm, false, 7, step_range}, {200, 300, allreduce, true, 13, step_range}, {400, 450, other_collective, true, 13}};
+  slow.kernels = {{0, 700, gemm, false, 7, step_range}, {800, 850, allreduce, true, 13, other_range}, {900, 960, other_collective, true, 13}};
+  const std::vector<nvscope::rank_profile> ranks{middle, slow, fast};
+  const auto [f, s] = nvscope::fastest_and_slowest(ranks);
+  CHECK(f == 2);
+  CHECK(s == 1);
+  const auto k = nvscope::largest_differences(fast, slow, 2, false);
+  REQUIRE(k.size() == 2);
+  CHECK(k[0].name == gemm);
+  CHECK(k[0].difference_ns == 600);
+  CHECK(k[1].name == allreduce);
+  CHECK(k[1].difference_ns == -50);
+  const auto r = nvscope::largest_differences(fast, slow, 10, true);
+  REQUIRE(r.size() == 2); // the kernel no range owns is left out
+  CHECK(r[0].name == step_range);
+  CHECK(r[0].difference_ns == 500); // 700 against 100 + 100
+  CHECK(r[1].name == other_range);
+  CHECK(r[1].slowest_count == 1);
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  std::uniform_int_distribution<int> at(0, 20000), len(0, 3000), id(0, 6);
+  for (int round = 0; round < 30; ++round) {
+    nvscope::rank_profile a, b;
+    for (auto* p : {&a, &b})
+      for (int i = 0; i < 80; ++i) {
+        const auto start = static_cast<nvscope::timestamp_ns>(at(rng));
+        const int range = id(rng);
+        p->kernels.push_back({start, start + static_cast<nvscope::timestamp_ns>(len(rng)), static_cast<std::uint32_t>(id(rng)), false, 7,
+                              range == 6 ? nvscope::no_range : static_cast<std::uint32_t>(range)});
+      }
+    for (bool by_range : {false, true}) {
+      const auto x = nvscope::largest_differences(a, b, 4, by_range), y = nvscope::reference::largest_differences(a, b, 4, by_range);
+      REQUIRE(x.size() == y.size());
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        CHECK(x[i].name == y[i].name);
+        CHECK(x[i].fastest_ns == y[i].fastest_ns);
+        CHECK(x[i].slowest_ns == y[i].slowest_ns);
+        CHECK(x[i].fastest_count == y[i].fastest_count);
+        CHECK(x[i].slowest_count == y[i].slowest_count);
+        CHECK(x[i].difference_ns == y[i].difference_ns);
+      }
+    }
+  }
+}

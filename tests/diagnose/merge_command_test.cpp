@@ -132,6 +132,16 @@ TEST_CASE("merge: offsets within 5 us, the delayed rank named, overlap as nsys d
     CHECK(rank["overlap"]["fraction"].get<double>() == doctest::Approx(r == late_rank ? 0.0 : (60.0 + r) / (100.0 + r)));
   }
   CHECK(m.out.find("stragglers, arrival on the aligned clock: 2 (") != std::string::npos);
+  // HTA's rule on the aligned clock: the late rank counted in every step after the first, and
+  // with it the second latest, rank 0 (its all-reduce starts 100 us before the end, the others'
+  // 101 and 103 us): HTA always names its top two.
+  CHECK(j["ranks"][late_rank]["collectives"]["hta_late_steps"] == 29);
+  CHECK(j["ranks"][1]["collectives"]["hta_late_steps"] == 0);
+  CHECK(m.out.find("stragglers, HTA's rule (among the 2 latest starts, steps): 0 (29), 2 (29)\n") != std::string::npos);
+  // every step lasts 990 us on every rank: the fastest and the slowest are rank 0 (ties)
+  CHECK(j["differences"]["fastest_rank"] == 0);
+  CHECK(j["differences"]["slowest_rank"] == 0);
+  CHECK(j["differences"]["kernels"].size() == 2);
 }
 
 TEST_CASE("merge: partial input said in one line each, the rest merged") {
