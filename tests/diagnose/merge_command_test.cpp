@@ -11,6 +11,7 @@
 #include <nvscope/analyze/reference/merge.hpp>
 #include <nvscope/export/chrome_trace.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <cstdlib>
@@ -142,6 +143,51 @@ TEST_CASE("merge: offsets within 5 us, the delayed rank named, overlap as nsys d
   CHECK(j["differences"]["fastest_rank"] == 0);
   CHECK(j["differences"]["slowest_rank"] == 0);
   CHECK(j["differences"]["kernels"].size() == 2);
+}
+
+TEST_CASE("merge: the merged Chrome trace puts each rank in its own process, moved by its host's measured offset") {
+  const auto dir = fresh("nvscope_merge_trace");
+  const auto shift = [](int r) { return 7000000000LL + (r < 2 ? 0 : host1_offset); };
+  for (int r = 0; r < 4; ++r) write_rank(dir, r, r < 2 ? "node0" : "node1", shift(r), "77");
+  const auto out = fs::temp_directory_path() / "nvscope_merge_trace_out.json";
+  const auto m = merge({dir.string(), "-o", out.string()});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  const auto trace_file = fs::temp_directory_path() / "nvscope_merge_trace_out.trace.json";
+  CHECK(m.out.find("wrote " + trace_file.string() + "\n") != std::string::npos);
+  const auto report = nlohmann::json::parse(std::ifstream(out));
+  const auto t = nlohmann::json::parse(std::ifstream(trace_file)); // it parses
+  CHECK(t["otherData"]["format"]["name"] == "nvscope-merged-trace");
+  const auto origin = t["otherData"]["time_origin_ns"].get<long long>();
+  std::vector<std::vector<long long>> starts(4);
+  std::size_t process_names = 0;
+  for (const auto& e : t["traceEvents"]) {
+    REQUIRE(e["pid"].get<long long>() < 4);
+    if (e["ph"] == "M" && e["name"] == "process_name") ++process_names;
+    if (e.value("cat", "") == "kernel") starts[e["pid"].get<std::size_t>()].push_back(std::llround(e["ts"].get<double>() * 1000.0) + origin);
+  }
+  CHECK(process_names == 4); // one process a rank, the ranks' own process names left out
+  for (int r = 0; r < 4; ++r) {
+    const double offset = report["hosts"][r < 2 ? 0 : 1]["offset_ns"].get<double>();
+    const auto written = rank_trace(r, shift(r));
+    auto& got = starts[static_cast<std::size_t>(r)];
+    std::sort(got.begin(), got.end());
+    std::vector<long long> want;
+    for (const auto& k : written.kernels) want.push_back(std::llround(static_cast<double>(k.start) - offset));
+    std::sort(want.begin(), want.end());
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(std::llabs(got[i] - want[i]) <= 1);
+  }
+  // the first gemm starts at one true instant on every rank: on node1 now within 5 us of node0's,
+  // not 345 us after it
+  CHECK(std::llabs(starts[3][0] - starts[0][0]) < 5000);
+  const auto skip = merge({dir.string(), "-o", out.string(), "--no-trace"});
+  CHECK(skip.out.find(".trace.json") == std::string::npos);
+  // A merged trace in the folder is left out with one line, not merged as a rank.
+  fs::copy_file(trace_file, dir / "merged.trace.json");
+  const auto again = merge({dir.string()});
+  CHECK(again.err.find("merged.trace.json': a merged trace (nvscope merge wrote it), not one rank's: left out\n") != std::string::npos);
+  CHECK(again.out.find("4 ranks on 2 hosts") != std::string::npos);
 }
 
 TEST_CASE("merge: partial input said in one line each, the rest merged") {

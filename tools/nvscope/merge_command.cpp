@@ -39,7 +39,9 @@ constexpr const char* usage_text =
     "usage: nvscope merge [options] DIR|FILES...\n"
     "  DIR, FILES          per-rank Chrome traces nvscope run wrote (STEM.trace.json; a folder: every\n"
     "                      *.trace.json in it)\n"
-    "  -o, --output OUT    also write the report as JSON to OUT\n"
+    "  -o, --output OUT    also write the report as JSON to OUT, and the merged Chrome trace (one\n"
+    "                      process per rank, on the aligned clock) to OUT.trace.json (OUT less .json)\n"
+    "  --no-trace          with -o: the JSON report only\n"
     "One screen on stdout: each host's clock offset (from the collectives' ends), per rank its steps,\n"
     "GPU busy, communication and compute time, overlap, and the stragglers. Partial input is said in\n"
     "one line each on stderr and the rest merged. docs/merge.md has every definition.\n"
@@ -52,12 +54,14 @@ struct rank_input {
   std::string file;
   std::string job;      // "SLURM_JOB_ID=77 ..." or ""
   long long world_size = -1;
+  timestamp_ns origin = 0; // otherData.time_origin_ns: what its "ts": 0 stands for
   rank_profile profile;
 };
 
 struct merge_args {
   std::vector<std::string> inputs;
   std::string output;
+  bool trace = true; // with -o: the merged Chrome trace too
   bool help = false;
 };
 
@@ -68,6 +72,8 @@ std::string parse_args(int argc, const char* const* argv, merge_args& a) {
     if (arg == "-o" || arg == "--output") {
       if (i + 1 >= argc || argv[i + 1][0] == '-') return arg + " wants a file name";
       a.output = argv[++i];
+    } else if (arg == "--no-trace") {
+      a.trace = false;
     } else if (arg.rfind("--output=", 0) == 0) {
       a.output = arg.substr(9);
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -333,9 +339,13 @@ json scan_trace(std::string_view text, name_table& names, rank_profile& p) {
   return other;
 }
 
+constexpr const char* merged_trace_format = "nvscope-merged-trace";
+
 // Provenance of otherData into `in`; an error line when it is missing.
 std::string read_provenance(const json& od, rank_input& in) {
   if (!od.is_object() || od.value("producer", "") != "nvscope") return "not a Chrome trace nvscope wrote";
+  if (od.contains("format") && od["format"].is_object() && od["format"].value("name", "") == merged_trace_format)
+    return "a merged trace (nvscope merge wrote it), not one rank's";
   if (!od.contains("provenance") || !od["provenance"].is_object() || !od.contains("time_origin_ns"))
     return "written before nvscope recorded provenance and the time origin";
   const json& p = od["provenance"];
@@ -364,7 +374,7 @@ std::string read_rank(const std::string& file, name_table& names, rank_input& in
   }
   in.file = file;
   if (const auto why = read_provenance(od, in); !why.empty()) return why;
-  const auto origin = static_cast<timestamp_ns>(number_or(od, "time_origin_ns", 0));
+  const auto origin = in.origin = static_cast<timestamp_ns>(number_or(od, "time_origin_ns", 0));
   for (auto& k : in.profile.kernels) k.start += origin, k.end += origin;
   for (auto& s : in.profile.steps) s.begin += origin, s.end += origin;
   std::sort(in.profile.steps.begin(), in.profile.steps.end(),
@@ -468,6 +478,12 @@ struct merged {
   std::vector<name_difference> kernel_differences, range_differences;
 };
 
+double host_offset_of(const merged& m, const std::string& host) {
+  for (const auto& h : m.hosts)
+    if (h.host == host) return h.offset_ns;
+  return 0.0;
+}
+
 constexpr std::size_t differences_kept = 10, differences_shown = 5;
 
 json differences_json(const merged& m, const std::vector<name_difference>& v) {
@@ -564,6 +580,133 @@ std::string report_text(const merged& m) {
   return s;
 }
 
+// How one rank's events go into the merged trace: one process (`pid`, the rank) for all its
+// processes (host and GPUs), its tracks renumbered from 1 in order of first use, its flow ids
+// moved past every other rank's, "ts" moved by `shift_ns` (its origin on the aligned clock
+// minus the merged trace's origin).
+struct rank_rewrite {
+  std::uint64_t pid = 0;
+  std::int64_t shift_ns = 0;
+  std::uint64_t flow_base = 0;
+  std::map<std::pair<double, double>, std::uint64_t> tracks; // (pid, tid) as read -> tid
+};
+
+std::string exact_us(long long ns) {
+  if (ns < 0) ns = 0;
+  char b[40];
+  std::snprintf(b, sizeof b, "%lld.%03lld", ns / 1000, ns % 1000);
+  return b;
+}
+
+double number_in(std::string_view raw) {
+  trace_scanner n(raw);
+  return n.number();
+}
+
+// One event, its keys and raw values as read, rewritten into `out`; false: left out (its
+// process metadata: the merged trace names each rank's process itself).
+bool rewrite_event(trace_scanner& in, rank_rewrite& w, std::string& out) {
+  std::vector<std::pair<std::string, std::string_view>> fields;
+  std::string scratch;
+  in.expect('{');
+  if (!in.take('}')) {
+    do {
+      std::string key(in.string(scratch));
+      in.expect(':');
+      fields.emplace_back(std::move(key), in.skip());
+    } while (in.take(','));
+    in.expect('}');
+  }
+  double pid = -1, tid = -1;
+  bool metadata = false, process = false;
+  for (const auto& [k, v] : fields) {
+    if (k == "ph") metadata = v == "\"M\"";
+    if (k == "name") process = v.rfind("\"process_", 0) == 0;
+    if (k == "pid") pid = number_in(v);
+    if (k == "tid") tid = number_in(v);
+  }
+  if (metadata && process) return false;
+  out += '{';
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& [k, v] = fields[i];
+    out += (i ? ",\"" : "\"") + k + "\":";
+    if (k == "pid") out += std::to_string(w.pid);
+    else if (k == "tid") out += std::to_string(w.tracks.emplace(std::make_pair(pid, tid), w.tracks.size() + 1).first->second);
+    else if (k == "ts") out += exact_us(std::llround(number_in(v) * 1000.0) + w.shift_ns);
+    else if (k == "id" && (v.empty() || v[0] != '"')) out += std::to_string(w.flow_base + static_cast<std::uint64_t>(number_in(v)));
+    else out.append(v.data(), v.size());
+  }
+  out += '}';
+  return true;
+}
+
+// The events of one rank's file appended to `o`, through `text` (the reused buffer); `first`:
+// no event written yet (no comma before it).
+bool rewrite_rank(const std::string& file, rank_rewrite& w, std::string& text, std::ofstream& o, bool& first) {
+  if (!read_text(file, text)) return false;
+  trace_scanner in(text);
+  std::string scratch, out;
+  in.expect('{');
+  while (!in.take('}')) {
+    const std::string key(in.string(scratch));
+    in.expect(':');
+    if (key != "traceEvents" || in.peek() != '[') {
+      in.skip();
+    } else {
+      in.expect('[');
+      while (!in.take(']')) {
+        if (in.peek() == '{' && rewrite_event(in, w, out)) o << (first ? "\n" : ",\n") << out, first = false;
+        else if (in.peek() != '{') in.skip();
+        out.clear();
+        in.take(',');
+      }
+    }
+    in.take(',');
+  }
+  return static_cast<bool>(o);
+}
+
+// OUT less ".json", + ".trace.json".
+std::string trace_path(const std::string& output) {
+  const bool json_suffix = output.size() > 5 && output.compare(output.size() - 5, 5, ".json") == 0;
+  return (json_suffix ? output.substr(0, output.size() - 5) : output) + ".trace.json";
+}
+
+// The merged Chrome trace: every rank's events in its own process, on the reference host's
+// clock (each host's offset taken off), "ts": 0 at the earliest rank origin.
+std::string write_merged_trace(const merged& m, const std::string& path) {
+  std::vector<double> aligned;
+  for (const auto& r : m.ranks) aligned.push_back(static_cast<double>(r.origin) - host_offset_of(m, r.profile.host));
+  const double origin = *std::min_element(aligned.begin(), aligned.end());
+  std::ofstream o(path, std::ios::binary);
+  json other = {{"producer", "nvscope"}, {"format", {{"name", merged_trace_format}, {"version", 1}}},
+                {"time_origin_ns", std::llround(origin)}, {"clock", "the first rank's host; each host's measured offset taken off"}};
+  for (std::size_t i = 0; i < m.ranks.size(); ++i)
+    other["ranks"].push_back({{"rank", m.ranks[i].profile.rank}, {"host", m.ranks[i].profile.host}, {"pid", i}, {"file", m.ranks[i].file}});
+  o << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << other.dump() << ",\"traceEvents\":[";
+  bool first = true;
+  for (std::size_t i = 0; i < m.ranks.size(); ++i) {
+    const auto& r = m.ranks[i];
+    o << (first ? "\n" : ",\n") << json{{"ph", "M"}, {"name", "process_name"}, {"pid", i}, {"args", {{"name", "rank " + std::to_string(r.profile.rank) + " (" + r.profile.host + ")"}}}}.dump();
+    o << ",\n" << json{{"ph", "M"}, {"name", "process_sort_index"}, {"pid", i}, {"args", {{"sort_index", i}}}}.dump();
+    first = false;
+  }
+  std::string text;
+  for (std::size_t i = 0; i < m.ranks.size(); ++i) {
+    rank_rewrite w;
+    w.pid = i;
+    w.shift_ns = std::llround(aligned[i] - origin);
+    w.flow_base = static_cast<std::uint64_t>(i) << 40;
+    try {
+      if (!rewrite_rank(m.ranks[i].file, w, text, o, first)) return "cannot write " + in_quotes(path);
+    } catch (const not_json&) {
+      return in_quotes(m.ranks[i].file) + " changed while merging";
+    }
+  }
+  o << "\n]}\n";
+  return o ? "" : "cannot write " + in_quotes(path);
+}
+
 int merge_unguarded(int argc, const char* const* argv, std::string& out, std::string& err) {
   merge_args a;
   if (const auto bad = parse_args(argc, argv, a); !bad.empty()) return err += "nvscope: merge: " + bad + "\n", 2;
@@ -597,10 +740,7 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
       m.notes.push_back("host " + h.host + ": no collective matched the reference rank's; aligned by the wall clocks read at start");
   m.lateness = collective_lateness(profiles, m.hosts);
   for (const auto& p : profiles) {
-    double offset = 0;
-    for (const auto& h : m.hosts)
-      if (h.host == p.host) offset = h.offset_ns;
-    m.steps.push_back(rank_steps(p, offset));
+    m.steps.push_back(rank_steps(p, host_offset_of(m, p.host)));
     m.overlap.push_back(communication_overlap(p.kernels));
   }
   m.names = &names;
@@ -616,6 +756,10 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
     o << report_json(m).dump(1) << "\n";
     if (!o) return err += "nvscope: merge: cannot write " + in_quotes(a.output) + "\n", 2;
     out += "wrote " + a.output + "\n";
+    if (a.trace) {
+      if (const auto bad = write_merged_trace(m, trace_path(a.output)); !bad.empty()) return err += "nvscope: merge: " + bad + "\n", 2;
+      out += "wrote " + trace_path(a.output) + "\n";
+    }
   }
   return 0;
 }
