@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <nvscope/analyze/merge.hpp>
 #include <nvscope/analyze/reference/merge.hpp>
+#include <nvscope/analyze/analyze.hpp>
 #include <nvscope/export/chrome_trace.hpp>
+#include <nvscope/export/summary_json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -208,6 +210,38 @@ TEST_CASE("merge: partial input said in one line each, the rest merged") {
   for (char c : m.err) lines += c == '\n';
   CHECK(lines == 4);
   CHECK(m.out.find("3 ranks on 1 hosts") != std::string::npos);
+}
+
+TEST_CASE("merge: a rank with losses, an unreadable file, a broken one: one line each, the rest merged") {
+  const auto dir = fresh("nvscope_merge_losses");
+  for (int r = 0; r < 4; ++r) write_rank(dir, r, "node0", 1000000000LL, "77");
+  // rank 1's summary beside its trace, written by the real writer, with lost records
+  trace t = rank_trace(1, 1000000000LL);
+  t.lost.dropped_records = 12;
+  t.lost.incomplete_records = 3;
+  run_provenance p;
+  p.rank = 1;
+  p.world_size = 4;
+  std::ofstream(dir / "train_r1_77.json") << to_json(analyze(t, analysis_options{}), t, p);
+  fs::create_symlink(dir / "gone.json", dir / "gone.trace.json"); // a name that cannot be read
+  std::ofstream(dir / "cut.trace.json") << "{\"otherData\": {\"producer\": \"nvscope\"}, \"traceEvents\": [{\"ph\": \"X\", ";
+  const auto json_path = (dir / "out" / "merged.json").string();
+  fs::create_directories(dir / "out");
+  const auto m = merge({dir.string(), "-o", json_path, "--no-trace"});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err.find("rank 1 lost records (12 dropped, 3 incomplete, by '" + (dir / "train_r1_77.json").string() +
+                   "'): its figures miss them; merged\n") != std::string::npos);
+  CHECK(m.err.find("'" + (dir / "gone.trace.json").string() + "': cannot read it: left out\n") != std::string::npos);
+  CHECK(m.err.find("'" + (dir / "cut.trace.json").string() + "': not JSON: left out\n") != std::string::npos);
+  std::size_t lines = 0;
+  for (char c : m.err) lines += c == '\n';
+  CHECK(lines == 3);
+  CHECK(m.out.find("4 ranks on 1 hosts") != std::string::npos);
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  CHECK(j["ranks"][1]["losses"]["dropped_records"] == 12);
+  CHECK(j["ranks"][1]["losses"]["incomplete_records"] == 3);
+  CHECK_FALSE(j["ranks"][0].contains("losses")); // no summary beside rank 0's trace
 }
 
 TEST_CASE("merge: nothing to merge, misuse: exit 2 with the reason") {

@@ -56,6 +56,8 @@ struct rank_input {
   long long world_size = -1;
   timestamp_ns origin = 0; // otherData.time_origin_ns: what its "ts": 0 stands for
   rank_profile profile;
+  std::string summary;     // the summary beside it (STEM.json), "" when there is none
+  std::uint64_t dropped_records = 0, incomplete_records = 0; // its "losses"
 };
 
 struct merge_args {
@@ -362,6 +364,20 @@ std::string read_provenance(const json& od, rank_input& in) {
   return "";
 }
 
+// The summary nvscope run wrote beside STEM.trace.json (STEM.json, with --outputs=json,trace):
+// its losses, which the Chrome trace does not carry.
+void read_losses(const std::string& file, rank_input& in) {
+  const std::string summary = file.substr(0, file.size() - 11) + ".json";
+  if (file.size() <= 11 || file.compare(file.size() - 11, 11, ".trace.json") != 0) return;
+  std::ifstream f(summary, std::ios::binary);
+  if (!f) return;
+  const json j = json::parse(f, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("losses") || !j["losses"].is_object()) return;
+  in.summary = summary;
+  in.dropped_records = static_cast<std::uint64_t>(std::max(0LL, number_or(j["losses"], "dropped_records", 0)));
+  in.incomplete_records = static_cast<std::uint64_t>(std::max(0LL, number_or(j["losses"], "incomplete_records", 0)));
+}
+
 // One file into `in`; an error line (what is wrong) when it cannot be merged.
 // `text`: the caller's buffer, kept from file to file.
 std::string read_rank(const std::string& file, name_table& names, rank_input& in, std::string& text) {
@@ -379,6 +395,7 @@ std::string read_rank(const std::string& file, name_table& names, rank_input& in
   for (auto& s : in.profile.steps) s.begin += origin, s.end += origin;
   std::sort(in.profile.steps.begin(), in.profile.steps.end(),
             [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
+  read_losses(file, in);
   return "";
 }
 
@@ -408,6 +425,14 @@ std::vector<rank_input> choose_inputs(std::vector<rank_input> all, std::vector<s
     out.push_back(std::move(r));
   }
   return out;
+}
+
+void note_losses(const std::vector<rank_input>& in, std::vector<std::string>& notes) {
+  for (const auto& r : in)
+    if (r.dropped_records || r.incomplete_records)
+      notes.push_back("rank " + std::to_string(r.profile.rank) + " lost records (" + std::to_string(r.dropped_records) +
+                      " dropped, " + std::to_string(r.incomplete_records) + " incomplete, by " + in_quotes(r.summary) +
+                      "): its figures miss them; merged");
 }
 
 void note_missing(const std::vector<rank_input>& in, std::vector<std::string>& notes) {
@@ -512,7 +537,10 @@ json report_json(const merged& m) {
                           {"samples", h.samples}, {"same_host_spread_ns", h.same_host_spread_ns},
                           {"from_wall_clock", h.from_wall_clock}});
   for (std::size_t i = 0; i < m.ranks.size(); ++i) {
-    json r = {{"rank", m.ranks[i].profile.rank}, {"host", m.ranks[i].profile.host}, {"file", m.ranks[i].file}};
+    const auto& in = m.ranks[i];
+    json r = {{"rank", in.profile.rank}, {"host", in.profile.host}, {"file", in.file}};
+    if (!in.summary.empty())
+      r["losses"] = {{"summary", in.summary}, {"dropped_records", in.dropped_records}, {"incomplete_records", in.incomplete_records}};
     for (const auto& s : m.steps[i])
       r["steps"].push_back({{"start_ns", s.start}, {"duration_ns", s.duration}, {"gpu_busy_ns", s.busy},
                             {"communication_ns", s.communication}, {"compute_ns", s.compute}});
@@ -728,6 +756,7 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
   }
   m.ranks = choose_inputs(std::move(all), m.notes);
   note_missing(m.ranks, m.notes);
+  note_losses(m.ranks, m.notes);
   if (m.ranks.empty()) {
     for (const auto& n : m.notes) err += "nvscope: merge: " + n + "\n";
     return err += "nvscope: merge: nothing to merge\n", 2;
