@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -242,6 +243,27 @@ TEST_CASE("merge: a rank with losses, an unreadable file, a broken one: one line
   CHECK(j["ranks"][1]["losses"]["dropped_records"] == 12);
   CHECK(j["ranks"][1]["losses"]["incomplete_records"] == 3);
   CHECK_FALSE(j["ranks"][0].contains("losses")); // no summary beside rank 0's trace
+}
+
+TEST_CASE("merge: a trace cut at any byte or with bytes changed is left out or merged, never read past its end") {
+  const auto dir = fresh("nvscope_merge_cut");
+  write_rank(dir, 0, "node0", 1000000000LL, "77");
+  std::ifstream in(dir / "train_r0_77.trace.json", std::ios::binary);
+  const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(whole.size() > 1000);
+  write_rank(dir, 1, "node0", 1000000000LL, "77");
+  const auto cut = dir / "train_r1_77.trace.json";
+  std::size_t left_out = 0;
+  for (std::size_t i = 0; i < 60; ++i) {
+    std::string text = whole.substr(0, whole.size() * i / 60);
+    if (i % 2) text = whole, text[whole.size() * i / 60] = "\"{}[]:,\\9"[i % 10];
+    std::ofstream(cut, std::ios::binary | std::ios::trunc) << text;
+    const auto m = merge({dir.string(), "-o", (fs::temp_directory_path() / "nvscope_merge_cut.json").string()});
+    INFO(i << ": " << m.err);
+    CHECK(m.status == 0); // rank 0 always merges
+    left_out += m.err.find("train_r1_77.trace.json': ") != std::string::npos;
+  }
+  CHECK(left_out >= 30); // every cut file at least
 }
 
 TEST_CASE("merge: nothing to merge, misuse: exit 2 with the reason") {

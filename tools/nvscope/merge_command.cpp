@@ -301,7 +301,7 @@ void scan_events(trace_scanner& in, name_table& names, rank_profile& p) {
       continue;
     }
     const auto e = scan_event(in, scratch, range_scratch);
-    if (e.ph != "X" || e.ts < 0) continue;
+    if (e.ph != "X" || e.ts < 0 || e.ts > 1e12 || e.dur > 1e12) continue; // beyond 11 days: not a time
     const timestamp_ns start = ns(e.ts), end = start + ns(e.dur);
     const auto stream = e.tid > 0 && e.tid < 4294967296.0 ? static_cast<std::uint32_t>(e.tid) : 0u;
     if (e.cat == "kernel")
@@ -626,7 +626,9 @@ std::string exact_us(long long ns) {
   return b;
 }
 
+// A raw value as a number; -1 when it is not one (a string, an object, ...).
 double number_in(std::string_view raw) {
+  if (raw.empty() || !(raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))) return -1;
   trace_scanner n(raw);
   return n.number();
 }
@@ -660,8 +662,8 @@ bool rewrite_event(trace_scanner& in, rank_rewrite& w, std::string& out) {
     out += (i ? ",\"" : "\"") + k + "\":";
     if (k == "pid") out += std::to_string(w.pid);
     else if (k == "tid") out += std::to_string(w.tracks.emplace(std::make_pair(pid, tid), w.tracks.size() + 1).first->second);
-    else if (k == "ts") out += exact_us(std::llround(number_in(v) * 1000.0) + w.shift_ns);
-    else if (k == "id" && (v.empty() || v[0] != '"')) out += std::to_string(w.flow_base + static_cast<std::uint64_t>(number_in(v)));
+    else if (const double ts = k == "ts" ? number_in(v) : -1; ts >= 0 && ts < 1e12) out += exact_us(std::llround(ts * 1000.0) + w.shift_ns);
+    else if (const double id = k == "id" ? number_in(v) : -1; id >= 0 && id < 1099511627776.0) out += std::to_string(w.flow_base + static_cast<std::uint64_t>(id));
     else out.append(v.data(), v.size());
   }
   out += '}';
