@@ -345,4 +345,12 @@ TEST_CASE("merge: 64 ranks of 100,000 kernels" * doctest::test_suite("scale") * 
   CHECK(m.err.empty());
   CHECK(m.out.find("64 ranks on 8 hosts") != std::string::npos);
   CHECK(cpu_s < 10.0);
+  // With -o: the JSON report and the merged Chrome trace, a second pass over the files.
+  const auto out = fs::temp_directory_path() / "nvscope_merge_scale_out.json";
+  const std::clock_t c1 = std::clock();
+  const auto with_trace = merge({dir.string(), "-o", out.string()});
+  MESSAGE("with -o (report JSON and merged trace): " << static_cast<double>(std::clock() - c1) / CLOCKS_PER_SEC << " s of CPU, trace "
+                                                     << fs::file_size(fs::temp_directory_path() / "nvscope_merge_scale_out.trace.json") << " bytes");
+  CHECK(with_trace.status == 0);
+  fs::remove(fs::temp_directory_path() / "nvscope_merge_scale_out.trace.json");
 }
