@@ -4,7 +4,8 @@
 # 20 ms in each step before its backward pass; the two traces merged. Checks: NCCL kernels on
 # both ranks, overlap per rank, rank 1 named the straggler by both rules; where nsys is present,
 # the same script under nsys and its nccl_gpu_overlap_trace recipe for the overlap to compare.
-# Writes $OUT/merge_gpu.json (the figures) beside the logs. Not run by CI.
+# Writes $OUT/merge_gpu.json (the figures) and $OUT/merged.trace.json (the merged Chrome trace)
+# beside the logs. Not run by CI.
 #   OUT=/tmp/out NVSCOPE=build/gpu/bin/nvscope bash bench/run/ddp_merge.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/nvscope-merge}; mkdir -p "$OUT"
@@ -39,6 +40,11 @@ figures = {
     "overlap_fraction": {str(k): r["overlap"]["fraction"] for k, r in ranks.items()},
     "arrival_late_ns": {str(k): r["collectives"]["arrival_late_ns"] for k, r in ranks.items()},
     "host_offsets_ns": {h["host"]: h["offset_ns"] for h in m["hosts"]},
+    # HTA's rule counts its 2 latest ranks a step: with 2 ranks both count every step
+    "hta_late_steps": {str(k): r["collectives"]["hta_late_steps"] for k, r in ranks.items()},
+    "differences": {k: m["differences"][k] if k.endswith("rank") else m["differences"][k][:3]
+                    for k in ("fastest_rank", "slowest_rank", "kernels", "ranges")},
+    "merged_trace_processes": len({e["pid"] for e in json.load(open(os.path.join(out, "merged.trace.json")))["traceEvents"]}),
     "device": open(os.path.join(out, "devices.txt")).read().strip(),
     "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
 }

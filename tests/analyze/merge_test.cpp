@@ -24,7 +24,8 @@ double true_offset(int h) { return h * 137000.0 + h * h * 911.0 - (h % 3) * 2500
 // `ranks` ranks on `hosts` hosts (consecutive ranks share a host), `steps` steps each: compute
 // kernels, then an all-reduce whose end lies within 1 us of one true instant on every rank (the
 // last rank releases all); `filler` more compute kernels a step. Times on each host's clock.
-// Collectives start 150 to 200 us before their end.
+// Collectives start 150 to 200 us before their end. Steps: from 950 us before the all-reduce's
+// end to 40 us after it; compute on stream 7, the all-reduce on stream 13.
 // `late` (when >= 0) starts each of its collectives 40 to 50 us before their end, at least
 // 100 us after every other rank.
 std::vector<nvscope::rank_profile> job(int ranks, int hosts, int steps, int filler, std::mt19937_64& rng, int late = -1) {
@@ -43,10 +44,11 @@ std::vector<nvscope::rank_profile> job(int ranks, int hosts, int steps, int fill
       const std::int64_t comm_start = end - 200000 + (r == late ? 150000 + arrive(rng) / 5 : arrive(rng));
       for (int f = 0; f < filler; ++f) {
         const std::int64_t a = end - 900000 + f * (600000 / std::max(filler, 1));
-        p.kernels.push_back({static_cast<nvscope::timestamp_ns>(shift + a), static_cast<nvscope::timestamp_ns>(shift + a + 1000), gemm, false});
+        p.kernels.push_back({static_cast<nvscope::timestamp_ns>(shift + a), static_cast<nvscope::timestamp_ns>(shift + a + 1000), gemm, false, 7});
       }
       p.kernels.push_back({static_cast<nvscope::timestamp_ns>(shift + comm_start),
-                           static_cast<nvscope::timestamp_ns>(shift + end + jitter(rng)), allreduce, true});
+                           static_cast<nvscope::timestamp_ns>(shift + end + jitter(rng)), allreduce, true, 13});
+      p.steps.push_back({static_cast<nvscope::timestamp_ns>(shift + end - 950000), static_cast<nvscope::timestamp_ns>(shift + end + 40000)});
     }
   }
   return out;
@@ -91,6 +93,36 @@ TEST_CASE("stragglers: a rank delayed before every collective is named by both r
     // It starts 40 to 50 us before the end, the median rank about 175 us before: about 130 us
     // late (within the offsets' error and the others' spread).
     CHECK(std::fabs(lateness[static_cast<std::size_t>(late)].arrival_late_ns - 130000.0) < 15000.0);
+  }
+}
+
+TEST_CASE("stragglers by HTA's rule: the delayed rank counted in every step but the first, the engine equal to HTA's definition") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const int late = 21, steps = 40;
+  const auto ranks = job(64, 8, steps, 2, rng, late);
+  const auto hosts = nvscope::measure_host_offsets(ranks);
+  std::vector<double> offset;
+  for (const auto& p : ranks) offset.push_back(hosts[static_cast<std::size_t>(p.rank / 8)].offset_ns);
+  const auto fast = nvscope::hta_late_steps(ranks, offset), plain = nvscope::reference::hta_late_steps(ranks, offset);
+  CHECK(fast == plain);
+  CHECK(fast[static_cast<std::size_t>(late)] == steps - 1); // HTA leaves out step 0
+  for (int r = 0; r < 64; ++r)
+    if (r != late) CHECK(fast[static_cast<std::size_t>(r)] < (steps - 1) / 4); // the second latest: a different rank each step
+  const auto lateness = nvscope::collective_lateness(ranks, hosts);
+  CHECK(lateness[static_cast<std::size_t>(late)].straggler_by_hta);
+  CHECK(lateness[static_cast<std::size_t>(late)].hta_late_steps == steps - 1);
+  // On clocks taken as they are (HTA's own assumption), host offsets of hundreds of microseconds
+  // make the ranks of the host whose clock runs furthest ahead the late ones instead.
+  const auto unaligned = nvscope::reference::hta_late_steps(ranks, std::vector<double>(64, 0.0));
+  CHECK(unaligned[static_cast<std::size_t>(late)] < steps - 1);
+  // Random jobs with a second communication name, kernels lost and one step only: still equal.
+  for (int round = 0; round < 6; ++round) {
+    auto r = job(8, 4, round == 5 ? 2 : 12, 2, rng, round % 2 ? 3 : -1);
+    r[2].kernels.push_back({r[2].kernels.back().end + 10, r[2].kernels.back().end + 90000, other_collective, true, 13});
+    r[4].kernels.resize(r[4].kernels.size() / 2);
+    const std::vector<double> zero(8, 0.0);
+    CHECK(nvscope::hta_late_steps(r, zero) == nvscope::reference::hta_late_steps(r, zero));
+    CHECK(nvscope::hta_late_steps(r, zero, 3, 0.1) == nvscope::reference::hta_late_steps(r, zero, 3, 0.1));
   }
 }
 
@@ -167,4 +199,55 @@ TEST_CASE("offsets of 64 ranks of 100,000 kernels each" * doctest::test_suite("s
   MESSAGE("offsets and overlap of 64 x 100,000 kernels: " << s << " s");
   CHECK(m.size() == 8);
   CHECK(s < 10.0);
+}
+
+TEST_CASE("differences: the fastest and slowest rank by median step, the names that differ most, equal to the reference") {
+  using nvscope::rank_kernel;
+  nvscope::rank_profile fast, slow, middle;
+  fast.steps = {{0, 1000}, {1000, 2000}, {2000, 3000}};
+  middle.steps = {{0, 1500}, {1500, 3000}};
+  slow.steps = {{0, 2000}, {2000, 4000}, {4000, 4100}}; // median 2000
+  const std::uint32_t step_range = 10, other_range = 11;
+  fast.kernels = {{0, 100, gemm, false, 7, step_range}, {200, 300, allreduce, true, 13, step_range}, {400, 450, other_collective, true, 13}};
+  slow.kernels = {{0, 700, gemm, false, 7, step_range}, {800, 850, allreduce, true, 13, other_range}, {900, 960, other_collective, true, 13}};
+  const std::vector<nvscope::rank_profile> ranks{middle, slow, fast};
+  const auto [f, s] = nvscope::fastest_and_slowest(ranks);
+  CHECK(f == 2);
+  CHECK(s == 1);
+  const auto k = nvscope::largest_differences(fast, slow, 2, false);
+  REQUIRE(k.size() == 2);
+  CHECK(k[0].name == gemm);
+  CHECK(k[0].difference_ns == 600);
+  CHECK(k[1].name == allreduce);
+  CHECK(k[1].difference_ns == -50);
+  const auto r = nvscope::largest_differences(fast, slow, 10, true);
+  REQUIRE(r.size() == 2); // the kernel no range owns is left out
+  CHECK(r[0].name == step_range);
+  CHECK(r[0].difference_ns == 500); // 700 against 100 + 100
+  CHECK(r[1].name == other_range);
+  CHECK(r[1].slowest_count == 1);
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  std::uniform_int_distribution<int> at(0, 20000), len(0, 3000), id(0, 6);
+  for (int round = 0; round < 30; ++round) {
+    nvscope::rank_profile a, b;
+    for (auto* p : {&a, &b})
+      for (int i = 0; i < 80; ++i) {
+        const auto start = static_cast<nvscope::timestamp_ns>(at(rng));
+        const int range = id(rng);
+        p->kernels.push_back({start, start + static_cast<nvscope::timestamp_ns>(len(rng)), static_cast<std::uint32_t>(id(rng)), false, 7,
+                              range == 6 ? nvscope::no_range : static_cast<std::uint32_t>(range)});
+      }
+    for (bool by_range : {false, true}) {
+      const auto x = nvscope::largest_differences(a, b, 4, by_range), y = nvscope::reference::largest_differences(a, b, 4, by_range);
+      REQUIRE(x.size() == y.size());
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        CHECK(x[i].name == y[i].name);
+        CHECK(x[i].fastest_ns == y[i].fastest_ns);
+        CHECK(x[i].slowest_ns == y[i].slowest_ns);
+        CHECK(x[i].fastest_count == y[i].fastest_count);
+        CHECK(x[i].slowest_count == y[i].slowest_count);
+        CHECK(x[i].difference_ns == y[i].difference_ns);
+      }
+    }
+  }
 }

@@ -9,12 +9,17 @@
 #include <nlohmann/json.hpp>
 #include <nvscope/analyze/merge.hpp>
 #include <nvscope/analyze/reference/merge.hpp>
+#include <nvscope/analyze/analyze.hpp>
 #include <nvscope/export/chrome_trace.hpp>
+#include <nvscope/export/summary_json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -131,6 +136,61 @@ TEST_CASE("merge: offsets within 5 us, the delayed rank named, overlap as nsys d
     CHECK(rank["overlap"]["fraction"].get<double>() == doctest::Approx(r == late_rank ? 0.0 : (60.0 + r) / (100.0 + r)));
   }
   CHECK(m.out.find("stragglers, arrival on the aligned clock: 2 (") != std::string::npos);
+  // HTA's rule on the aligned clock: the late rank counted in every step after the first, and
+  // with it the second latest, rank 0 (its all-reduce starts 100 us before the end, the others'
+  // 101 and 103 us): HTA always names its top two.
+  CHECK(j["ranks"][late_rank]["collectives"]["hta_late_steps"] == 29);
+  CHECK(j["ranks"][1]["collectives"]["hta_late_steps"] == 0);
+  CHECK(m.out.find("stragglers, HTA's rule (among the 2 latest starts, steps): 0 (29), 2 (29)\n") != std::string::npos);
+  // every step lasts 990 us on every rank: the fastest and the slowest are rank 0 (ties)
+  CHECK(j["differences"]["fastest_rank"] == 0);
+  CHECK(j["differences"]["slowest_rank"] == 0);
+  CHECK(j["differences"]["kernels"].size() == 2);
+}
+
+TEST_CASE("merge: the merged Chrome trace puts each rank in its own process, moved by its host's measured offset") {
+  const auto dir = fresh("nvscope_merge_trace");
+  const auto shift = [](int r) { return 7000000000LL + (r < 2 ? 0 : host1_offset); };
+  for (int r = 0; r < 4; ++r) write_rank(dir, r, r < 2 ? "node0" : "node1", shift(r), "77");
+  const auto out = fs::temp_directory_path() / "nvscope_merge_trace_out.json";
+  const auto m = merge({dir.string(), "-o", out.string()});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  const auto trace_file = fs::temp_directory_path() / "nvscope_merge_trace_out.trace.json";
+  CHECK(m.out.find("wrote " + trace_file.string() + "\n") != std::string::npos);
+  const auto report = nlohmann::json::parse(std::ifstream(out));
+  const auto t = nlohmann::json::parse(std::ifstream(trace_file)); // it parses
+  CHECK(t["otherData"]["format"]["name"] == "nvscope-merged-trace");
+  const auto origin = t["otherData"]["time_origin_ns"].get<long long>();
+  std::vector<std::vector<long long>> starts(4);
+  std::size_t process_names = 0;
+  for (const auto& e : t["traceEvents"]) {
+    REQUIRE(e["pid"].get<long long>() < 4);
+    if (e["ph"] == "M" && e["name"] == "process_name") ++process_names;
+    if (e.value("cat", "") == "kernel") starts[e["pid"].get<std::size_t>()].push_back(std::llround(e["ts"].get<double>() * 1000.0) + origin);
+  }
+  CHECK(process_names == 4); // one process a rank, the ranks' own process names left out
+  for (int r = 0; r < 4; ++r) {
+    const double offset = report["hosts"][r < 2 ? 0 : 1]["offset_ns"].get<double>();
+    const auto written = rank_trace(r, shift(r));
+    auto& got = starts[static_cast<std::size_t>(r)];
+    std::sort(got.begin(), got.end());
+    std::vector<long long> want;
+    for (const auto& k : written.kernels) want.push_back(std::llround(static_cast<double>(k.start) - offset));
+    std::sort(want.begin(), want.end());
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(std::llabs(got[i] - want[i]) <= 1);
+  }
+  // the first gemm starts at one true instant on every rank: on node1 now within 5 us of node0's,
+  // not 345 us after it
+  CHECK(std::llabs(starts[3][0] - starts[0][0]) < 5000);
+  const auto skip = merge({dir.string(), "-o", out.string(), "--no-trace"});
+  CHECK(skip.out.find(".trace.json") == std::string::npos);
+  // A merged trace in the folder is left out with one line, not merged as a rank.
+  fs::copy_file(trace_file, dir / "merged.trace.json");
+  const auto again = merge({dir.string()});
+  CHECK(again.err.find("merged.trace.json': a merged trace (nvscope merge wrote it), not one rank's: left out\n") != std::string::npos);
+  CHECK(again.out.find("4 ranks on 2 hosts") != std::string::npos);
 }
 
 TEST_CASE("merge: partial input said in one line each, the rest merged") {
@@ -153,6 +213,59 @@ TEST_CASE("merge: partial input said in one line each, the rest merged") {
   CHECK(m.out.find("3 ranks on 1 hosts") != std::string::npos);
 }
 
+TEST_CASE("merge: a rank with losses, an unreadable file, a broken one: one line each, the rest merged") {
+  const auto dir = fresh("nvscope_merge_losses");
+  for (int r = 0; r < 4; ++r) write_rank(dir, r, "node0", 1000000000LL, "77");
+  // rank 1's summary beside its trace, written by the real writer, with lost records
+  trace t = rank_trace(1, 1000000000LL);
+  t.lost.dropped_records = 12;
+  t.lost.incomplete_records = 3;
+  run_provenance p;
+  p.rank = 1;
+  p.world_size = 4;
+  std::ofstream(dir / "train_r1_77.json") << to_json(analyze(t, analysis_options{}), t, p);
+  fs::create_symlink(dir / "gone.json", dir / "gone.trace.json"); // a name that cannot be read
+  std::ofstream(dir / "cut.trace.json") << "{\"otherData\": {\"producer\": \"nvscope\"}, \"traceEvents\": [{\"ph\": \"X\", ";
+  const auto json_path = (dir / "out" / "merged.json").string();
+  fs::create_directories(dir / "out");
+  const auto m = merge({dir.string(), "-o", json_path, "--no-trace"});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err.find("rank 1 lost records (12 dropped, 3 incomplete, by '" + (dir / "train_r1_77.json").string() +
+                   "'): its figures miss them; merged\n") != std::string::npos);
+  CHECK(m.err.find("'" + (dir / "gone.trace.json").string() + "': cannot read it: left out\n") != std::string::npos);
+  CHECK(m.err.find("'" + (dir / "cut.trace.json").string() + "': not JSON: left out\n") != std::string::npos);
+  std::size_t lines = 0;
+  for (char c : m.err) lines += c == '\n';
+  CHECK(lines == 3);
+  CHECK(m.out.find("4 ranks on 1 hosts") != std::string::npos);
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  CHECK(j["ranks"][1]["losses"]["dropped_records"] == 12);
+  CHECK(j["ranks"][1]["losses"]["incomplete_records"] == 3);
+  CHECK_FALSE(j["ranks"][0].contains("losses")); // no summary beside rank 0's trace
+}
+
+TEST_CASE("merge: a trace cut at any byte or with bytes changed is left out or merged, never read past its end") {
+  const auto dir = fresh("nvscope_merge_cut");
+  write_rank(dir, 0, "node0", 1000000000LL, "77");
+  std::ifstream in(dir / "train_r0_77.trace.json", std::ios::binary);
+  const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(whole.size() > 1000);
+  write_rank(dir, 1, "node0", 1000000000LL, "77");
+  const auto cut = dir / "train_r1_77.trace.json";
+  std::size_t left_out = 0;
+  for (std::size_t i = 0; i < 60; ++i) {
+    std::string text = whole.substr(0, whole.size() * i / 60);
+    if (i % 2) text = whole, text[whole.size() * i / 60] = "\"{}[]:,\\9"[i % 10];
+    std::ofstream(cut, std::ios::binary | std::ios::trunc) << text;
+    const auto m = merge({dir.string(), "-o", (fs::temp_directory_path() / "nvscope_merge_cut.json").string()});
+    INFO(i << ": " << m.err);
+    CHECK(m.status == 0); // rank 0 always merges
+    left_out += m.err.find("train_r1_77.trace.json': ") != std::string::npos;
+  }
+  CHECK(left_out >= 30); // every cut file at least
+}
+
 TEST_CASE("merge: nothing to merge, misuse: exit 2 with the reason") {
   const auto dir = fresh("nvscope_merge_empty");
   const auto none = merge({dir.string()});
@@ -165,4 +278,79 @@ TEST_CASE("merge: nothing to merge, misuse: exit 2 with the reason") {
   const auto help = merge({"--help"});
   CHECK(help.status == 0);
   CHECK(help.out.rfind("usage: nvscope merge", 0) == 0);
+}
+
+namespace {
+
+// One rank of the scale job: `steps` steps of 1 ms, 4 compute kernels and an all-reduce each
+// (5 kernels a step), on a clock `shift` ahead; the all-reduce ends at one instant on every rank.
+trace scale_trace(int rank, int steps, std::int64_t shift) {
+  trace t;
+  t.threads.push_back({static_cast<std::uint64_t>(1000 + rank), 0});
+  const auto at = [shift](std::int64_t v) { return static_cast<timestamp_ns>(v + shift); };
+  const auto gemm = t.strings.intern("gemm"), allreduce = t.strings.intern(nccl);
+  std::uint32_t corr = 1;
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t step = 1000000 + 1000000LL * s, end = step + 900000;
+    range_record r;
+    r.name = t.strings.intern("step_" + std::to_string(s));
+    r.start = at(step);
+    r.end = at(step + 990000);
+    t.ranges.push_back(r);
+    for (int g = 0; g < 4; ++g) {
+      kernel_record k;
+      k.name = gemm, k.start = at(step + 100000 * g), k.end = at(step + 100000 * g + 90000), k.correlation = corr++, k.stream = 7;
+      t.kernels.push_back(k);
+    }
+    kernel_record k;
+    k.name = allreduce, k.start = at(end - 200000 - rank * 100), k.end = at(end), k.correlation = corr++, k.stream = 13;
+    t.kernels.push_back(k);
+  }
+  t.begin = at(500000);
+  t.finish = at(1000000LL * (steps + 2));
+  t.context.at_start = {at(500000), 1764648000000000000ull + 500000};
+  return t;
+}
+
+} // namespace
+
+// Issue 49: 64 ranks of 100,000 kernels each (8 hosts), written by write_chrome_trace, merged
+// in under 10 s of CPU on one core. The folder is kept for /usr/bin/time nvscope merge.
+TEST_CASE("merge: 64 ranks of 100,000 kernels" * doctest::test_suite("scale") * doctest::skip()) {
+  const auto dir = fs::temp_directory_path() / "nvscope_merge_scale";
+  if (!fs::exists(dir / "done")) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    for (int r = 0; r < 64; ++r) {
+      run_provenance p;
+      p.host = "node" + std::to_string(r / 8);
+      p.pid = static_cast<std::uint64_t>(100 + r);
+      p.rank = r;
+      p.world_size = 64;
+      p.job_ids = {{"SLURM_JOB_ID", "500"}};
+      chrome_trace_options o;
+      o.provenance = &p;
+      const auto t = scale_trace(r, 20000, 7000000000LL + (r / 8) * 123457LL);
+      REQUIRE(t.kernels.size() == 100000);
+      REQUIRE(write_chrome_trace((dir / ("train_r" + std::to_string(r) + ".trace.json")).string(), t, o));
+    }
+    std::ofstream(dir / "done") << "64 ranks\n";
+  }
+  const std::clock_t c0 = std::clock();
+  const auto m = merge({dir.string()});
+  const double cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+  INFO(m.out << m.err);
+  MESSAGE("nvscope merge of 64 ranks x 100,000 kernels: " << cpu_s << " s of CPU");
+  REQUIRE(m.status == 0);
+  CHECK(m.err.empty());
+  CHECK(m.out.find("64 ranks on 8 hosts") != std::string::npos);
+  CHECK(cpu_s < 10.0);
+  // With -o: the JSON report and the merged Chrome trace, a second pass over the files.
+  const auto out = fs::temp_directory_path() / "nvscope_merge_scale_out.json";
+  const std::clock_t c1 = std::clock();
+  const auto with_trace = merge({dir.string(), "-o", out.string()});
+  MESSAGE("with -o (report JSON and merged trace): " << static_cast<double>(std::clock() - c1) / CLOCKS_PER_SEC << " s of CPU, trace "
+                                                     << fs::file_size(fs::temp_directory_path() / "nvscope_merge_scale_out.trace.json") << " bytes");
+  CHECK(with_trace.status == 0);
+  fs::remove(fs::temp_directory_path() / "nvscope_merge_scale_out.trace.json");
 }

@@ -11,14 +11,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <exception>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <new>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <dirent.h>
@@ -35,7 +39,9 @@ constexpr const char* usage_text =
     "usage: nvscope merge [options] DIR|FILES...\n"
     "  DIR, FILES          per-rank Chrome traces nvscope run wrote (STEM.trace.json; a folder: every\n"
     "                      *.trace.json in it)\n"
-    "  -o, --output OUT    also write the report as JSON to OUT\n"
+    "  -o, --output OUT    also write the report as JSON to OUT, and the merged Chrome trace (one\n"
+    "                      process per rank, on the aligned clock) to OUT.trace.json (OUT less .json)\n"
+    "  --no-trace          with -o: the JSON report only\n"
     "One screen on stdout: each host's clock offset (from the collectives' ends), per rank its steps,\n"
     "GPU busy, communication and compute time, overlap, and the stragglers. Partial input is said in\n"
     "one line each on stderr and the rest merged. docs/merge.md has every definition.\n"
@@ -48,12 +54,16 @@ struct rank_input {
   std::string file;
   std::string job;      // "SLURM_JOB_ID=77 ..." or ""
   long long world_size = -1;
+  timestamp_ns origin = 0; // otherData.time_origin_ns: what its "ts": 0 stands for
   rank_profile profile;
+  std::string summary;     // the summary beside it (STEM.json), "" when there is none
+  std::uint64_t dropped_records = 0, incomplete_records = 0; // its "losses"
 };
 
 struct merge_args {
   std::vector<std::string> inputs;
   std::string output;
+  bool trace = true; // with -o: the merged Chrome trace too
   bool help = false;
 };
 
@@ -64,6 +74,8 @@ std::string parse_args(int argc, const char* const* argv, merge_args& a) {
     if (arg == "-o" || arg == "--output") {
       if (i + 1 >= argc || argv[i + 1][0] == '-') return arg + " wants a file name";
       a.output = argv[++i];
+    } else if (arg == "--no-trace") {
+      a.trace = false;
     } else if (arg.rfind("--output=", 0) == 0) {
       a.output = arg.substr(9);
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -100,41 +112,245 @@ long long number_or(const json& j, const char* key, long long fallback) {
   return it != j.end() && it->is_number_integer() ? it->get<long long>() : fallback;
 }
 
-// Kernels (cat "kernel") and step ranges (cat "nvtx", a step name) of the events, on the
-// trace clock: "ts" (microseconds from time_origin_ns, to the nanosecond) + the origin.
-void read_events(const json& events, timestamp_ns origin, std::unordered_map<std::string, std::uint32_t>& names,
-                 rank_profile& p) {
-  const auto ns = [origin](const json& v) {
-    return origin + static_cast<timestamp_ns>(std::llround(std::max(0.0, v.get<double>()) * 1000.0));
-  };
-  const auto step = step_matcher(analysis_options{});
-  for (const auto& e : events) {
-    if (!e.is_object() || e.value("ph", "") != "X" || !e.contains("ts") || !e["ts"].is_number()) continue;
-    const std::string cat = e.value("cat", ""), name = e.value("name", "");
-    const timestamp_ns start = ns(e["ts"]);
-    const timestamp_ns end = start + (e.contains("dur") && e["dur"].is_number() ? ns(e["dur"]) - origin : 0);
-    if (cat == "kernel") {
-      const auto id = names.emplace(name, static_cast<std::uint32_t>(names.size())).first->second;
-      p.kernels.push_back({start, end, id, is_communication_kernel(name)});
-    } else if (cat == "nvtx" && step(name)) {
-      p.steps.push_back({start, end});
-    }
+// Thrown by trace_scanner where the text is not JSON.
+struct not_json {};
+
+// A one-pass reader of a Chrome trace's text: the merge keeps a few fields of each event, so
+// the events are scanned in place (every other value skipped by its brackets and quotes)
+// rather than built into a JSON document; only "otherData", a few hundred bytes, is parsed
+// whole. Linear in the file; reads any JSON object layout, not only nvscope's key order.
+class trace_scanner {
+ public:
+  explicit trace_scanner(std::string_view text) : s_(text) {}
+
+  char peek() {
+    while (at_ < s_.size() && (s_[at_] == ' ' || s_[at_] == '\n' || s_[at_] == '\r' || s_[at_] == '\t')) ++at_;
+    if (at_ >= s_.size()) throw not_json{};
+    return s_[at_];
   }
-  std::sort(p.steps.begin(), p.steps.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
+  void expect(char c) {
+    if (peek() != c) throw not_json{};
+    ++at_;
+  }
+  bool take(char c) { return peek() == c ? (++at_, true) : false; }
+
+  // A string's text without its quotes; escapes decoded (rare in names) into `scratch`.
+  std::string_view string(std::string& scratch) {
+    expect('"');
+    const std::size_t from = at_;
+    bool escaped = false;
+    for (;;) {
+      const void* q = std::memchr(s_.data() + at_, '"', s_.size() - at_);
+      if (q == nullptr) throw not_json{};
+      const std::size_t quote = static_cast<std::size_t>(static_cast<const char*>(q) - s_.data());
+      std::size_t slashes = 0; // a quote after an odd run of backslashes is escaped
+      while (quote - slashes > from && s_[quote - slashes - 1] == '\\') ++slashes;
+      escaped = escaped || std::memchr(s_.data() + at_, '\\', quote - at_) != nullptr;
+      at_ = quote + 1;
+      if (slashes % 2 == 0) break;
+    }
+    const std::string_view raw = s_.substr(from, at_ - 1 - from);
+    if (!escaped) return raw;
+    const auto decoded = nlohmann::json::parse(s_.substr(from - 1, at_ - from + 1), nullptr, false);
+    if (!decoded.is_string()) throw not_json{};
+    return scratch = decoded.get<std::string>();
+  }
+  // A number; plain decimals ("1234.567", what the writer makes) without strtod.
+  double number() {
+    peek();
+    std::size_t n = at_;
+    const bool negative = s_[n] == '-';
+    n += negative;
+    std::uint64_t whole = 0, fraction = 0, scale = 1;
+    const std::size_t digits_from = n;
+    for (; n < s_.size() && is_digit(s_[n]) && n - digits_from < 18; ++n) whole = whole * 10 + static_cast<unsigned>(s_[n] - '0');
+    if (n < s_.size() && s_[n] == '.')
+      for (++n; n < s_.size() && is_digit(s_[n]) && scale < 1000000000000ull; ++n)
+        fraction = fraction * 10 + static_cast<unsigned>(s_[n] - '0'), scale *= 10;
+    if (n == digits_from || (n < s_.size() && (is_digit(s_[n]) || s_[n] == 'e' || s_[n] == 'E' || s_[n] == '.'))) return slow_number();
+    at_ = n;
+    const double v = static_cast<double>(whole) + static_cast<double>(fraction) / static_cast<double>(scale);
+    return negative ? -v : v;
+  }
+  // Skips one value of any kind; returns the text it spanned.
+  std::string_view skip() {
+    const char first = peek();
+    const std::size_t from = at_;
+    std::string unused;
+    if (first == '"') {
+      string(unused);
+    } else if (first == '{' || first == '[') {
+      skip_nested();
+    } else {
+      while (at_ < s_.size() && !ends_scalar(s_[at_])) ++at_;
+    }
+    return s_.substr(from, at_ - from);
+  }
+
+ private:
+  static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+  static bool ends_scalar(char c) noexcept {
+    return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+  }
+  double slow_number() {
+    std::size_t n = 0;
+    while (at_ + n < s_.size() && !ends_scalar(s_[at_ + n]) && n < 63) ++n;
+    char buf[64];
+    std::memcpy(buf, s_.data() + at_, n);
+    buf[n] = 0;
+    char* stop = nullptr;
+    const double v = std::strtod(buf, &stop);
+    if (n == 0 || stop != buf + n) throw not_json{};
+    at_ += n;
+    return v;
+  }
+
+  // An object or array: brackets counted, strings stepped over whole.
+  void skip_nested() {
+    std::size_t depth = 0;
+    do {
+      if (at_ >= s_.size()) throw not_json{};
+      const char c = s_[at_];
+      if (c == '"') {
+        std::string unused;
+        string(unused);
+        continue;
+      }
+      if (c != '{' && c != '[' && c != '}' && c != ']') {
+        ++at_;
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') --depth;
+      ++at_;
+    } while (depth > 0);
+  }
+
+  std::string_view s_;
+  std::size_t at_ = 0;
+};
+
+// Kernel names numbered alike on every rank; the map's keys point into `spelled`.
+struct name_table {
+  std::deque<std::string> spelled;
+  std::unordered_map<std::string_view, std::uint32_t> id;
+
+  std::uint32_t of(std::string_view name) {
+    if (const auto it = id.find(name); it != id.end()) return it->second;
+    spelled.emplace_back(name);
+    return id.emplace(spelled.back(), static_cast<std::uint32_t>(spelled.size() - 1)).first->second;
+  }
+};
+
+// What the merge keeps of one event.
+struct scanned_event {
+  std::string_view ph, cat, name, range; // range: a kernel's args.range, the range that owns it
+  double ts = -1, dur = 0, tid = 0; // a kernel's tid is its stream (export/chrome_trace.hpp)
+};
+
+// args.range of a kernel's args object; every other arg skipped.
+std::string_view scan_args(trace_scanner& in, std::string& scratch) {
+  std::string_view range;
+  in.expect('{');
+  if (in.take('}')) return range;
+  do {
+    std::string key_scratch;
+    const bool is_range = in.string(key_scratch) == "range";
+    in.expect(':');
+    if (is_range && in.peek() == '"') range = in.string(scratch);
+    else in.skip();
+  } while (in.take(','));
+  in.expect('}');
+  return range;
 }
 
-// One file into `in`; an error line (what is wrong) when it cannot be merged.
-std::string read_rank(const std::string& file, std::unordered_map<std::string, std::uint32_t>& names, rank_input& in) {
+scanned_event scan_event(trace_scanner& in, std::string& scratch, std::string& range_scratch) {
+  scanned_event e;
+  in.expect('{');
+  if (in.take('}')) return e;
+  do {
+    std::string key_scratch;
+    const std::string_view key = in.string(key_scratch);
+    in.expect(':');
+    const char c = in.peek();
+    if (key == "ph" && c == '"') e.ph = in.string(key_scratch), e.ph = e.ph == "X" ? "X" : "";
+    else if (key == "cat" && c == '"') e.cat = in.string(key_scratch), e.cat = e.cat == "kernel" ? "kernel" : e.cat == "nvtx" ? "nvtx" : "";
+    else if (key == "name" && c == '"') e.name = in.string(scratch);
+    else if (key == "ts" && c != '"' && c != '{' && c != '[') e.ts = in.number();
+    else if (key == "dur" && c != '"' && c != '{' && c != '[') e.dur = in.number();
+    else if (key == "tid" && c != '"' && c != '{' && c != '[') e.tid = in.number();
+    else if (key == "args" && c == '{') e.range = scan_args(in, range_scratch);
+    else in.skip();
+  } while (in.take(','));
+  in.expect('}');
+  return e;
+}
+
+// Kernels (cat "kernel") and step ranges (cat "nvtx", a step name) of the events, on the
+// trace clock: "ts" (microseconds from time_origin_ns, to the nanosecond) + the origin, which
+// is added once "otherData" has been read (it may come after the events).
+void scan_events(trace_scanner& in, name_table& names, rank_profile& p) {
+  const auto ns = [](double us) { return static_cast<timestamp_ns>(std::llround(std::max(0.0, us) * 1000.0)); };
+  const auto step = step_matcher(analysis_options{});
+  std::string scratch, range_scratch;
+  in.expect('[');
+  if (in.take(']')) return;
+  do {
+    if (in.peek() != '{') {
+      in.skip();
+      continue;
+    }
+    const auto e = scan_event(in, scratch, range_scratch);
+    if (e.ph != "X" || e.ts < 0 || e.ts > 1e12 || e.dur > 1e12) continue; // beyond 11 days: not a time
+    const timestamp_ns start = ns(e.ts), end = start + ns(e.dur);
+    const auto stream = e.tid > 0 && e.tid < 4294967296.0 ? static_cast<std::uint32_t>(e.tid) : 0u;
+    if (e.cat == "kernel")
+      p.kernels.push_back({start, end, names.of(e.name), is_communication_kernel(e.name), stream, e.range.empty() ? no_range : names.of(e.range)});
+    else if (e.cat == "nvtx" && step(e.name)) p.steps.push_back({start, end});
+  } while (in.take(','));
+  in.expect(']');
+}
+
+// The whole file's text; false when it cannot be read.
+bool read_text(const std::string& file, std::string& text) {
   std::ifstream f(file, std::ios::binary);
-  if (!f) return "cannot read it";
-  const json j = json::parse(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return "not JSON";
-  const auto od = j.find("otherData");
-  if (od == j.end() || !od->is_object() || od->value("producer", "") != "nvscope") return "not a Chrome trace nvscope wrote";
-  if (!od->contains("provenance") || !(*od)["provenance"].is_object() || !od->contains("time_origin_ns"))
+  if (!f) return false;
+  f.seekg(0, std::ios::end);
+  const auto size = f.tellg();
+  if (size < 0) return false;
+  text.resize(static_cast<std::size_t>(size));
+  f.seekg(0);
+  return static_cast<bool>(f.read(text.data(), static_cast<std::streamsize>(text.size()))) || text.empty();
+}
+
+// The top-level object: "otherData" parsed whole, "traceEvents" scanned, the rest skipped.
+json scan_trace(std::string_view text, name_table& names, rank_profile& p) {
+  trace_scanner in(text);
+  json other;
+  std::string scratch;
+  in.expect('{');
+  if (in.take('}')) return other;
+  do {
+    const std::string key(in.string(scratch));
+    in.expect(':');
+    if (key == "otherData") other = json::parse(in.skip(), nullptr, false);
+    else if (key == "traceEvents" && in.peek() == '[') scan_events(in, names, p);
+    else in.skip();
+  } while (in.take(','));
+  in.expect('}');
+  return other;
+}
+
+constexpr const char* merged_trace_format = "nvscope-merged-trace";
+
+// Provenance of otherData into `in`; an error line when it is missing.
+std::string read_provenance(const json& od, rank_input& in) {
+  if (!od.is_object() || od.value("producer", "") != "nvscope") return "not a Chrome trace nvscope wrote";
+  if (od.contains("format") && od["format"].is_object() && od["format"].value("name", "") == merged_trace_format)
+    return "a merged trace (nvscope merge wrote it), not one rank's";
+  if (!od.contains("provenance") || !od["provenance"].is_object() || !od.contains("time_origin_ns"))
     return "written before nvscope recorded provenance and the time origin";
-  const json& p = (*od)["provenance"];
-  in.file = file;
+  const json& p = od["provenance"];
   in.profile.rank = number_or(p, "rank", -1);
   if (in.profile.rank < 0) return "records no rank (run it under a launcher that sets RANK, SLURM_PROCID, ...)";
   in.profile.host = p.value("host", "");
@@ -145,8 +361,41 @@ std::string read_rank(const std::string& file, std::unordered_map<std::string, s
   if (p.contains("clock_start") && p["clock_start"].is_object())
     in.profile.at_start = {static_cast<timestamp_ns>(number_or(p["clock_start"], "trace_ns", 0)),
                            static_cast<std::uint64_t>(number_or(p["clock_start"], "wall_ns", 0))};
-  if (j.contains("traceEvents") && j["traceEvents"].is_array())
-    read_events(j["traceEvents"], static_cast<timestamp_ns>(number_or(*od, "time_origin_ns", 0)), names, in.profile);
+  return "";
+}
+
+// The summary nvscope run wrote beside STEM.trace.json (STEM.json, with --outputs=json,trace):
+// its losses, which the Chrome trace does not carry.
+void read_losses(const std::string& file, rank_input& in) {
+  const std::string summary = file.substr(0, file.size() - 11) + ".json";
+  if (file.size() <= 11 || file.compare(file.size() - 11, 11, ".trace.json") != 0) return;
+  std::ifstream f(summary, std::ios::binary);
+  if (!f) return;
+  const json j = json::parse(f, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("losses") || !j["losses"].is_object()) return;
+  in.summary = summary;
+  in.dropped_records = static_cast<std::uint64_t>(std::max(0LL, number_or(j["losses"], "dropped_records", 0)));
+  in.incomplete_records = static_cast<std::uint64_t>(std::max(0LL, number_or(j["losses"], "incomplete_records", 0)));
+}
+
+// One file into `in`; an error line (what is wrong) when it cannot be merged.
+// `text`: the caller's buffer, kept from file to file.
+std::string read_rank(const std::string& file, name_table& names, rank_input& in, std::string& text) {
+  if (!read_text(file, text)) return "cannot read it";
+  json od;
+  try {
+    od = scan_trace(text, names, in.profile);
+  } catch (const not_json&) {
+    return "not JSON";
+  }
+  in.file = file;
+  if (const auto why = read_provenance(od, in); !why.empty()) return why;
+  const auto origin = in.origin = static_cast<timestamp_ns>(number_or(od, "time_origin_ns", 0));
+  for (auto& k : in.profile.kernels) k.start += origin, k.end += origin;
+  for (auto& s : in.profile.steps) s.begin += origin, s.end += origin;
+  std::sort(in.profile.steps.begin(), in.profile.steps.end(),
+            [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
+  read_losses(file, in);
   return "";
 }
 
@@ -176,6 +425,14 @@ std::vector<rank_input> choose_inputs(std::vector<rank_input> all, std::vector<s
     out.push_back(std::move(r));
   }
   return out;
+}
+
+void note_losses(const std::vector<rank_input>& in, std::vector<std::string>& notes) {
+  for (const auto& r : in)
+    if (r.dropped_records || r.incomplete_records)
+      notes.push_back("rank " + std::to_string(r.profile.rank) + " lost records (" + std::to_string(r.dropped_records) +
+                      " dropped, " + std::to_string(r.incomplete_records) + " incomplete, by " + in_quotes(r.summary) +
+                      "): its figures miss them; merged");
 }
 
 void note_missing(const std::vector<rank_input>& in, std::vector<std::string>& notes) {
@@ -241,7 +498,37 @@ struct merged {
   std::vector<std::vector<step_figures>> steps;
   std::vector<overlap_figures> overlap;
   std::vector<std::string> notes;
+  const name_table* names = nullptr;
+  std::pair<std::size_t, std::size_t> fastest_slowest{0, 0}; // indexes into ranks
+  std::vector<name_difference> kernel_differences, range_differences;
 };
+
+double host_offset_of(const merged& m, const std::string& host) {
+  for (const auto& h : m.hosts)
+    if (h.host == host) return h.offset_ns;
+  return 0.0;
+}
+
+constexpr std::size_t differences_kept = 10, differences_shown = 5;
+
+json differences_json(const merged& m, const std::vector<name_difference>& v) {
+  json a = json::array();
+  for (const auto& d : v)
+    a.push_back({{"name", m.names->spelled[d.name]}, {"fastest_ns", d.fastest_ns}, {"slowest_ns", d.slowest_ns},
+                 {"fastest_count", d.fastest_count}, {"slowest_count", d.slowest_count}, {"difference_ns", d.difference_ns}});
+  return a;
+}
+
+std::string differences_text(const merged& m, const std::vector<name_difference>& v, const char* what) {
+  std::string s = std::string("  ") + what + (v.empty() ? ": none\n" : ":\n");
+  for (std::size_t i = 0; i < v.size() && i < differences_shown; ++i) {
+    char line[96];
+    std::snprintf(line, sizeof line, "    %+10.1f us  (%llu vs %llu)  ", static_cast<double>(v[i].difference_ns) / 1000.0,
+                  static_cast<unsigned long long>(v[i].slowest_count), static_cast<unsigned long long>(v[i].fastest_count));
+    s += line + detail::escape_input(m.names->spelled[v[i].name], 100) + "\n";
+  }
+  return s;
+}
 
 json report_json(const merged& m) {
   json j = {{"format", {{"name", "nvscope-merge"}, {"version", 1}}}, {"notes", m.notes}};
@@ -250,7 +537,10 @@ json report_json(const merged& m) {
                           {"samples", h.samples}, {"same_host_spread_ns", h.same_host_spread_ns},
                           {"from_wall_clock", h.from_wall_clock}});
   for (std::size_t i = 0; i < m.ranks.size(); ++i) {
-    json r = {{"rank", m.ranks[i].profile.rank}, {"host", m.ranks[i].profile.host}, {"file", m.ranks[i].file}};
+    const auto& in = m.ranks[i];
+    json r = {{"rank", in.profile.rank}, {"host", in.profile.host}, {"file", in.file}};
+    if (!in.summary.empty())
+      r["losses"] = {{"summary", in.summary}, {"dropped_records", in.dropped_records}, {"incomplete_records", in.incomplete_records}};
     for (const auto& s : m.steps[i])
       r["steps"].push_back({{"start_ns", s.start}, {"duration_ns", s.duration}, {"gpu_busy_ns", s.busy},
                             {"communication_ns", s.communication}, {"compute_ns", s.compute}});
@@ -260,10 +550,27 @@ json report_json(const merged& m) {
     const auto& l = m.lateness[i];
     r["collectives"] = {{"matched", l.collectives}, {"arrival_late_ns", l.arrival_late_ns}, {"latest_count", l.latest_count},
                         {"wait_short_ns", l.wait_short_ns}, {"straggler_by_offsets", l.straggler_by_offsets},
-                        {"straggler_by_wait", l.straggler_by_wait}};
+                        {"straggler_by_wait", l.straggler_by_wait}, {"hta_late_steps", l.hta_late_steps},
+                        {"straggler_by_hta", l.straggler_by_hta}};
     j["ranks"].push_back(r);
   }
+  j["differences"] = {{"fastest_rank", m.ranks[m.fastest_slowest.first].profile.rank},
+                      {"slowest_rank", m.ranks[m.fastest_slowest.second].profile.rank},
+                      {"kernels", differences_json(m, m.kernel_differences)}, {"ranges", differences_json(m, m.range_differences)}};
   return j;
+}
+
+// HTA's counts, most steps first, up to 8 ranks.
+std::string hta_line(const std::vector<rank_lateness>& lateness) {
+  std::vector<const rank_lateness*> named;
+  for (const auto& l : lateness)
+    if (l.straggler_by_hta) named.push_back(&l);
+  std::stable_sort(named.begin(), named.end(), [](const rank_lateness* a, const rank_lateness* b) { return a->hta_late_steps > b->hta_late_steps; });
+  std::string s;
+  for (std::size_t i = 0; i < named.size() && i < 8; ++i)
+    s += (s.empty() ? "" : ", ") + std::to_string(named[i]->rank) + " (" + std::to_string(named[i]->hta_late_steps) + ")";
+  if (named.size() > 8) s += ", ... " + std::to_string(named.size() - 8) + " more";
+  return s.empty() ? "none" : s;
 }
 
 std::string report_text(const merged& m) {
@@ -294,7 +601,140 @@ std::string report_text(const merged& m) {
   }
   s += "stragglers, arrival on the aligned clock: " + (by_offsets.empty() ? std::string("none") : by_offsets) + "\n";
   s += "stragglers, shortest wait in the collectives: " + (by_wait.empty() ? std::string("none") : by_wait) + "\n";
+  s += "stragglers, HTA's rule (among the 2 latest starts, steps): " + hta_line(m.lateness) + "\n";
+  s += "GPU time, slowest rank " + std::to_string(m.ranks[m.fastest_slowest.second].profile.rank) + " - fastest rank " +
+       std::to_string(m.ranks[m.fastest_slowest.first].profile.rank) + " (by median step), largest differences (kernels: slowest vs fastest):\n";
+  s += differences_text(m, m.kernel_differences, "kernels") + differences_text(m, m.range_differences, "ranges");
   return s;
+}
+
+// How one rank's events go into the merged trace: one process (`pid`, the rank) for all its
+// processes (host and GPUs), its tracks renumbered from 1 in order of first use, its flow ids
+// moved past every other rank's, "ts" moved by `shift_ns` (its origin on the aligned clock
+// minus the merged trace's origin).
+struct rank_rewrite {
+  std::uint64_t pid = 0;
+  std::int64_t shift_ns = 0;
+  std::uint64_t flow_base = 0;
+  std::map<std::pair<double, double>, std::uint64_t> tracks; // (pid, tid) as read -> tid
+};
+
+std::string exact_us(long long ns) {
+  if (ns < 0) ns = 0;
+  char b[40];
+  std::snprintf(b, sizeof b, "%lld.%03lld", ns / 1000, ns % 1000);
+  return b;
+}
+
+// A raw value as a number; -1 when it is not one (a string, an object, ...).
+double number_in(std::string_view raw) {
+  if (raw.empty() || !(raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))) return -1;
+  trace_scanner n(raw);
+  return n.number();
+}
+
+// One event, its keys and raw values as read, rewritten into `out`; false: left out (its
+// process metadata: the merged trace names each rank's process itself).
+bool rewrite_event(trace_scanner& in, rank_rewrite& w, std::string& out) {
+  std::vector<std::pair<std::string, std::string_view>> fields;
+  std::string scratch;
+  in.expect('{');
+  if (!in.take('}')) {
+    do {
+      std::string key(in.string(scratch));
+      in.expect(':');
+      fields.emplace_back(std::move(key), in.skip());
+    } while (in.take(','));
+    in.expect('}');
+  }
+  double pid = -1, tid = -1;
+  bool metadata = false, process = false;
+  for (const auto& [k, v] : fields) {
+    if (k == "ph") metadata = v == "\"M\"";
+    if (k == "name") process = v.rfind("\"process_", 0) == 0;
+    if (k == "pid") pid = number_in(v);
+    if (k == "tid") tid = number_in(v);
+  }
+  if (metadata && process) return false;
+  out += '{';
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& [k, v] = fields[i];
+    out += (i ? ",\"" : "\"") + k + "\":";
+    if (k == "pid") out += std::to_string(w.pid);
+    else if (k == "tid") out += std::to_string(w.tracks.emplace(std::make_pair(pid, tid), w.tracks.size() + 1).first->second);
+    else if (const double ts = k == "ts" ? number_in(v) : -1; ts >= 0 && ts < 1e12) out += exact_us(std::llround(ts * 1000.0) + w.shift_ns);
+    else if (const double id = k == "id" ? number_in(v) : -1; id >= 0 && id < 1099511627776.0) out += std::to_string(w.flow_base + static_cast<std::uint64_t>(id));
+    else out.append(v.data(), v.size());
+  }
+  out += '}';
+  return true;
+}
+
+// The events of one rank's file appended to `o`, through `text` (the reused buffer); `first`:
+// no event written yet (no comma before it).
+bool rewrite_rank(const std::string& file, rank_rewrite& w, std::string& text, std::ofstream& o, bool& first) {
+  if (!read_text(file, text)) return false;
+  trace_scanner in(text);
+  std::string scratch, out;
+  in.expect('{');
+  while (!in.take('}')) {
+    const std::string key(in.string(scratch));
+    in.expect(':');
+    if (key != "traceEvents" || in.peek() != '[') {
+      in.skip();
+    } else {
+      in.expect('[');
+      while (!in.take(']')) {
+        if (in.peek() == '{' && rewrite_event(in, w, out)) o << (first ? "\n" : ",\n") << out, first = false;
+        else if (in.peek() != '{') in.skip();
+        out.clear();
+        in.take(',');
+      }
+    }
+    in.take(',');
+  }
+  return static_cast<bool>(o);
+}
+
+// OUT less ".json", + ".trace.json".
+std::string trace_path(const std::string& output) {
+  const bool json_suffix = output.size() > 5 && output.compare(output.size() - 5, 5, ".json") == 0;
+  return (json_suffix ? output.substr(0, output.size() - 5) : output) + ".trace.json";
+}
+
+// The merged Chrome trace: every rank's events in its own process, on the reference host's
+// clock (each host's offset taken off), "ts": 0 at the earliest rank origin.
+std::string write_merged_trace(const merged& m, const std::string& path) {
+  std::vector<double> aligned;
+  for (const auto& r : m.ranks) aligned.push_back(static_cast<double>(r.origin) - host_offset_of(m, r.profile.host));
+  const double origin = *std::min_element(aligned.begin(), aligned.end());
+  std::ofstream o(path, std::ios::binary);
+  json other = {{"producer", "nvscope"}, {"format", {{"name", merged_trace_format}, {"version", 1}}},
+                {"time_origin_ns", std::llround(origin)}, {"clock", "the first rank's host; each host's measured offset taken off"}};
+  for (std::size_t i = 0; i < m.ranks.size(); ++i)
+    other["ranks"].push_back({{"rank", m.ranks[i].profile.rank}, {"host", m.ranks[i].profile.host}, {"pid", i}, {"file", m.ranks[i].file}});
+  o << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << other.dump() << ",\"traceEvents\":[";
+  bool first = true;
+  for (std::size_t i = 0; i < m.ranks.size(); ++i) {
+    const auto& r = m.ranks[i];
+    o << (first ? "\n" : ",\n") << json{{"ph", "M"}, {"name", "process_name"}, {"pid", i}, {"args", {{"name", "rank " + std::to_string(r.profile.rank) + " (" + r.profile.host + ")"}}}}.dump();
+    o << ",\n" << json{{"ph", "M"}, {"name", "process_sort_index"}, {"pid", i}, {"args", {{"sort_index", i}}}}.dump();
+    first = false;
+  }
+  std::string text;
+  for (std::size_t i = 0; i < m.ranks.size(); ++i) {
+    rank_rewrite w;
+    w.pid = i;
+    w.shift_ns = std::llround(aligned[i] - origin);
+    w.flow_base = static_cast<std::uint64_t>(i) << 40;
+    try {
+      if (!rewrite_rank(m.ranks[i].file, w, text, o, first)) return "cannot write " + in_quotes(path);
+    } catch (const not_json&) {
+      return in_quotes(m.ranks[i].file) + " changed while merging";
+    }
+  }
+  o << "\n]}\n";
+  return o ? "" : "cannot write " + in_quotes(path);
 }
 
 int merge_unguarded(int argc, const char* const* argv, std::string& out, std::string& err) {
@@ -308,15 +748,17 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
     files.insert(files.end(), more.begin(), more.end());
   }
   merged m;
-  std::unordered_map<std::string, std::uint32_t> names;
+  name_table names;
   std::vector<rank_input> all;
+  std::string text;
   for (const auto& f : files) {
     rank_input r;
-    if (const auto why = read_rank(f, names, r); !why.empty()) m.notes.push_back(in_quotes(f) + ": " + why + ": left out");
+    if (const auto why = read_rank(f, names, r, text); !why.empty()) m.notes.push_back(in_quotes(f) + ": " + why + ": left out");
     else all.push_back(std::move(r));
   }
   m.ranks = choose_inputs(std::move(all), m.notes);
   note_missing(m.ranks, m.notes);
+  note_losses(m.ranks, m.notes);
   if (m.ranks.empty()) {
     for (const auto& n : m.notes) err += "nvscope: merge: " + n + "\n";
     return err += "nvscope: merge: nothing to merge\n", 2;
@@ -329,12 +771,15 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
       m.notes.push_back("host " + h.host + ": no collective matched the reference rank's; aligned by the wall clocks read at start");
   m.lateness = collective_lateness(profiles, m.hosts);
   for (const auto& p : profiles) {
-    double offset = 0;
-    for (const auto& h : m.hosts)
-      if (h.host == p.host) offset = h.offset_ns;
-    m.steps.push_back(rank_steps(p, offset));
+    m.steps.push_back(rank_steps(p, host_offset_of(m, p.host)));
     m.overlap.push_back(communication_overlap(p.kernels));
   }
+  m.names = &names;
+  m.fastest_slowest = fastest_and_slowest(profiles);
+  const auto& fast = profiles[m.fastest_slowest.first];
+  const auto& slow = profiles[m.fastest_slowest.second];
+  m.kernel_differences = largest_differences(fast, slow, differences_kept, false);
+  m.range_differences = largest_differences(fast, slow, differences_kept, true);
   for (const auto& n : m.notes) err += "nvscope: merge: " + n + "\n";
   out += report_text(m);
   if (!a.output.empty()) {
@@ -342,6 +787,10 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
     o << report_json(m).dump(1) << "\n";
     if (!o) return err += "nvscope: merge: cannot write " + in_quotes(a.output) + "\n", 2;
     out += "wrote " + a.output + "\n";
+    if (a.trace) {
+      if (const auto bad = write_merged_trace(m, trace_path(a.output)); !bad.empty()) return err += "nvscope: merge: " + bad + "\n", 2;
+      out += "wrote " + trace_path(a.output) + "\n";
+    }
   }
   return 0;
 }

@@ -29,7 +29,9 @@
 /// collectives is a straggler by nvscope's rule (`straggler_by_offsets`). The clock-free rule
 /// (`straggler_by_wait`) needs no offset: every rank leaves a collective together, so the rank
 /// that came last waits least inside it; a rank whose communication kernels are shorter than the
-/// median rank's by more than `late_ns` (median over collectives) is named by it.
+/// median rank's by more than `late_ns` (median over collectives) is named by it. HTA's rule
+/// (`straggler_by_hta`, hta_late_steps below) counts the steps in which a rank starts its last
+/// long collective among the two latest ranks, on the aligned clock.
 ///
 /// \code
 ///   std::vector<nvscope::rank_profile> ranks = ...;      // one per rank, lowest rank first
@@ -43,7 +45,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <numeric>
+#include <tuple>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -203,6 +208,125 @@ inline collectives_by_name matched_collectives(const rank_profile& p) {
 
 } // namespace detail
 
+namespace detail {
+
+// A kernel inside a step, on the aligned clock, for HTA's rule.
+struct step_kernel {
+  std::size_t rank = 0;
+  std::uint32_t stream = 0;
+  long long step = 0;
+  std::uint32_t name = 0;
+  double ts = 0, dur = 0;
+  bool communication = false;
+};
+
+// Every kernel inside a step ([a step's start, the next one's start), the last open-ended), by
+// one walk over each rank's kernels in start order; `step_count`: the steps holding a kernel.
+inline std::vector<step_kernel> kernels_in_steps(const std::vector<rank_profile>& ranks, const std::vector<double>& offset,
+                                                 std::size_t& step_count) {
+  std::vector<step_kernel> rows;
+  std::vector<char> seen;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const auto& p = ranks[r];
+    std::vector<std::size_t> order(p.kernels.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p.kernels[a].start < p.kernels[b].start; });
+    std::size_t next = 0;
+    long long at = -1;
+    for (const auto i : order) {
+      const auto& k = p.kernels[i];
+      while (next < p.steps.size() && p.steps[next].begin <= k.start) at = static_cast<long long>(next++);
+      if (at < 0) continue;
+      if (seen.size() <= static_cast<std::size_t>(at)) seen.resize(static_cast<std::size_t>(at) + 1, 0);
+      seen[static_cast<std::size_t>(at)] = 1;
+      rows.push_back({r, k.stream, at, k.name, static_cast<double>(k.start) - offset[r], static_cast<double>(k.end - k.start),
+                      k.communication});
+    }
+  }
+  step_count = static_cast<std::size_t>(std::count(seen.begin(), seen.end(), 1));
+  return rows;
+}
+
+// HTA's candidates: of each (stream, name, step, rank) the last communication kernel on a
+// stream > 0, in a step > 0, at least `min_dur` long; sorted by that key.
+inline std::vector<step_kernel> last_long_collectives(std::vector<step_kernel> rows, double min_dur) {
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [&](const step_kernel& x) { return !(x.communication && x.stream > 0 && x.step > 0 && x.dur >= min_dur); }),
+             rows.end());
+  const auto key = [](const step_kernel& x) { return std::make_tuple(x.stream, x.name, x.step, x.rank); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const step_kernel& a, const step_kernel& b) {
+    return key(a) != key(b) ? key(a) < key(b) : a.ts < b.ts;
+  });
+  std::vector<step_kernel> last;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (i + 1 == rows.size() || key(rows[i]) != key(rows[i + 1])) last.push_back(rows[i]);
+  return last;
+}
+
+inline double sample_deviation(const std::vector<double>& v) {
+  double mean = 0, sum = 0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  for (double x : v) sum += (x - mean) * (x - mean);
+  return std::sqrt(sum / static_cast<double>(v.size() - 1));
+}
+
+// The (stream, name) whose normalized durations vary most across ranks, averaged over steps;
+// `last` sorted by (stream, name, step, rank). False when no step has two ranks.
+inline bool most_varying_collective(const std::vector<step_kernel>& last, double mean_step, std::pair<std::uint32_t, std::uint32_t>& pick) {
+  double best = -1;
+  for (std::size_t i = 0; i < last.size();) {
+    double sum = 0;
+    std::size_t steps = 0, j = i;
+    for (; j < last.size() && last[j].stream == last[i].stream && last[j].name == last[i].name;) {
+      std::vector<double> d;
+      const long long step = last[j].step;
+      for (; j < last.size() && last[j].stream == last[i].stream && last[j].name == last[i].name && last[j].step == step; ++j)
+        d.push_back(last[j].dur / mean_step);
+      if (d.size() > 1) sum += sample_deviation(d), ++steps;
+    }
+    if (steps && sum / static_cast<double>(steps) > best) best = sum / static_cast<double>(steps), pick = {last[i].stream, last[i].name};
+    i = j;
+  }
+  return best >= 0;
+}
+
+} // namespace detail
+
+/// HTA's straggler rule (`find_stragglers_with_late_start_comm_kernels`, transcribed in
+/// reference::hta_late_steps): per rank, the steps in which its last long collective of the
+/// most varying (stream, name) starts among the `n_stragglers` latest; `offset_ns[r]` is taken
+/// off rank r's times (HTA assumes one clock). Sorts: n log n in the kernels.
+/// \code
+///   auto late = nvscope::hta_late_steps(ranks, offsets);  // late[r] > 0: HTA names rank r
+/// \endcode
+inline std::vector<std::uint64_t> hta_late_steps(const std::vector<rank_profile>& ranks, const std::vector<double>& offset_ns,
+                                                 std::size_t n_stragglers = 2, double min_normalized_duration = 0.01) {
+  std::vector<std::uint64_t> count(ranks.size(), 0);
+  std::size_t steps = 0;
+  const auto rows = detail::kernels_in_steps(ranks, offset_ns, steps);
+  if (rows.empty()) return count;
+  double t_min = rows[0].ts, t_max = rows[0].ts + rows[0].dur;
+  for (const auto& x : rows) t_min = std::min(t_min, x.ts), t_max = std::max(t_max, x.ts + x.dur);
+  const double mean_step = (t_max - t_min) / static_cast<double>(steps);
+  const auto last = detail::last_long_collectives(rows, mean_step * min_normalized_duration);
+  std::pair<std::uint32_t, std::uint32_t> pick;
+  if (!detail::most_varying_collective(last, mean_step, pick)) return count;
+  for (std::size_t i = 0; i < last.size();) {
+    std::size_t j = i;
+    std::vector<double> metric;
+    for (; j < last.size() && last[j].stream == last[i].stream && last[j].name == last[i].name && last[j].step == last[i].step; ++j)
+      metric.push_back((last[j].ts - t_min) / mean_step);
+    if (last[i].stream == pick.first && last[i].name == pick.second) {
+      auto sorted = metric;
+      const std::size_t n = std::min(n_stragglers, sorted.size()) - 1;
+      std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n), sorted.end(), std::greater<double>());
+      for (std::size_t k = i; k < j; ++k) count[last[k].rank] += metric[k - i] >= sorted[n];
+    }
+    i = j;
+  }
+  return count;
+}
+
 /// Each rank's lateness at the collectives and whether either rule names it a straggler
 /// (see the file comment); `hosts` from measure_host_offsets(ranks).
 /// \code
@@ -250,6 +374,81 @@ inline std::vector<rank_lateness> collective_lateness(const std::vector<rank_pro
     o.straggler_by_offsets = o.collectives > 0 && o.arrival_late_ns > late_ns && 2 * o.latest_count >= o.collectives;
     o.straggler_by_wait = o.collectives > 0 && o.wait_short_ns > late_ns;
   }
+  const auto hta = hta_late_steps(ranks, offset);
+  for (std::size_t r = 0; r < ranks.size(); ++r) out[r].hta_late_steps = hta[r], out[r].straggler_by_hta = hta[r] > 0;
+  return out;
+}
+
+/// The fastest and the slowest rank (indexes into `ranks`): by the median of their step
+/// durations, ranks without steps by the time from their first kernel's start to their last
+/// kernel's end; ties to the lower index. {0, 0} with fewer than two ranks.
+/// \code
+///   const auto [fast, slow] = nvscope::fastest_and_slowest(ranks);
+/// \endcode
+inline std::pair<std::size_t, std::size_t> fastest_and_slowest(const std::vector<rank_profile>& ranks) {
+  std::vector<double> length(ranks.size(), 0.0);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const auto& p = ranks[r];
+    std::vector<double> d;
+    for (const auto& s : p.steps) d.push_back(s.end > s.begin ? static_cast<double>(s.end - s.begin) : 0.0);
+    if (!d.empty()) {
+      length[r] = detail::median_of(d);
+    } else if (!p.kernels.empty()) {
+      timestamp_ns lo = p.kernels[0].start, hi = p.kernels[0].end;
+      for (const auto& k : p.kernels) lo = std::min(lo, k.start), hi = std::max(hi, k.end);
+      length[r] = static_cast<double>(hi - lo);
+    }
+  }
+  std::pair<std::size_t, std::size_t> out{0, 0};
+  for (std::size_t r = 1; r < ranks.size(); ++r) {
+    if (length[r] < length[out.first]) out.first = r;
+    if (length[r] > length[out.second]) out.second = r;
+  }
+  return out;
+}
+
+namespace detail {
+
+// Per name id: GPU time and count of the kernels `key` gives that id (no_range: skipped).
+template <class Key>
+void add_times(const std::vector<rank_kernel>& kernels, Key key, std::vector<std::uint64_t>& ns, std::vector<std::uint64_t>& count) {
+  for (const auto& k : kernels) {
+    const std::uint32_t id = key(k);
+    if (id == no_range) continue;
+    if (ns.size() <= id) ns.resize(std::size_t{id} + 1, 0), count.resize(std::size_t{id} + 1, 0);
+    ns[id] += k.end > k.start ? k.end - k.start : 0;
+    ++count[id];
+  }
+}
+
+} // namespace detail
+
+/// The `top` names whose GPU time differs most between two ranks (largest |slowest - fastest|
+/// first, then by name id), by kernel name (`by_range` false) or by the range that owns each
+/// kernel. Linear in the kernels and the name ids, plus a partial sort.
+/// \code
+///   auto d = nvscope::largest_differences(ranks[fast], ranks[slow], 10, false);
+/// \endcode
+inline std::vector<name_difference> largest_differences(const rank_profile& fastest, const rank_profile& slowest, std::size_t top,
+                                                        bool by_range) {
+  std::vector<std::uint64_t> fast_ns, fast_n, slow_ns, slow_n;
+  const auto key = [by_range](const rank_kernel& k) { return by_range ? k.range : k.name; };
+  detail::add_times(fastest.kernels, key, fast_ns, fast_n);
+  detail::add_times(slowest.kernels, key, slow_ns, slow_n);
+  const std::size_t names = std::max(fast_ns.size(), slow_ns.size());
+  fast_ns.resize(names, 0), fast_n.resize(names, 0), slow_ns.resize(names, 0), slow_n.resize(names, 0);
+  std::vector<name_difference> out;
+  for (std::size_t i = 0; i < names; ++i)
+    if (fast_n[i] || slow_n[i])
+      out.push_back({static_cast<std::uint32_t>(i), fast_ns[i], slow_ns[i], fast_n[i], slow_n[i],
+                     static_cast<std::int64_t>(slow_ns[i]) - static_cast<std::int64_t>(fast_ns[i])});
+  const auto larger = [](const name_difference& a, const name_difference& b) {
+    const auto x = a.difference_ns < 0 ? -a.difference_ns : a.difference_ns, y = b.difference_ns < 0 ? -b.difference_ns : b.difference_ns;
+    return x != y ? x > y : a.name < b.name;
+  };
+  const std::size_t keep = std::min(top, out.size());
+  std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keep), out.end(), larger);
+  out.resize(keep);
   return out;
 }
 

@@ -21,12 +21,17 @@
 namespace nvscope {
 inline namespace v1 {
 
+/// rank_kernel::range of a kernel no range owns.
+inline constexpr std::uint32_t no_range = 0xffffffffu;
+
 /// One kernel of one rank, on that rank's clock.
 struct rank_kernel {
   timestamp_ns start = 0;
   timestamp_ns end = 0;
   std::uint32_t name = 0;     ///< the same id for the same name on every rank
   bool communication = false; ///< is_communication_kernel(its name)
+  std::uint32_t stream = 0;   ///< its CUDA stream on that rank (0: not recorded)
+  std::uint32_t range = no_range; ///< the name id of the range that owns it, or no_range
 };
 
 /// What a merge needs of one rank's profile.
@@ -64,6 +69,16 @@ struct rank_lateness {
   double wait_short_ns = 0.0;      ///< median over collectives of (median rank's duration - its duration)
   bool straggler_by_offsets = false; ///< nvscope's rule on the measured offsets
   bool straggler_by_wait = false;    ///< the clock-free rule: it waits least inside the collectives
+  std::uint64_t hta_late_steps = 0;  ///< steps where HTA's rule counts it among the latest starters
+  bool straggler_by_hta = false;     ///< HTA's rule: hta_late_steps > 0 (analyze/merge.hpp)
+};
+
+/// One kernel name's (or one range's) GPU time on the fastest and on the slowest rank.
+struct name_difference {
+  std::uint32_t name = 0;
+  std::uint64_t fastest_ns = 0, slowest_ns = 0; ///< sums of its kernels' durations
+  std::uint64_t fastest_count = 0, slowest_count = 0;
+  std::int64_t difference_ns = 0; ///< slowest_ns - fastest_ns
 };
 
 } // namespace v1

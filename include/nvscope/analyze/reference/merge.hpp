@@ -10,7 +10,10 @@
 /// - host offsets: per host, every matched collective end's difference (the k-th kernel of one
 ///   communication name on the rank and on the first profile), the whole list sorted, its
 ///   median, the median absolute deviation x 1.4826 / sqrt(n) as its uncertainty, the wall
-///   clocks' difference where nothing matched.
+///   clocks' difference where nothing matched;
+/// - stragglers by HTA's rule: `find_stragglers_with_late_start_comm_kernels`
+///   (hta/analyzers/straggler.py), see hta_late_steps below;
+/// - the names that differ most between the fastest and the slowest rank: a GROUP BY name.
 ///
 /// \code
 ///   auto o = nvscope::reference::overlap(rank.kernels);
@@ -22,7 +25,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <map>
 #include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -104,6 +111,121 @@ inline std::vector<host_offset> host_offsets(const std::vector<rank_profile>& ra
       if (!e.empty()) h.same_host_spread_ns = std::max(h.same_host_spread_ns, std::fabs(median(e) - h.offset_ns));
     out.push_back(h);
   }
+  return out;
+}
+
+/// The step of each kernel: the last step starting at or before it ([a step's start, the next
+/// step's start), the last step open-ended), -1 before the first.
+inline long long step_of(const rank_profile& p, timestamp_ns start) {
+  long long at = -1;
+  for (std::size_t s = 0; s < p.steps.size(); ++s)
+    if (p.steps[s].begin <= start) at = static_cast<long long>(s);
+  return at;
+}
+
+/// The sample standard deviation (pandas' `std`, one degree of freedom).
+inline double sample_std(const std::vector<double>& v) {
+  double mean = 0, sum = 0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  for (double x : v) sum += (x - mean) * (x - mean);
+  return std::sqrt(sum / static_cast<double>(v.size() - 1));
+}
+
+/// HTA's straggler rule, `find_stragglers_with_late_start_comm_kernels` with its two helpers
+/// `_compute_normalized_start_time_of_significant_comm_kernels` and
+/// `_get_top_k_stragglers_with_metric` (hta/analyzers/straggler.py), per rank the number of
+/// steps in which it is among the `n_stragglers` latest starters; a rank is HTA's straggler
+/// when its count is above 0. HTA reads every rank's times as one clock; here rank r's times
+/// are taken on the aligned clock (`offset_ns[r]` taken off). Its steps (HTA's iterations) are
+/// the step ranges, numbered from 0 on each rank; communication kernels are nvscope's (HTA's
+/// prefix "ncclKernel" misses NCCL's newer "ncclDevKernel_" names).
+/// 1. t_min: the earliest start of a kernel in a step; mean step time: (the latest end - t_min)
+///    / the number of steps; kept: communication kernels on a stream > 0, in a step > 0, at
+///    least `min_normalized_duration` x the mean step time long;
+/// 2. of each (rank, stream, step, name) the last kept kernel; its metric (start - t_min) /
+///    mean step time, its duration / mean step time;
+/// 3. the (stream, name) whose durations vary most across ranks: the sample standard
+///    deviation over ranks per (stream, step, name), averaged over steps, the largest;
+/// 4. per step, the `n_stragglers`-th largest metric of that (stream, name) is the threshold,
+///    every rank at or above it counts that step (HTA's one-step case is the same threshold).
+inline std::vector<std::uint64_t> hta_late_steps(const std::vector<rank_profile>& ranks, const std::vector<double>& offset_ns,
+                                                 std::size_t n_stragglers = 2, double min_normalized_duration = 0.01) {
+  struct row { std::size_t rank; std::uint32_t stream; long long step; std::uint32_t name; double ts, dur; };
+  std::vector<row> rows;
+  std::set<long long> steps;
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    for (const auto& k : ranks[r].kernels)
+      if (const long long s = step_of(ranks[r], k.start); s >= 0) {
+        rows.push_back({r, k.stream, s, k.name, static_cast<double>(k.start) - offset_ns[r], static_cast<double>(k.end - k.start)});
+        if (!k.communication) rows.back().name = std::numeric_limits<std::uint32_t>::max(); // not a candidate
+        steps.insert(s);
+      }
+  std::vector<std::uint64_t> count(ranks.size(), 0);
+  if (rows.empty()) return count;
+  double t_min = rows[0].ts, t_max = rows[0].ts + rows[0].dur;
+  for (const auto& x : rows) t_min = std::min(t_min, x.ts), t_max = std::max(t_max, x.ts + x.dur);
+  const double mean_step = (t_max - t_min) / static_cast<double>(steps.size());
+  using key = std::tuple<std::size_t, std::uint32_t, long long, std::uint32_t>; // rank, stream, step, name
+  std::map<key, row> last;
+  for (const auto& x : rows)
+    if (x.name != std::numeric_limits<std::uint32_t>::max() && x.stream > 0 && x.step > 0 && x.dur >= mean_step * min_normalized_duration) {
+      const key k{x.rank, x.stream, x.step, x.name};
+      if (!last.count(k) || last[k].ts <= x.ts) last[k] = x;
+    }
+  std::map<std::tuple<std::uint32_t, long long, std::uint32_t>, std::vector<double>> durations; // stream, step, name
+  for (const auto& [k, x] : last) durations[{x.stream, x.step, x.name}].push_back(x.dur / mean_step);
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<double>> spread; // stream, name
+  for (const auto& [k, d] : durations)
+    if (d.size() > 1) spread[{std::get<0>(k), std::get<2>(k)}].push_back(sample_std(d));
+  if (spread.empty()) return count;
+  std::pair<std::uint32_t, std::uint32_t> pick = spread.begin()->first;
+  double best = -1;
+  for (const auto& [k, v] : spread) {
+    double m = 0;
+    for (double x : v) m += x / static_cast<double>(v.size());
+    if (m > best) best = m, pick = k;
+  }
+  std::map<long long, std::vector<std::pair<double, std::size_t>>> by_step; // metric, rank
+  for (const auto& [k, x] : last)
+    if (x.stream == pick.first && x.name == pick.second) by_step[x.step].push_back({(x.ts - t_min) / mean_step, x.rank});
+  for (const auto& [step, group] : by_step) {
+    std::vector<double> m;
+    for (const auto& e : group) m.push_back(e.first);
+    std::sort(m.rbegin(), m.rend());
+    const double threshold = m[std::min(n_stragglers, m.size()) - 1];
+    for (const auto& e : group) count[e.second] += e.first >= threshold;
+  }
+  return count;
+}
+
+/// The names whose GPU time differs most between two ranks: per name (the kernel's, or its
+/// owning range's) the sum of kernel durations and the count on each rank, as a GROUP BY name
+/// over each rank's kernels; sorted by |slowest - fastest| descending, then name; the first `top`.
+inline std::vector<name_difference> largest_differences(const rank_profile& fastest, const rank_profile& slowest, std::size_t top,
+                                                        bool by_range) {
+  std::map<std::uint32_t, name_difference> by_name;
+  const auto add = [&](const rank_profile& p, bool slow) {
+    for (const auto& k : p.kernels) {
+      const auto id = by_range ? k.range : k.name;
+      if (id == no_range) continue;
+      auto& d = by_name[id];
+      d.name = id;
+      (slow ? d.slowest_ns : d.fastest_ns) += k.end > k.start ? k.end - k.start : 0;
+      ++(slow ? d.slowest_count : d.fastest_count);
+    }
+  };
+  add(fastest, false);
+  add(slowest, true);
+  std::vector<name_difference> out;
+  for (auto [id, d] : by_name) {
+    d.difference_ns = static_cast<std::int64_t>(d.slowest_ns) - static_cast<std::int64_t>(d.fastest_ns);
+    out.push_back(d);
+  }
+  std::sort(out.begin(), out.end(), [](const name_difference& a, const name_difference& b) {
+    const auto x = std::llabs(a.difference_ns), y = std::llabs(b.difference_ns);
+    return x != y ? x > y : a.name < b.name;
+  });
+  if (out.size() > top) out.resize(top);
   return out;
 }
 
