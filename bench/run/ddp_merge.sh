@@ -12,9 +12,10 @@ OUT=${OUT:-/tmp/nvscope-merge}; mkdir -p "$OUT"
 NV=${NVSCOPE:-build/gpu/bin/nvscope}
 P=$OUT/ranks; rm -rf "$P"; mkdir -p "$P"
 nvidia-smi -L | tee "$OUT/devices.txt"
-SCRIPT="bench/run/ddp_train.py --steps 30 --backend nccl --delay-rank 1 --delay-ms 20"
+# BACKEND=gloo NPROC=2 on a machine of one GPU (NCCL refuses two ranks on one device).
+SCRIPT="bench/run/ddp_train.py --steps 30 --backend ${BACKEND:-nccl} --delay-rank 1 --delay-ms 20"
 "$NV" run --output-dir="$P" --name='train_r%r' --outputs=json,trace -- \
-  torchrun --nproc_per_node=2 $SCRIPT > "$OUT/run.log" 2>&1; echo "run rc=$?"
+  torchrun --nproc_per_node=${NPROC:-2} $SCRIPT > "$OUT/run.log" 2>&1; echo "run rc=$?"
 ls -la "$P"
 "$NV" merge "$P" -o "$OUT/merged.json" > "$OUT/merge.txt" 2> "$OUT/merge.err"; echo "merge rc=$?"
 cat "$OUT/merge.txt" "$OUT/merge.err"
@@ -22,7 +23,7 @@ cat "$OUT/merge.txt" "$OUT/merge.err"
 NSYS=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | tail -1)
 if [ -n "$NSYS" ]; then
   "$NSYS" profile -t cuda,nvtx -o "$OUT/nsys_r%q{RANK}" --force-overwrite=true -- \
-    torchrun --nproc_per_node=2 $SCRIPT > "$OUT/nsys.log" 2>&1
+    torchrun --nproc_per_node=${NPROC:-2} $SCRIPT > "$OUT/nsys.log" 2>&1
   "$NSYS" recipe nccl_gpu_overlap_trace --input "$OUT"/nsys_r*.nsys-rep --output "$OUT/nsys_overlap" >> "$OUT/nsys.log" 2>&1
   ls "$OUT/nsys_overlap" 2>/dev/null
 fi
