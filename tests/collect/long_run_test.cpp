@@ -3,18 +3,25 @@
 // a time and folded. On 10 M records with the bound scaled down: resident memory flat, every
 // step's summary equal to its figures computed apart from the folder, the flight recorder's
 // steps equal to their records, losses marked on their step, the memory limit said in one line
-// and never exceeded, and a run cut in two merging into the uncut run's totals.
+// and never exceeded, and a run cut in two merging into the uncut run's totals. An unbounded
+// collection's memory limit (detail/budget.hpp): a run that fits left as it is, one that does
+// not kept up to the limit and the rest folded.
 #include "long_run_feed.hpp"
 #include "test_seed.hpp"
 
 #include <nvscope/collect/detail/bounded.hpp>
+#include <nvscope/collect/detail/budget.hpp>
 #include <nvscope/collect/detail/demangle.hpp>
+#include <nvscope/collect/options.hpp>
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace nd = nvscope::detail;
 namespace lf = long_run_feed;
@@ -307,4 +314,101 @@ TEST_CASE("steps a schedule selects are kept raw beside the flight recorder; the
   std::uint64_t kept = gen.step(299).records.size() - 3; // the last step, in the flight recorder
   for (std::uint64_t s = 100; s < 110; ++s) kept += gen.step(s).records.size() - 3;
   CHECK(r.counts.records_kept == kept);
+}
+
+namespace {
+
+// Steps [0, steps) decoded a buffer of `buffer_records` at a time into `live`, weighed by
+// `budget` after each buffer when given. Returns the records decoded.
+std::uint64_t decode_weighed(std::uint64_t seed, std::uint64_t steps, nvscope::trace& live, nd::raw_budget* budget,
+                             std::vector<std::string>& notes, std::size_t buffer_records = 4096) {
+  const lf::generator gen(seed, 20);
+  nd::activity_decoder decoder{live, true};
+  std::uint64_t records = 0;
+  std::size_t in_buffer = 0;
+  auto deliver = [&] {
+    if (budget != nullptr)
+      if (auto line = budget->after_buffer(live); !line.empty()) notes.push_back(std::move(line));
+    in_buffer = 0;
+  };
+  for (std::uint64_t s = 0; s < steps; ++s)
+    for (const auto& a : gen.step(s).records) {
+      decoder.decode(&a.head);
+      ++records;
+      if (++in_buffer == buffer_records) deliver();
+    }
+  deliver();
+  return records;
+}
+
+template <class Record>
+std::uint64_t summed(const std::vector<Record>& v) {
+  std::uint64_t ns = 0;
+  for (const auto& r : v) ns += r.end - r.start;
+  return ns;
+}
+
+template <class Record>
+bool same_records(const std::vector<Record>& a, const std::vector<Record>& b) {
+  auto key = [](const Record& r) { return std::make_tuple(r.start, r.end, r.correlation); };
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](const Record& x, const Record& y) { return key(x) == key(y); });
+}
+
+} // namespace
+
+TEST_CASE("the default memory limit leaves a run that fits as an unlimited collection leaves it, record for record") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::uint64_t seed = rng();
+  const nvscope::collector_options defaults;
+  REQUIRE(defaults.memory_limit != nvscope::no_memory_limit); // bounded by default
+  REQUIRE_FALSE(defaults.bounded);
+  nvscope::trace limited, unlimited;
+  nd::raw_budget budget(defaults.memory_limit);
+  std::vector<std::string> notes;
+  const auto n = decode_weighed(seed, 2000, limited, &budget, notes);
+  decode_weighed(seed, 2000, unlimited, nullptr, notes);
+  CHECK(notes.empty());
+  CHECK_FALSE(budget.over());
+  CHECK(budget.records_folded() == 0);
+  CHECK(limited.kernels.size() + limited.copies.size() + limited.memsets.size() + limited.syncs.size() == n);
+  CHECK(same_records(limited.kernels, unlimited.kernels));
+  CHECK(same_records(limited.copies, unlimited.copies));
+  CHECK(same_records(limited.memsets, unlimited.memsets));
+  CHECK(same_records(limited.syncs, unlimited.syncs));
+  for (std::size_t i = 0; i < limited.kernels.size(); ++i) REQUIRE(limited.kernels[i].name == unlimited.kernels[i].name);
+}
+
+TEST_CASE("past the memory limit: the first records are kept whole, the rest folded into the totals, said once, memory flat") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::uint64_t seed = rng();
+  constexpr std::size_t limit = 1 << 20;
+  nvscope::trace limited, unlimited;
+  nd::raw_budget budget(limit);
+  std::vector<std::string> notes;
+  const auto n = decode_weighed(seed, 20000, limited, &budget, notes, 1000);
+  decode_weighed(seed, 20000, unlimited, nullptr, notes);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("memory limit of 1 MiB reached") != std::string::npos);
+  REQUIRE(budget.over());
+  // Kept: at most the limit and the buffer that crossed it, and the run's first records.
+  CHECK(nd::raw_bytes(limited) <= limit + 1000 * sizeof(nvscope::kernel_record));
+  CHECK(nd::raw_bytes(limited) > limit);
+  CHECK(limited.kernels.size() < unlimited.kernels.size() / 4);
+  CHECK(std::equal(limited.kernels.begin(), limited.kernels.end(), unlimited.kernels.begin(),
+                   [](const auto& a, const auto& b) { return a.start == b.start && a.correlation == b.correlation; }));
+  // Kept and folded together are the whole run.
+  const auto& f = budget.folded();
+  const std::uint64_t kept = limited.kernels.size() + limited.copies.size() + limited.memsets.size() + limited.syncs.size();
+  CHECK(kept + budget.records_folded() == n);
+  CHECK(limited.kernels.size() + f.run.kernels == unlimited.kernels.size());
+  CHECK(summed(limited.kernels) + f.run.kernel_ns == summed(unlimited.kernels));
+  CHECK(summed(limited.copies) + f.run.copy_ns == summed(unlimited.copies));
+  CHECK(summed(limited.memsets) + f.run.memset_ns == summed(unlimited.memsets));
+  CHECK(summed(limited.syncs) + f.run.sync_ns == summed(unlimited.syncs));
+  std::uint64_t by_name = 0;
+  for (const auto& [name, s] : f.kernels) by_name += s.count();
+  CHECK(by_name == f.run.kernels);
+  CHECK(f.kernels.size() == 6);
+  CHECK(budget.last_kept_correlation() > 0);
+  CHECK(budget.last_kept_correlation() < 20000 * 256);
 }

@@ -179,7 +179,7 @@ void finish_profile(const char* why) {
   auto& s = state();
   s.c->stop();
   const trace full = s.c->take();
-  if (s.options.bounded) write_totals();
+  if (s.options.bounded || s.c->stats().memory_limit_reached) write_totals(); // what was folded, not kept
   if (full.kernels.empty() && full.copies.empty() && full.memsets.empty() && full.ranges.empty()) {
     // A process that loaded CUDA but did no GPU work and opened no range (a launcher such as
     // torchrun's agent): nothing to write, and nothing to say beside its children's profiles.

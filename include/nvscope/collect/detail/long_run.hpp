@@ -179,6 +179,16 @@ class long_run_folder {
     enforce_limit();
   }
 
+  // Folds the GPU records and syncs of `live` past the first `kernels`, `copies`, ... of each
+  // kind into the totals and erases them (a collection past its memory limit: detail/budget.hpp).
+  void fold_past(trace& live, std::size_t kernels, std::size_t copies, std::size_t memsets, std::size_t syncs) {
+    names_ = &live.strings;
+    fold_tail(live.kernels, kernels);
+    fold_tail(live.copies, copies);
+    fold_tail(live.memsets, memsets);
+    fold_tail(live.syncs, syncs);
+  }
+
   // Ends every step still open at `t` and summarises every step held (at stop).
   void finish(timestamp_ns t) {
     for (auto& s : held_)
@@ -279,6 +289,12 @@ class long_run_folder {
     for (const auto& r : s.copies) fold_one(r, into);
     for (const auto& r : s.memsets) fold_one(r, into);
     for (const auto& r : s.syncs) fold_one(r, into);
+  }
+  template <class Record>
+  void fold_tail(std::vector<Record>& records, std::size_t kept) {
+    if (records.size() <= kept) return;
+    for (auto it = records.begin() + static_cast<std::ptrdiff_t>(kept); it != records.end(); ++it) fold_one(*it, folded_);
+    records.resize(kept);
   }
   // Releases a step's records into the totals.
   void release(step_records& s) {
