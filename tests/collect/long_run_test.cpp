@@ -286,6 +286,9 @@ TEST_CASE("a bounded collection's pieces: step ranges found in the NVTX log, ker
   CHECK(ended[1].lost.dropped_records == 5); // the latest begun step when the loss was seen
   CHECK(ended[1].lossy);
   CHECK_FALSE(ended[0].lossy);
+  REQUIRE(folder.lossy_steps().size() == 1); // into trace::lossy_steps at stop: the step analysis leaves it out
+  CHECK(folder.lossy_steps()[0].begin == 1150);
+  CHECK(folder.lossy_steps()[0].end == 3000);
   std::vector<nd::timed_host_call> calls;
   b.calls_into(calls);
   REQUIRE(calls.size() == 1);
@@ -411,4 +414,84 @@ TEST_CASE("past the memory limit: the first records are kept whole, the rest fol
   CHECK(f.kernels.size() == 6);
   CHECK(budget.last_kept_correlation() > 0);
   CHECK(budget.last_kept_correlation() < 20000 * 256);
+}
+
+TEST_CASE("an NVTX range window is followed as its range opens and closes: records before and after it folded, inside kept") {
+  auto& log = nd::nvtx_log();
+  auto event = [&](nd::nvtx_event_kind kind, std::uint64_t time, const char* name, std::uint64_t key = 0, std::uint64_t domain = 0) {
+    nd::nvtx_event e;
+    e.kind = kind, e.time = time, e.os_thread = 1, e.name = name, e.key = key, e.domain = domain;
+    std::lock_guard<std::mutex> lock(log.mutex);
+    log.events.push_back(e);
+  };
+  auto same_clock = [](std::uint64_t t) { return t; };
+  auto kernels_at = [](std::initializer_list<std::uint64_t> starts) {
+    nvscope::trace live;
+    for (auto s : starts) {
+      nvscope::kernel_record k;
+      k.start = s, k.end = s + 10, k.correlation = static_cast<std::uint32_t>(s), k.name = live.strings.intern("gemm");
+      live.kernels.push_back(k);
+    }
+    return live;
+  };
+  auto kept_starts = [](const nd::long_run_folder& f) {
+    std::vector<std::uint64_t> v;
+    for (const auto& k : f.window_records().kernels) v.push_back(k.start);
+    return v;
+  };
+  auto launched = [](std::uint32_t, nvscope::timestamp_ns s) { return s; };
+  SUBCASE("a push/pop range in a named domain, the first one only, nested ranges inside it") {
+    {
+      std::lock_guard<std::mutex> lock(log.mutex);
+      log.events.clear();
+    }
+    nd::long_run_folder folder;
+    nd::bounded_state b;
+    const nd::range_rule rule = [](std::string_view n, std::string_view d) { return n == "epoch_2" && d == "trainer"; };
+    event(nd::nvtx_event_kind::domain_created, 10, "trainer", 0, 7);
+    event(nd::nvtx_event_kind::push, 1000, "epoch_2", 0, 0); // the default domain: not it
+    event(nd::nvtx_event_kind::pop, 2000, "", 0, 0);
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    auto live = kernels_at({1500});
+    folder.take(live, launched);
+    CHECK(folder.folded().run.kernels == 1); // before the window: folded at once
+    event(nd::nvtx_event_kind::push, 3000, "epoch_2", 0, 7);
+    event(nd::nvtx_event_kind::push, 3100, "inner", 0, 7);
+    event(nd::nvtx_event_kind::pop, 3200, "", 0, 7); // inner: the window stays open
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    live = kernels_at({3150, 3500});
+    folder.take(live, launched);
+    event(nd::nvtx_event_kind::pop, 4000, "", 0, 7);
+    event(nd::nvtx_event_kind::push, 5000, "epoch_2", 0, 7); // a second one: not a window
+    event(nd::nvtx_event_kind::pop, 6000, "", 0, 7);
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    live = kernels_at({3900, 4500, 5500});
+    folder.take(live, launched);
+    CHECK(kept_starts(folder) == std::vector<std::uint64_t>{3150, 3500, 3900});
+    CHECK(folder.folded().run.kernels == 3);
+    REQUIRE(folder.windows().size() == 1);
+    CHECK(folder.windows()[0].begin == 3000);
+    CHECK(folder.windows()[0].end == 4000);
+  }
+  SUBCASE("a start/end range, by its id") {
+    {
+      std::lock_guard<std::mutex> lock(log.mutex);
+      log.events.clear();
+    }
+    nd::long_run_folder folder;
+    nd::bounded_state b;
+    const nd::range_rule rule = [](std::string_view n, std::string_view) { return n == "ckpt"; };
+    event(nd::nvtx_event_kind::start, 1000, "ckpt", 99);
+    event(nd::nvtx_event_kind::start, 1100, "other", 100);
+    event(nd::nvtx_event_kind::end, 1200, "", 100); // another range's end
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    auto live = kernels_at({900, 1300});
+    folder.take(live, launched);
+    event(nd::nvtx_event_kind::end, 2000, "", 99);
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    live = kernels_at({1900, 2100});
+    folder.take(live, launched);
+    CHECK(kept_starts(folder) == std::vector<std::uint64_t>{1300, 1900});
+    CHECK(folder.folded().run.kernels == 2);
+  }
 }

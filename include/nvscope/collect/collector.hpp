@@ -328,7 +328,8 @@ class collector final : public capture_listener {
 
   void fold_buffer() {
     if (options_.only_in_capture) follow_profiler_calls();
-    detail::scan_step_events(bounded_, *folder_, options_.is_step_name, [this](std::uint64_t h) { return calibration_.to_trace(h); });
+    detail::scan_step_events(bounded_, *folder_, options_.is_step_name, [this](std::uint64_t h) { return calibration_.to_trace(h); },
+                             options_.keep_range_raw);
     drain_launches();
     folder_->losses_seen(detail::new_losses(bounded_, buffers_->counts(), detail::collector_state().host_calls_lost.load()));
     folder_->take(trace_, [this](std::uint32_t correlation, timestamp_ns start) { return bounded_.launched_at(correlation, start); });
@@ -398,6 +399,8 @@ class collector final : public capture_listener {
     for (auto& line : bounded_.notes) errors_.push_back(std::move(line));
     bounded_.notes.clear();
     detail::bounded_records(*folder_, trace_);
+    trace_.lossy_steps = folder_->lossy_steps();
+    std::sort(trace_.lossy_steps.begin(), trace_.lossy_steps.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
     bounded_.calls_into(host_calls_);
     const auto& c = folder_->counts();
     stats_.records_folded = c.records_folded;

@@ -140,6 +140,11 @@ struct collector_options {
   /// With `bounded`: steps (numbered from 0 in the order they begin) whose raw records are kept
   /// as a capture window's are, beside the flight recorder (a step schedule's active steps).
   std::function<bool(std::uint64_t)> keep_step_raw;
+  /// With `bounded`: the first NVTX range this selects (by its name and its domain's name,
+  /// empty in the default domain) is a window of raw records, opened and closed as its push or
+  /// start and its pop or end are seen (nvscope run's --nvtx-capture). Names given as
+  /// registered strings are not matched while recording.
+  std::function<bool(std::string_view name, std::string_view domain)> keep_range_raw;
   /// With `bounded`: each step's summary as it ends, on CUPTI's buffer thread.
   std::function<void(const step_totals&)> on_step;
 };

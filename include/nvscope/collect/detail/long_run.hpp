@@ -217,6 +217,8 @@ class long_run_folder {
   // Raw records inside capture windows (GPU records and syncs).
   const step_records& window_records() const noexcept { return window_; }
   const std::vector<time_window>& windows() const noexcept { return windows_; }
+  // The steps summarised with a loss, as they ended (16 bytes a lossy step).
+  const std::vector<time_window>& lossy_steps() const noexcept { return lossy_; }
   const long_run_counts& counts() const noexcept { return counts_; }
   // Each set of raw records held or kept: the steps held, the last, the slowest, the windows'.
   template <class Visit>
@@ -313,6 +315,7 @@ class long_run_folder {
     folded_.steps.add(s.summary.wall_ns);
     ++counts_.steps_summarised;
     counts_.steps_lossy += s.summary.lossy;
+    if (s.summary.lossy) lossy_.push_back(time_window{s.summary.begin, s.summary.end});
     const bool windowed = limits_.keep_raw && limits_.keep_raw(s.summary.number);
     s.summary.raw_kept = windowed ? keep_window_ : limits_.keep_steps > 0 || limits_.keep_slowest > 0;
     if (sink_) sink_(s.summary);
@@ -402,6 +405,7 @@ class long_run_folder {
   step_records window_;
   bool keep_window_ = true;
   std::vector<time_window> windows_;
+  std::vector<time_window> lossy_;
   time_window last_summarised_{0, 0};
   std::uint64_t next_step_ = 0;
   totals folded_;
