@@ -207,10 +207,10 @@ inline std::string slowest_step(const trace& t, const analysis_report& r) {
 // The steps that lost records (trace::lossy_steps), left out of the step figures: how many,
 // the first few by name, and the records the run lost.
 inline std::string lossy_steps_line(const trace& t, const step_analysis& st) {
-  std::string s = "Steps with losses, left out of the step figures: " + std::to_string(st.lossy_steps) + " (";
+  std::string s = "Steps left out for losses: " + std::to_string(st.lossy_steps) + " (";
   for (std::size_t i = 0; i < st.lossy_ranges.size() && i < 3; ++i) s += (i ? ", " : "") + name(range_label(t, st.lossy_ranges[i]), 24);
   if (st.lossy_steps > 3) s += ", ...";
-  return s + "); records lost: " + std::to_string(t.lost.dropped_records) + " dropped, " + std::to_string(t.lost.launches_lost) +
+  return s + "); lost: " + std::to_string(t.lost.dropped_records) + " records dropped, " + std::to_string(t.lost.launches_lost) +
          " launches, " + std::to_string(t.lost.buffer_errors) + " buffer errors";
 }
 
