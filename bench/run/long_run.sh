@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # A whole job under nvscope run in bounded memory (issue 47), on the GPU machine: a PyTorch loop
 # of STEPS steps (default 20000; bench/run/train.py, its `step` ranges) under
-#   nvscope run --memory-limit=512M                          the default flight recorder
+#   nvscope run                                              the default: 1 GiB of raw records kept, the rest folded
+#   nvscope run --memory-limit=512M                          the flight recorder (the bounded collection)
 #   nvscope run --skip=10000 --active=10 --memory-limit=512M  a window of 10 steps, the rest folded
 # with the program's VmRSS sampled every 5 s, then ROUNDS interleaved fresh processes of plain
 # and bounded runs of SHORT steps for the median step time. Writes OUT/long_run_gpu.json and
 # merges its metrics into bench/results/long_run.json (steps_profiled, rss_growth_mb_gpu: VmRSS
-# growth from 60 s after start to the end, the larger of the two runs; step_overhead_long_run:
+# growth from 60 s after start to the end, the larger of the two bounded runs; rss_max_mb_gpu_default:
+# the default run's largest VmRSS, at most the program's own + 1 GiB + buffers; step_overhead_long_run:
 # the median over rounds of bounded / plain median step time).
 #   bench/run/long_run.sh           (after bench/run/gpu_run.sh build, or it builds)
 set -uo pipefail
@@ -52,6 +54,7 @@ long() {
   tail -3 "$D/stderr.txt"; ls "$D"
 }
 
+long default
 long bounded --memory-limit=512M
 long window --skip=10000 --active=10 --memory-limit=512M
 
@@ -81,9 +84,13 @@ for line in open(os.path.join(out, "overhead.txt")):
     r, m, v = line.split(); rows.setdefault(m, {})[int(r)] = float(v)
 ratios = [rows["bounded"][r] / rows["plain"][r] for r in rows.get("bounded", {}) if r in rows.get("plain", {})]
 g = [x for x in (growth("bounded"), growth("window")) if x is not None]
+def peak(label):
+    rows = [int(l.split()[1]) for l in open(os.path.join(out, label, "rss.txt")) if l.strip()]
+    return round(max(rows) / 1024.0, 1) if rows else None
 m = {"steps_profiled": min(steps_in("bounded"), steps_in("window")),
      "rss_growth_mb_gpu": round(max(g), 2) if g else None,
-     "step_overhead_long_run": round(statistics.median(ratios), 4) if ratios else None}
+     "step_overhead_long_run": round(statistics.median(ratios), 4) if ratios else None,
+     "rss_max_mb_gpu_default": peak("default")}
 dev = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
 commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 json.dump({"device": dev, "date": datetime.date.today().isoformat(), "commit": commit, "metrics": m,

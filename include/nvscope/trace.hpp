@@ -409,6 +409,10 @@ struct trace {
   /// capture guards), in time order; empty when no capture was seen. An unclosed window
   /// ends at `finish`.
   std::vector<time_window> capture_windows;
+  /// Steps during which the collector counted a loss (dropped records, buffer errors, launches
+  /// lost; a bounded collection), in time order: the step analysis leaves out the step ranges
+  /// that start in one, and says how many.
+  std::vector<time_window> lossy_steps;
   loss_counts lost;
   std::uint64_t process_id = 0;
   timestamp_ns begin = 0; ///< when collection started

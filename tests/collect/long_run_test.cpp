@@ -3,18 +3,25 @@
 // a time and folded. On 10 M records with the bound scaled down: resident memory flat, every
 // step's summary equal to its figures computed apart from the folder, the flight recorder's
 // steps equal to their records, losses marked on their step, the memory limit said in one line
-// and never exceeded, and a run cut in two merging into the uncut run's totals.
+// and never exceeded, and a run cut in two merging into the uncut run's totals. An unbounded
+// collection's memory limit (detail/budget.hpp): a run that fits left as it is, one that does
+// not kept up to the limit and the rest folded.
 #include "long_run_feed.hpp"
 #include "test_seed.hpp"
 
 #include <nvscope/collect/detail/bounded.hpp>
+#include <nvscope/collect/detail/budget.hpp>
 #include <nvscope/collect/detail/demangle.hpp>
+#include <nvscope/collect/options.hpp>
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace nd = nvscope::detail;
 namespace lf = long_run_feed;
@@ -279,6 +286,9 @@ TEST_CASE("a bounded collection's pieces: step ranges found in the NVTX log, ker
   CHECK(ended[1].lost.dropped_records == 5); // the latest begun step when the loss was seen
   CHECK(ended[1].lossy);
   CHECK_FALSE(ended[0].lossy);
+  REQUIRE(folder.lossy_steps().size() == 1); // into trace::lossy_steps at stop: the step analysis leaves it out
+  CHECK(folder.lossy_steps()[0].begin == 1150);
+  CHECK(folder.lossy_steps()[0].end == 3000);
   std::vector<nd::timed_host_call> calls;
   b.calls_into(calls);
   REQUIRE(calls.size() == 1);
@@ -307,4 +317,181 @@ TEST_CASE("steps a schedule selects are kept raw beside the flight recorder; the
   std::uint64_t kept = gen.step(299).records.size() - 3; // the last step, in the flight recorder
   for (std::uint64_t s = 100; s < 110; ++s) kept += gen.step(s).records.size() - 3;
   CHECK(r.counts.records_kept == kept);
+}
+
+namespace {
+
+// Steps [0, steps) decoded a buffer of `buffer_records` at a time into `live`, weighed by
+// `budget` after each buffer when given. Returns the records decoded.
+std::uint64_t decode_weighed(std::uint64_t seed, std::uint64_t steps, nvscope::trace& live, nd::raw_budget* budget,
+                             std::vector<std::string>& notes, std::size_t buffer_records = 4096) {
+  const lf::generator gen(seed, 20);
+  nd::activity_decoder decoder{live, true};
+  std::uint64_t records = 0;
+  std::size_t in_buffer = 0;
+  auto deliver = [&] {
+    if (budget != nullptr)
+      if (auto line = budget->after_buffer(live); !line.empty()) notes.push_back(std::move(line));
+    in_buffer = 0;
+  };
+  for (std::uint64_t s = 0; s < steps; ++s)
+    for (const auto& a : gen.step(s).records) {
+      decoder.decode(&a.head);
+      ++records;
+      if (++in_buffer == buffer_records) deliver();
+    }
+  deliver();
+  return records;
+}
+
+template <class Record>
+std::uint64_t summed(const std::vector<Record>& v) {
+  std::uint64_t ns = 0;
+  for (const auto& r : v) ns += r.end - r.start;
+  return ns;
+}
+
+template <class Record>
+bool same_records(const std::vector<Record>& a, const std::vector<Record>& b) {
+  auto key = [](const Record& r) { return std::make_tuple(r.start, r.end, r.correlation); };
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](const Record& x, const Record& y) { return key(x) == key(y); });
+}
+
+} // namespace
+
+TEST_CASE("the default memory limit leaves a run that fits as an unlimited collection leaves it, record for record") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::uint64_t seed = rng();
+  const nvscope::collector_options defaults;
+  REQUIRE(defaults.memory_limit != nvscope::no_memory_limit); // bounded by default
+  REQUIRE_FALSE(defaults.bounded);
+  nvscope::trace limited, unlimited;
+  nd::raw_budget budget(defaults.memory_limit);
+  std::vector<std::string> notes;
+  const auto n = decode_weighed(seed, 2000, limited, &budget, notes);
+  decode_weighed(seed, 2000, unlimited, nullptr, notes);
+  CHECK(notes.empty());
+  CHECK_FALSE(budget.over());
+  CHECK(budget.records_folded() == 0);
+  CHECK(limited.kernels.size() + limited.copies.size() + limited.memsets.size() + limited.syncs.size() == n);
+  CHECK(same_records(limited.kernels, unlimited.kernels));
+  CHECK(same_records(limited.copies, unlimited.copies));
+  CHECK(same_records(limited.memsets, unlimited.memsets));
+  CHECK(same_records(limited.syncs, unlimited.syncs));
+  for (std::size_t i = 0; i < limited.kernels.size(); ++i) REQUIRE(limited.kernels[i].name == unlimited.kernels[i].name);
+}
+
+TEST_CASE("past the memory limit: the first records are kept whole, the rest folded into the totals, said once, memory flat") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::uint64_t seed = rng();
+  constexpr std::size_t limit = 1 << 20;
+  nvscope::trace limited, unlimited;
+  nd::raw_budget budget(limit);
+  std::vector<std::string> notes;
+  const auto n = decode_weighed(seed, 20000, limited, &budget, notes, 1000);
+  decode_weighed(seed, 20000, unlimited, nullptr, notes);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("memory limit of 1 MiB reached") != std::string::npos);
+  REQUIRE(budget.over());
+  // Kept: at most the limit and the buffer that crossed it, and the run's first records.
+  CHECK(nd::raw_bytes(limited) <= limit + 1000 * sizeof(nvscope::kernel_record));
+  CHECK(nd::raw_bytes(limited) > limit);
+  CHECK(limited.kernels.size() < unlimited.kernels.size() / 4);
+  CHECK(std::equal(limited.kernels.begin(), limited.kernels.end(), unlimited.kernels.begin(),
+                   [](const auto& a, const auto& b) { return a.start == b.start && a.correlation == b.correlation; }));
+  // Kept and folded together are the whole run.
+  const auto& f = budget.folded();
+  const std::uint64_t kept = limited.kernels.size() + limited.copies.size() + limited.memsets.size() + limited.syncs.size();
+  CHECK(kept + budget.records_folded() == n);
+  CHECK(limited.kernels.size() + f.run.kernels == unlimited.kernels.size());
+  CHECK(summed(limited.kernels) + f.run.kernel_ns == summed(unlimited.kernels));
+  CHECK(summed(limited.copies) + f.run.copy_ns == summed(unlimited.copies));
+  CHECK(summed(limited.memsets) + f.run.memset_ns == summed(unlimited.memsets));
+  CHECK(summed(limited.syncs) + f.run.sync_ns == summed(unlimited.syncs));
+  std::uint64_t by_name = 0;
+  for (const auto& [name, s] : f.kernels) by_name += s.count();
+  CHECK(by_name == f.run.kernels);
+  CHECK(f.kernels.size() == 6);
+  CHECK(budget.last_kept_correlation() > 0);
+  CHECK(budget.last_kept_correlation() < 20000 * 256);
+}
+
+TEST_CASE("an NVTX range window is followed as its range opens and closes: records before and after it folded, inside kept") {
+  auto& log = nd::nvtx_log();
+  auto event = [&](nd::nvtx_event_kind kind, std::uint64_t time, const char* name, std::uint64_t key = 0, std::uint64_t domain = 0) {
+    nd::nvtx_event e;
+    e.kind = kind, e.time = time, e.os_thread = 1, e.name = name, e.key = key, e.domain = domain;
+    std::lock_guard<std::mutex> lock(log.mutex);
+    log.events.push_back(e);
+  };
+  auto same_clock = [](std::uint64_t t) { return t; };
+  auto kernels_at = [](std::initializer_list<std::uint64_t> starts) {
+    nvscope::trace live;
+    for (auto s : starts) {
+      nvscope::kernel_record k;
+      k.start = s, k.end = s + 10, k.correlation = static_cast<std::uint32_t>(s), k.name = live.strings.intern("gemm");
+      live.kernels.push_back(k);
+    }
+    return live;
+  };
+  auto kept_starts = [](const nd::long_run_folder& f) {
+    std::vector<std::uint64_t> v;
+    for (const auto& k : f.window_records().kernels) v.push_back(k.start);
+    return v;
+  };
+  auto launched = [](std::uint32_t, nvscope::timestamp_ns s) { return s; };
+  SUBCASE("a push/pop range in a named domain, the first one only, nested ranges inside it") {
+    {
+      std::lock_guard<std::mutex> lock(log.mutex);
+      log.events.clear();
+    }
+    nd::long_run_folder folder;
+    nd::bounded_state b;
+    const nd::range_rule rule = [](std::string_view n, std::string_view d) { return n == "epoch_2" && d == "trainer"; };
+    event(nd::nvtx_event_kind::domain_created, 10, "trainer", 0, 7);
+    event(nd::nvtx_event_kind::push, 1000, "epoch_2", 0, 0); // the default domain: not it
+    event(nd::nvtx_event_kind::pop, 2000, "", 0, 0);
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    auto live = kernels_at({1500});
+    folder.take(live, launched);
+    CHECK(folder.folded().run.kernels == 1); // before the window: folded at once
+    event(nd::nvtx_event_kind::push, 3000, "epoch_2", 0, 7);
+    event(nd::nvtx_event_kind::push, 3100, "inner", 0, 7);
+    event(nd::nvtx_event_kind::pop, 3200, "", 0, 7); // inner: the window stays open
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    live = kernels_at({3150, 3500});
+    folder.take(live, launched);
+    event(nd::nvtx_event_kind::pop, 4000, "", 0, 7);
+    event(nd::nvtx_event_kind::push, 5000, "epoch_2", 0, 7); // a second one: not a window
+    event(nd::nvtx_event_kind::pop, 6000, "", 0, 7);
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    live = kernels_at({3900, 4500, 5500});
+    folder.take(live, launched);
+    CHECK(kept_starts(folder) == std::vector<std::uint64_t>{3150, 3500, 3900});
+    CHECK(folder.folded().run.kernels == 3);
+    REQUIRE(folder.windows().size() == 1);
+    CHECK(folder.windows()[0].begin == 3000);
+    CHECK(folder.windows()[0].end == 4000);
+  }
+  SUBCASE("a start/end range, by its id") {
+    {
+      std::lock_guard<std::mutex> lock(log.mutex);
+      log.events.clear();
+    }
+    nd::long_run_folder folder;
+    nd::bounded_state b;
+    const nd::range_rule rule = [](std::string_view n, std::string_view) { return n == "ckpt"; };
+    event(nd::nvtx_event_kind::start, 1000, "ckpt", 99);
+    event(nd::nvtx_event_kind::start, 1100, "other", 100);
+    event(nd::nvtx_event_kind::end, 1200, "", 100); // another range's end
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    auto live = kernels_at({900, 1300});
+    folder.take(live, launched);
+    event(nd::nvtx_event_kind::end, 2000, "", 99);
+    nd::scan_step_events(b, folder, nullptr, same_clock, rule);
+    live = kernels_at({1900, 2100});
+    folder.take(live, launched);
+    CHECK(kept_starts(folder) == std::vector<std::uint64_t>{1300, 1900});
+    CHECK(folder.folded().run.kernels == 2);
+  }
 }

@@ -149,6 +149,24 @@ TEST_CASE("an outlier step: found, and what grew is its gemm") {
   CHECK(names_range(t, f->ranges, "step_13"));
 }
 
+TEST_CASE("a step that lost records is left out of the step figures, and counted: the outlier step lossy is no outlier") {
+  auto t = scenario::outlier_step();
+  for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
+    if (range_of(t, r) == "step_13") t.lossy_steps.push_back(time_window{t.ranges[r].start, t.ranges[r].end});
+  REQUIRE(t.lossy_steps.size() == 1);
+  const auto d = run(t);
+  CHECK(d.steps.steps == 19);
+  CHECK(d.steps.lossy_steps == 1);
+  REQUIRE(d.steps.lossy_ranges.size() == 1);
+  CHECK(range_of(t, d.steps.lossy_ranges[0]) == "step_13");
+  CHECK(d.steps.outlier_count == 0);
+  CHECK(find_kind(d, finding_kind::outlier_steps) == nullptr);
+  // nor compared by nvscope diff: the samples leave it out
+  CHECK(d.samples.lossy_steps == 1);
+  REQUIRE(d.samples.steps.size() == 1);
+  CHECK(d.samples.steps[0].count == 19);
+}
+
 TEST_CASE("the empty trace: no class, no findings, words and JSON still well formed") {
   trace t;
   const auto d = run(t);

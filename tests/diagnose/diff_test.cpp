@@ -103,6 +103,25 @@ TEST_CASE("summaries written by diagnosis_json: the same trace passes, a slower 
   CHECK(r.out.find("kernel      gemm  REGRESSION") != std::string::npos);
 }
 
+TEST_CASE("a step that lost records (trace::lossy_steps): left out of the samples nvscope diff compares, and said") {
+  auto t = scenario::outlier_step();
+  for (const auto& r : t.ranges)
+    if (std::string(t.strings[r.name]) == "step_13") t.lossy_steps.push_back(time_window{r.start, r.end});
+  REQUIRE(t.lossy_steps.size() == 1);
+  const auto d = diagnose(t, attribute(t));
+  const std::string text = "{\"diagnosis\":" + diagnosis_json(t, d) + "}";
+  run_samples s;
+  std::string error;
+  REQUIRE(tool::read_samples(text, s, error));
+  CHECK(s.lossy_steps == 1);
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].count == 19);
+  const auto a = write("lossy.json", text);
+  const auto r = diff({a, a});
+  CHECK(r.status == 0);
+  CHECK(r.err.find("1 steps that lost records left out of the step figures") != std::string::npos);
+}
+
 TEST_CASE("unreadable, malformed and mismatched input: exit 2 with one line naming the part") {
   const auto good = write("good.json", saved(noise::run(5, 2, 20)));
   auto r = diff({good, "/nonexistent/x.json"});

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <string>
@@ -65,6 +66,15 @@ enum known : int {
 };
 const char* const known_names[known_count] = {"late_launch_cause",      "no_call_kernel_wait",   "queue_running_max",
                                               "sync_share_kept_rows",   "copy_count_all_records", "step_sync_outside_window"};
+
+// `t` with the step ranges `step_N` for each N of `steps` marked lossy (trace::lossy_steps), as
+// a bounded collection marks a step that lost records.
+trace lossy_steps(trace t, std::initializer_list<int> steps) {
+  for (int n : steps)
+    for (const auto& r : t.ranges)
+      if (std::string(t.strings[r.name]) == "step_" + std::to_string(n)) t.lossy_steps.push_back(time_window{r.start, r.end});
+  return t;
+}
 
 // Compares one diagnosis with the reference's, naming the trace and field of any difference.
 struct comparer {
@@ -150,6 +160,10 @@ void comparer::steps(const step_analysis& e, const step_analysis& r) const {
   same("steps.fence_ns", e.fence_ns, r.fence_ns);
   same("steps.outlier_count", e.outlier_count, r.outlier_count);
   same("steps.excess_ns", e.excess_ns, r.excess_ns);
+  same("steps.lossy_steps", e.lossy_steps, r.lossy_steps);
+  same("steps.lossy_ranges.size", e.lossy_ranges.size(), r.lossy_ranges.size());
+  for (std::size_t i = 0; i < std::min(e.lossy_ranges.size(), r.lossy_ranges.size()); ++i)
+    same(at("steps.lossy_ranges", i), e.lossy_ranges[i], r.lossy_ranges[i]);
   same("steps.outliers.size", e.outliers.size(), r.outliers.size());
   for (std::size_t i = 0; i < std::min(e.outliers.size(), r.outliers.size()); ++i) {
     const auto& x = e.outliers[i];
@@ -399,6 +413,7 @@ void check_trace(comparer& c, const trace& t, bool tight = false) {
     c.samples("samples.steps", e.samples.steps, r.samples.steps);
     c.samples("samples.ranges_gpu", e.samples.ranges_gpu, r.samples.ranges_gpu);
     c.samples("samples.steps_gpu", e.samples.steps_gpu, r.samples.steps_gpu);
+    c.same("samples.lossy_steps", e.samples.lossy_steps, r.samples.lossy_steps);
     c.verdict(e.verdict, r.verdict);
   }
   c.trace_name = name;
@@ -574,6 +589,7 @@ TEST_CASE("the diagnosis of the fixed traces is its reference definition, field 
            {"scenario::host_bound", [] { return scenario::host_bound(); }},
            {"scenario::outlier_step", [] { return scenario::outlier_step(); }},
            {"scenario::many_outlier_steps", [] { return scenario::many_outlier_steps(); }},
+           {"scenario::outlier_step, steps 3 and 13 lossy", [] { return lossy_steps(scenario::outlier_step(), {3, 13}); }},
            {"synthetic::per_operator(300)", [] { return synthetic::per_operator(300); }},
            {"synthetic::make_trace(1)", [] { return synthetic::make_trace(1); }},
            {"sample_trace", [] { return sample_trace(); }},

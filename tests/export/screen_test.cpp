@@ -4,12 +4,14 @@
 // breaks it. The colour rule (NO_COLOR, terminal, forced).
 #include "sample_trace.hpp"
 #include "../analyze/synthetic_trace.hpp"
+#include "../diagnose/scenarios.hpp"
 
 #include <doctest/doctest.h>
 #include <nvscope/analysis.hpp>
 #include <nvscope/export/screen.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -197,6 +199,27 @@ TEST_CASE("one screen: limits, losses beyond the few shown, names with control a
   CHECK(short_lines.back() == "Files: x.txt (10 B)");
   o.max_columns = 30;
   for (const auto& l : lines_of(nvscope::to_screen(r, t, o))) CHECK(columns(l) <= 30);
+}
+
+TEST_CASE("one screen: steps that lost records are listed, left out of the step figures, with the records lost") {
+  auto t = scenario::outlier_step();
+  for (const auto& r : t.ranges)
+    if (std::string(t.strings[r.name]) == "step_13" || std::string(t.strings[r.name]) == "step_4")
+      t.lossy_steps.push_back(nvscope::time_window{r.start, r.end});
+  t.lost.dropped_records = 7;
+  const std::string screen = nvscope::to_screen(nvscope::analyze(t), t, nvscope::screen_options{});
+  const auto whole_trace = scenario::outlier_step();
+  const std::string whole = nvscope::to_screen(nvscope::analyze(whole_trace), whole_trace, nvscope::screen_options{});
+  INFO(screen);
+  const auto steps_shown = [](const std::string& text) {
+    const auto at = text.find("\nSteps: ");
+    return at == std::string::npos ? -1 : std::atoi(text.c_str() + at + 8);
+  };
+  CHECK(steps_shown(whole) > 2);
+  CHECK(steps_shown(screen) == steps_shown(whole) - 2); // step_4 and step_13 not counted
+  CHECK(screen.find("Steps left out for losses: 2 (step_4, step_13); lost: 7 records dropped, 0 launches, 0 buffer errors\n") !=
+        std::string::npos);
+  CHECK(whole.find("Steps left out for losses") == std::string::npos);
 }
 
 TEST_CASE("colour: on a terminal only, never with NO_COLOR or TERM=dumb, forced by always; emphasis only") {

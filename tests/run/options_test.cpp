@@ -9,6 +9,7 @@
 #include <nvscope/capture/schedule.hpp>
 
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -289,6 +290,11 @@ TEST_CASE("a long run: --memory-limit, --keep-steps and --keep-slowest turn the 
   auto r = args({"--", "prog"}).parse();
   REQUIRE(r.error.empty());
   CHECK_FALSE(r.options.bounded);
+  CHECK(r.options.memory_limit == (std::size_t{1} << 30)); // a default run is bounded too: 1 GiB of raw records
+  r = args({"--memory-limit=none", "--", "prog"}).parse();
+  REQUIRE(r.error.empty());
+  CHECK_FALSE(r.options.bounded);
+  CHECK(r.options.memory_limit == std::numeric_limits<std::size_t>::max()); // everything kept
   r = args({"--memory-limit=256M", "--keep-steps=5", "--keep-slowest", "0", "--", "prog"}).parse();
   REQUIRE(r.error.empty());
   CHECK(r.options.bounded);
@@ -301,7 +307,7 @@ TEST_CASE("a long run: --memory-limit, --keep-steps and --keep-slowest turn the 
   r = args({"--keep-steps=2", "--", "prog"}).parse();
   REQUIRE(r.error.empty());
   CHECK(r.options.bounded);
-  CHECK(r.options.memory_limit == (std::size_t{512} << 20)); // the default limit
+  CHECK(r.options.memory_limit == (std::size_t{1} << 30)); // the default limit
   r = args({"--keep-slowest=x", "--", "prog"}).parse();
   CHECK(r.error.find("--keep-slowest='x'") != std::string::npos);
   r = args({"--memory-limit=0", "--", "prog"}).parse();

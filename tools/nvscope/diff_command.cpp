@@ -351,6 +351,7 @@ bool read_summary(std::string_view text, run_samples& out, summary_origin& origi
   const auto format = samples->find("format");
   if (format == samples->end() || *format != "nvscope-samples") return error = "samples.format is not \"nvscope-samples\"", false;
   if (auto why = version_problem(*samples); !why.empty()) return error = std::move(why), false;
+  if (const auto l = samples->find("lossy_steps"); l != samples->end() && l->is_number_unsigned()) out.lossy_steps = l->get<std::uint64_t>();
   return read_sets(*samples, "kernels", out.kernels, error) && read_sets(*samples, "ranges", out.ranges, error) &&
          read_sets(*samples, "steps", out.steps, error) && read_sets(*samples, "ranges_gpu", out.ranges_gpu, error) &&
          read_sets(*samples, "steps_gpu", out.steps_gpu, error);
@@ -392,6 +393,10 @@ int diff_unguarded(int argc, const char* const* argv, std::string& out, std::str
                          in_quotes(a.files[1]) + " on " + detail::escape_input(joined(origins[1].models), 200) +
                          ": not compared (--allow-different-devices compares them)");
   for (const auto& line : differences) err += "nvscope: diff: " + line + "\n";
+  for (int k = 0; k < 2; ++k) // their figures are not in the samples: say so, they are not compared
+    if (runs[k].lossy_steps != 0)
+      err += "nvscope: diff: " + in_quotes(a.files[k]) + ": " + std::to_string(runs[k].lossy_steps) +
+             " steps that lost records left out of the step figures\n";
   const run_comparison c = compare_runs(runs[0], runs[1], a.compare);
   if (a.format == "csv") out += comparison_csv(c);
   else if (a.format == "json") out += with_origin(comparison_json(c, a.compare), differences) + "\n";

@@ -179,7 +179,7 @@ void finish_profile(const char* why) {
   auto& s = state();
   s.c->stop();
   const trace full = s.c->take();
-  if (s.options.bounded) write_totals();
+  if (s.options.bounded || s.c->stats().memory_limit_reached) write_totals(); // what was folded, not kept
   if (full.kernels.empty() && full.copies.empty() && full.memsets.empty() && full.ranges.empty()) {
     // A process that loaded CUDA but did no GPU work and opened no range (a launcher such as
     // torchrun's agent): nothing to write, and nothing to say beside its children's profiles.
@@ -287,6 +287,12 @@ collector_options collector_options_of(const run_options& o) {
     c.keep_step_raw = [schedule](std::uint64_t n) { return schedule.phase_of(n) == capture_phase::recording; };
   }
   c.only_in_capture = o.bounded && o.range == capture_range::cuda_profiler_api; // its windows kept raw as they come
+  if (o.range == capture_range::nvtx) { // --nvtx-capture=NAME[@DOMAIN]: its first range kept raw as it comes, as window.cpp picks it
+    const std::size_t at = o.nvtx_capture.rfind('@');
+    std::string name = o.nvtx_capture.substr(0, at), domain = at == std::string::npos ? std::string() : o.nvtx_capture.substr(at + 1);
+    const bool any_domain = at == std::string::npos;
+    c.keep_range_raw = [name, domain, any_domain](std::string_view n, std::string_view d) { return n == name && (any_domain || d == domain); };
+  }
   c.on_step = [](const step_totals& t) {
     if (std::FILE* f = state().steps_file) {
       const std::string line = step_line(t);
@@ -381,6 +387,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   }
   state().options = p.options;
+  // A window folds from the start: what falls outside it is never kept raw (the bounded
+  // collection follows each window source as records arrive); a whole run is kept within
+  // --memory-limit (collector_options::memory_limit).
+  auto& o = state().options;
+  if (o.range != capture_range::whole || o.delay_s > 0.0 || o.duration_s > 0.0) o.bounded = true;
   open_gate();
   return 1;
 }

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include <dirent.h>
 
@@ -411,13 +412,18 @@ constexpr option_entry option_table[] = {
        return {};
      }, "Collection", "N", "8", "number of buffers (1 to 4096); memory is bounded by their product", ""},
     {"memory-limit", [](run_options& o, std::string_view v) -> std::string {
+       if (v == "none") {
+         o.memory_limit = std::numeric_limits<std::size_t>::max(); // collector_options' no_memory_limit
+         return {};
+       }
        o.bounded = true;
        if (auto e = parse_bytes(v, o.memory_limit); !e.empty()) return e;
-       return o.memory_limit == 0 ? "want a size above 0 (K, M, G suffixes)" : std::string();
-     }, "Long runs", "BYTES", "512M",
-     "raw records held at most (any long-run option turns on the bounded collection): past it, kept steps are given up, "
-     "one line says so, the run goes on; the rest is folded into STEM.totals.json and each step summarised in "
-     "STEM.steps.jsonl; SIGUSR1 writes a snapshot (STEM.snapshot_N.*)", ""},
+       return o.memory_limit == 0 ? "want a size above 0 (K, M, G suffixes) or none" : std::string();
+     }, "Long runs", "BYTES", "1G",
+     "raw records held at most, always (none: keep everything): a run that fits keeps them all; past it, later "
+     "records are folded into STEM.totals.json, one line says so, the run goes on. A size given turns on the bounded "
+     "collection (so do --keep-steps, --keep-slowest): only the window and the flight recorder kept raw, past the limit "
+     "kept steps given up, each step summarised in STEM.steps.jsonl; SIGUSR1 writes a snapshot (STEM.snapshot_N.*)", ""},
     {"keep-steps", [](run_options& o, std::string_view v) { return set_kept(o, v, o.keep_steps); }, "Long runs", "N", "3",
      "raw records of the last N steps (0..1000000)", ""},
     {"keep-slowest", [](run_options& o, std::string_view v) { return set_kept(o, v, o.keep_slowest); }, "Long runs", "K", "3",

@@ -92,7 +92,9 @@ struct run_options {
   /// ends (STEM.steps.jsonl).
   bool bounded = false;
   std::size_t keep_steps = 3, keep_slowest = 3;
-  std::size_t memory_limit = std::size_t{512} << 20;
+  /// Without `bounded` too: raw records past it are folded (collector_options::memory_limit);
+  /// the largest size_t (collector_options' no_memory_limit) with --memory-limit=none.
+  std::size_t memory_limit = std::size_t{1} << 30;
 };
 
 /// One option as a user gave it: its long name and the raw value.

@@ -178,6 +178,10 @@ struct step_analysis {
   std::uint64_t outlier_count = 0;
   std::uint64_t excess_ns = 0; ///< time beyond the median, each outlier's truncated to whole ns, over every outlier
   std::vector<outlier_step> outliers; ///< the 10 longest outliers, longest first
+  /// Step ranges left out of every figure above: they start inside `trace::lossy_steps`
+  /// (records were lost while they ran). How many, and the first 10 by start.
+  std::uint64_t lossy_steps = 0;
+  std::vector<std::uint32_t> lossy_ranges;
 };
 
 /// The class the verdict names.
@@ -238,6 +242,7 @@ struct run_samples {
   std::vector<sample_set> steps;      ///< one set: every step range, host time
   std::vector<sample_set> ranges_gpu; ///< push/pop ranges that launched GPU work: summed GPU time of that work
   std::vector<sample_set> steps_gpu;  ///< one set: the GPU time of every step that launched work
+  std::uint64_t lossy_steps = 0;      ///< step ranges left out of `steps` and `steps_gpu`: they start in trace::lossy_steps
 };
 
 /// Everything `diagnose` computes.

@@ -37,6 +37,7 @@
 #include <nvscope/collect/detail/process_state.hpp>
 #include <nvscope/collect/detail/warmup.hpp>
 #include <nvscope/collect/detail/bounded.hpp>
+#include <nvscope/collect/detail/budget.hpp>
 #include <nvscope/collect/options.hpp>
 #include <nvscope/trace.hpp>
 
@@ -197,17 +198,18 @@ class collector final : public capture_listener {
     const std::uint64_t dropped = buffers_->counts().dropped;
     out.lost.dropped_records = dropped - drained_dropped_;
     drained_dropped_ = dropped;
+    budget_.drained();
     return out;
   }
 
   /// True between a successful start() and stop().
   bool active() const noexcept { return active_; }
 
-  /// With `collector_options::bounded`: the running totals of every record not in `result()`
-  /// (folded as buffers arrived); empty otherwise. Complete after stop().
+  /// The running totals of every record not in `result()` (folded as buffers arrived): with
+  /// `collector_options::bounded`, or past `memory_limit`; empty otherwise. Complete after stop().
   totals folded() const {
     std::lock_guard<std::mutex> lock(detail::collector_state().decode);
-    return folder_ ? folder_->folded() : totals{};
+    return folder_ ? folder_->folded() : budget_.folded();
   }
 
   /// With `collector_options::bounded`: records launched inside `w` (trace clock) are kept raw
@@ -304,7 +306,12 @@ class collector final : public capture_listener {
     buffers_ = std::make_unique<detail::buffer_decoder>(*decoder_);
     folder_.reset();
     bounded_ = detail::bounded_state{};
-    if (!options_.bounded) return;
+    budget_ = detail::raw_budget(options_.bounded ? no_memory_limit : options_.memory_limit);
+    if (!options_.bounded) {
+      if (options_.memory_limit != no_memory_limit)
+        buffers_->after_each_buffer([](void* self) { static_cast<collector*>(self)->weigh_buffer(); }, this);
+      return;
+    }
     detail::long_run_limits limits;
     limits.keep_steps = options_.keep_steps;
     limits.keep_slowest = options_.keep_slowest;
@@ -321,11 +328,38 @@ class collector final : public capture_listener {
 
   void fold_buffer() {
     if (options_.only_in_capture) follow_profiler_calls();
-    detail::scan_step_events(bounded_, *folder_, options_.is_step_name, [this](std::uint64_t h) { return calibration_.to_trace(h); });
+    detail::scan_step_events(bounded_, *folder_, options_.is_step_name, [this](std::uint64_t h) { return calibration_.to_trace(h); },
+                             options_.keep_range_raw);
     drain_launches();
     folder_->losses_seen(detail::new_losses(bounded_, buffers_->counts(), detail::collector_state().host_calls_lost.load()));
     folder_->take(trace_, [this](std::uint32_t correlation, timestamp_ns start) { return bounded_.launched_at(correlation, start); });
     bounded_.prune(*folder_);
+  }
+
+  // ---- an unbounded collection's memory limit, after each buffer (CUPTI's thread, decode lock held) ----
+
+  void weigh_buffer() {
+    std::string line = budget_.after_buffer(trace_);
+    if (!line.empty()) {
+      if (options_.print_errors) std::fprintf(stderr, "nvscope: collector: %s\n", line.c_str());
+      bounded_.notes.push_back(std::move(line)); // into errors() at stop
+    }
+    if (budget_.over()) drain_calls_past_limit();
+  }
+
+  // Past the limit the launch log would grow with the run: its calls are drained now, those of
+  // kept records (correlations up to the last kept) for stop(), the rest counted and dropped.
+  void drain_calls_past_limit() {
+    stats_.host_calls_lost += detail::drain_host_calls([this](std::uint64_t os_thread, const detail::host_call& c) {
+      if (c.correlation > budget_.last_kept_correlation()) return budget_.count_call_dropped();
+      const std::uint32_t thread = decoder_->thread_index(os_thread);
+      if ((c.flags & detail::host_call_sync_span) != 0) {
+        sync_calls_.push_back(detail::sync_call{calibration_.to_trace(c.time), c.correlation, thread, c.flags});
+        if ((c.flags & detail::host_call_exit) == 0) count_host_call(c.flags);
+        return;
+      }
+      add_host_call(calibration_.to_trace(c.time), c.correlation, thread, c.flags);
+    });
   }
 
   // With only_in_capture: the program's profiler starts and stops open and close windows of
@@ -359,12 +393,14 @@ class collector final : public capture_listener {
   // stop(): every step summarised; the flight recorder's records back into the trace, with
   // the launch calls they need.
   void finish_bounded() {
-    if (!folder_) return;
+    if (!folder_) return finish_budget();
     std::lock_guard<std::mutex> lock(detail::collector_state().decode);
     folder_->finish(trace_.finish);
     for (auto& line : bounded_.notes) errors_.push_back(std::move(line));
     bounded_.notes.clear();
     detail::bounded_records(*folder_, trace_);
+    trace_.lossy_steps = folder_->lossy_steps();
+    std::sort(trace_.lossy_steps.begin(), trace_.lossy_steps.end(), [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
     bounded_.calls_into(host_calls_);
     const auto& c = folder_->counts();
     stats_.records_folded = c.records_folded;
@@ -372,6 +408,16 @@ class collector final : public capture_listener {
     stats_.steps_lossy = c.steps_lossy;
     stats_.steps_given_up = c.steps_given_up;
     stats_.raw_bytes_high_water = c.bytes_high_water;
+  }
+
+  // stop() of an unbounded collection: what its memory limit folded, said and counted.
+  void finish_budget() {
+    std::lock_guard<std::mutex> lock(detail::collector_state().decode);
+    for (auto& line : bounded_.notes) errors_.push_back(std::move(line));
+    bounded_.notes.clear();
+    stats_.memory_limit_reached = budget_.over();
+    stats_.records_folded = budget_.records_folded();
+    stats_.calls_past_limit = budget_.calls_dropped();
   }
 
   void copy_tables(trace& out) const {
@@ -686,6 +732,7 @@ class collector final : public capture_listener {
   std::unique_ptr<detail::buffer_decoder> buffers_;
   std::unique_ptr<detail::long_run_folder> folder_; // collector_options::bounded
   detail::bounded_state bounded_;
+  detail::raw_budget budget_{no_memory_limit}; // collector_options::memory_limit without bounded
   collector_stats stats_;
   std::uint64_t drained_dropped_ = 0;
   std::vector<std::string> errors_;

@@ -18,10 +18,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string_view>
 
 namespace nvscope {
 inline namespace v1 {
+
+/// `collector_options::memory_limit` for "keep every record raw, however long the run".
+inline constexpr std::size_t no_memory_limit = std::numeric_limits<std::size_t>::max();
 
 /// What the collector records; combine with `|`.
 ///
@@ -110,6 +114,15 @@ struct collector_options {
   /// Print each problem as one line on stderr (always also in `collector::errors()`).
   bool print_errors = true;
 
+  /// Bytes of raw records held at most, all together (docs/collector.md, "Long runs"); a
+  /// collection never aborts for it. Without `bounded`, every record is kept raw while they
+  /// fit (a short run's trace is exactly what `no_memory_limit` gives); past the limit, later
+  /// GPU records, syncs and API calls are folded into running totals (`collector::folded()`)
+  /// instead, said in one line. With `bounded`, kept steps are given up (the fastest of the
+  /// slowest first), then the windows keep no more, each said in one line; the summaries and
+  /// totals stay whole. `no_memory_limit`: keep everything, however long the run.
+  std::size_t memory_limit = std::size_t{1} << 30;
+
   /// A long run in bounded memory (docs/collector.md, "Long runs"): each buffer's records are
   /// sorted as it is decoded; those of a step are held until the step is summarised, those
   /// inside a capture guard's window are kept raw, the rest are folded into running totals
@@ -120,10 +133,6 @@ struct collector_options {
   bool bounded = false;
   std::size_t keep_steps = 3;   ///< with `bounded`: the last N steps kept raw
   std::size_t keep_slowest = 3; ///< with `bounded`: the K slowest steps (by wall time) kept raw
-  /// With `bounded`: bytes of raw records held at most, all together. When reached, kept steps
-  /// are given up (the fastest of the slowest first), then the windows keep no more, each said
-  /// in one line; the summaries and totals stay whole.
-  std::size_t memory_limit = std::size_t{512} << 20;
   /// With `bounded`: which NVTX push/pop range names are steps. nullptr: `step`, `step_N`,
   /// `step N`, `iteration N` (pass `nvscope::is_step_name` of analyze/step_names.hpp for the
   /// analysis' full rule; collect does not read analysis).
@@ -131,6 +140,11 @@ struct collector_options {
   /// With `bounded`: steps (numbered from 0 in the order they begin) whose raw records are kept
   /// as a capture window's are, beside the flight recorder (a step schedule's active steps).
   std::function<bool(std::uint64_t)> keep_step_raw;
+  /// With `bounded`: the first NVTX range this selects (by its name and its domain's name,
+  /// empty in the default domain) is a window of raw records, opened and closed as its push or
+  /// start and its pop or end are seen (nvscope run's --nvtx-capture). Names given as
+  /// registered strings are not matched while recording.
+  std::function<bool(std::string_view name, std::string_view domain)> keep_range_raw;
   /// With `bounded`: each step's summary as it ends, on CUPTI's buffer thread.
   std::function<void(const step_totals&)> on_step;
 };
@@ -159,7 +173,9 @@ struct collector_stats {
   std::uint64_t launch_calls_driver = 0;  ///< ... and in the driver API
   std::uint64_t sync_calls_nested = 0;    ///< sync calls inside another (the driver call of a runtime sync): folded
   std::uint64_t sync_calls_unpaired = 0;  ///< sync calls with an entry and no exit at stop (or the reverse): not reported
-  std::uint64_t records_folded = 0;       ///< `bounded`: GPU records and syncs folded into `collector::folded()`
+  std::uint64_t records_folded = 0;       ///< GPU records, syncs (and API calls past `memory_limit`) folded into `collector::folded()`
+  bool memory_limit_reached = false;      ///< without `bounded`: records past `memory_limit` were folded, not kept
+  std::uint64_t calls_past_limit = 0;     ///< without `bounded`: launch and sync calls past `memory_limit`, not kept
   std::uint64_t steps_summarised = 0;     ///< `bounded`: steps summarised as they ended
   std::uint64_t steps_lossy = 0;          ///< `bounded`: ... of which some loss was noticed while they ran
   std::uint64_t steps_given_up = 0;       ///< `bounded`: kept steps released to stay within `memory_limit`

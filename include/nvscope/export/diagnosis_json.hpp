@@ -220,6 +220,7 @@ inline std::string samples_json(const run_samples& s) {
     detail::diag_json::sample_sets(o.key("steps"), s.steps);
     detail::diag_json::sample_sets(o.key("ranges_gpu"), s.ranges_gpu);
     detail::diag_json::sample_sets(o.key("steps_gpu"), s.steps_gpu);
+    if (s.lossy_steps != 0) o.u("lossy_steps", s.lossy_steps); // steps that lost records, left out of steps and steps_gpu
   }
   return out;
 }

@@ -204,10 +204,23 @@ inline std::string slowest_step(const trace& t, const analysis_report& r) {
   return {};
 }
 
+// The steps that lost records (trace::lossy_steps), left out of the step figures: how many,
+// the first few by name, and the records the run lost.
+inline std::string lossy_steps_line(const trace& t, const step_analysis& st) {
+  std::string s = "Steps left out for losses: " + std::to_string(st.lossy_steps) + " (";
+  for (std::size_t i = 0; i < st.lossy_ranges.size() && i < 3; ++i) s += (i ? ", " : "") + name(range_label(t, st.lossy_ranges[i]), 24);
+  if (st.lossy_steps > 3) s += ", ...";
+  return s + "); lost: " + std::to_string(t.lost.dropped_records) + " records dropped, " + std::to_string(t.lost.launches_lost) +
+         " launches, " + std::to_string(t.lost.buffer_errors) + " buffer errors";
+}
+
 inline void steps(page& p, const trace& t, const analysis_report& r) {
-  if (r.diagnosis.steps.steps == 0) return;
-  const std::string slowest = slowest_step(t, r);
-  p.body.push_back({diag_text::steps_head(r.diagnosis.steps) + (slowest.empty() ? "" : "; slowest: " + name(slowest, 40))});
+  const step_analysis& st = r.diagnosis.steps;
+  if (st.steps != 0) {
+    const std::string slowest = slowest_step(t, r);
+    p.body.push_back({diag_text::steps_head(st) + (slowest.empty() ? "" : "; slowest: " + name(slowest, 40))});
+  }
+  if (st.lossy_steps != 0) p.body.push_back({lossy_steps_line(t, st)});
 }
 
 // The kernels outside every range (unranged_line), with the rule that would credit them.

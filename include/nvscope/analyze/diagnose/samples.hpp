@@ -249,10 +249,15 @@ inline run_samples samples_of(const trace& t, const attribution& a, const diagno
     }
     return known[n];
   };
+  const auto lossy = merge_windows(t.lossy_steps);
   for (std::size_t i = 0; i < t.ranges.size() && i < a.range_end.size(); ++i) {
     const auto& r = t.ranges[i];
     if (r.is_mark || a.range_end[i] < r.start || !detail::in_window(o.window, r.start)) continue;
     auto& g = groups_of(r);
+    if (g.step && !lossy.empty() && in_windows(lossy, r.start)) { // a step that lost records: not compared
+      ++s.lossy_steps;
+      continue;
+    }
     g.host->push_back(a.range_end[i] - r.start);
     if (!r.is_push_pop || work[i] == 0) continue;
     if (g.gpu == nullptr) g.gpu = &(g.step ? steps_gpu : ranges_gpu)[g.label];

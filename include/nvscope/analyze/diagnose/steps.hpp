@@ -46,6 +46,7 @@ struct step_set {
     std::uint64_t ns;
   };
   std::vector<std::uint32_t> ranges;
+  std::vector<std::uint32_t> lossy;          // step ranges left out: they start in trace::lossy_steps
   scratch_vector<std::uint32_t> ordinal_of; // per trace range (huge pages where offered: a range per operator makes millions)
   std::vector<std::uint64_t> components;   // by component number: (kind << 32) | name
   std::vector<std::vector<cell>> cells;    // by component number: steps with time, by step
@@ -66,11 +67,16 @@ inline step_set find_steps(const timeline& tl, const diagnosis_options& o) {
   ao.step_range = o.step_range;
   ao.step_pattern = o.step_pattern;
   const auto is_step = step_ranges(t, ao); // the rule tried once a name, not once a range (nor a pattern compiled each time)
-  for (std::uint32_t i = 0; i < t.ranges.size(); ++i)
-    if (is_step[i] && i < a.range_end.size() && tl.inside(t.ranges[i].start)) s.ranges.push_back(i);
-  std::sort(s.ranges.begin(), s.ranges.end(), [&](std::uint32_t x, std::uint32_t y) {
+  const auto lossy = merge_windows(t.lossy_steps);
+  for (std::uint32_t i = 0; i < t.ranges.size(); ++i) {
+    if (!is_step[i] || i >= a.range_end.size() || !tl.inside(t.ranges[i].start)) continue;
+    (!lossy.empty() && in_windows(lossy, t.ranges[i].start) ? s.lossy : s.ranges).push_back(i);
+  }
+  const auto by_start = [&](std::uint32_t x, std::uint32_t y) {
     return t.ranges[x].start != t.ranges[y].start ? t.ranges[x].start < t.ranges[y].start : x < y;
-  });
+  };
+  std::sort(s.ranges.begin(), s.ranges.end(), by_start);
+  std::sort(s.lossy.begin(), s.lossy.end(), by_start);
   s.ordinal_of.assign(t.ranges.size(), diagnosis_none);
   for (std::uint32_t k = 0; k < s.ranges.size(); ++k) s.ordinal_of[s.ranges[k]] = k;
   return s;
@@ -257,6 +263,8 @@ inline step_analysis step_outliers_of(const timeline& tl, const diagnosis_option
   step_analysis out;
   step_set s = std::move(walked).finish();
   out.steps = s.ranges.size();
+  out.lossy_steps = s.lossy.size();
+  out.lossy_ranges.assign(s.lossy.begin(), s.lossy.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(s.lossy.size(), 10)));
   if (s.ranges.empty()) return out;
   std::vector<std::uint64_t> durations;
   for (auto r : s.ranges) durations.push_back(tl.a->range_end[r] - std::min(tl.a->range_end[r], tl.t->ranges[r].start));

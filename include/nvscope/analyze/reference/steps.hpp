@@ -39,13 +39,23 @@ inline step_matcher steps_of(const diagnosis_options& o) {
   return step_matcher(ao);
 }
 
+/// True when `start` falls in one of `t.lossy_steps` (a step during which records were lost).
+inline bool in_lossy_step(const trace& t, timestamp_ns start) {
+  for (const auto& w : t.lossy_steps)
+    if (start >= w.begin && start < w.end) return true;
+  return false;
+}
+
 /// The step ranges: ranges (not marks) whose name marks a step and that start inside the
-/// window, in time order (then record order); a step's ordinal is its place here.
-inline std::vector<std::uint32_t> step_ranges(const trace& t, const diagnosis_options& o) {
+/// window, in time order (then record order); a step's ordinal is its place here. `lossy`:
+/// those that start in `t.lossy_steps` instead, left out of every step figure.
+inline std::vector<std::uint32_t> step_ranges(const trace& t, const diagnosis_options& o, bool lossy = false) {
   const auto is_step = steps_of(o);
   std::vector<std::uint32_t> out;
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i)
-    if (!t.ranges[i].is_mark && is_step(t.strings[t.ranges[i].name]) && starts_inside(o.window, t.ranges[i].start)) out.push_back(i);
+    if (!t.ranges[i].is_mark && is_step(t.strings[t.ranges[i].name]) && starts_inside(o.window, t.ranges[i].start) &&
+        in_lossy_step(t, t.ranges[i].start) == lossy)
+      out.push_back(i);
   std::sort(out.begin(), out.end(), [&](std::uint32_t x, std::uint32_t y) { return std::make_pair(t.ranges[x].start, x) < std::make_pair(t.ranges[y].start, y); });
   return out;
 }
@@ -130,6 +140,9 @@ inline std::vector<outlier_step> all_outliers(const trace& t, const std::vector<
 inline step_analysis step_outliers(const trace& t, const std::vector<gpu_op>& ops, const idle_breakdown& idle, const diagnosis_options& o) {
   step_analysis s;
   const auto steps = step_ranges(t, o);
+  const auto lossy = step_ranges(t, o, true);
+  s.lossy_steps = lossy.size();
+  s.lossy_ranges.assign(lossy.begin(), lossy.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(lossy.size(), 10)));
   s.outliers = all_outliers(t, steps, s, o);
   s.outlier_count = s.outliers.size();
   for (const auto& os : s.outliers) s.excess_ns += static_cast<double>(os.duration) > s.median_ns ? static_cast<std::uint64_t>(static_cast<double>(os.duration) - s.median_ns) : 0;
@@ -186,18 +199,24 @@ inline run_samples collect_samples(const trace& t, const std::vector<gpu_op>& op
   const auto work = gpu_work(t, o.attribute);
   const auto is_step = steps_of(o);
   std::map<std::string, std::vector<std::uint64_t>> kernels, ranges, steps, ranges_gpu, steps_gpu;
+  std::uint64_t lossy = 0;
   for (const auto& op : ops)
     if (op.kind == op_kind::kernel) kernels[std::string(t.strings[op.name])].push_back(op.end - op.start);
   for (std::uint32_t i = 0; i < t.ranges.size(); ++i) {
     const auto& r = t.ranges[i];
     if (r.is_mark || !starts_inside(o.window, r.start)) continue;
     const bool step = is_step(t.strings[r.name]);
+    if (step && in_lossy_step(t, r.start)) { // a step that lost records: left out of the samples
+      ++lossy;
+      continue;
+    }
     const std::string domain(t.strings[r.domain]);
     const std::string name = step ? "steps" : (domain.empty() ? "" : domain + ":") + std::string(t.strings[r.name]);
     (step ? steps : ranges)[name].push_back(ends[i] - r.start);
     if (r.is_push_pop && work[i] != 0) (step ? steps_gpu : ranges_gpu)[name].push_back(work[i]);
   }
   run_samples s;
+  s.lossy_steps = lossy;
   s.kernels = samples_of(kernels, o.max_samples);
   s.ranges = samples_of(ranges, o.max_samples);
   s.steps = samples_of(steps, o.max_samples);

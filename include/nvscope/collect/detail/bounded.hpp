@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -59,6 +60,14 @@ struct bounded_state {
   std::vector<std::string> notes;
   std::vector<profiler_call> profiler_calls; // followed while recording, for stop()'s capture windows
   bool profiler_on = false;
+  // The NVTX range window (collector_options::keep_range_raw): the first range the rule
+  // selects, followed as its push or start and its pop or end are scanned.
+  std::unordered_map<std::uint64_t, std::string> domain_names; // by domain handle
+  enum class range_window : std::uint8_t { not_seen, open, closed } range_state = range_window::not_seen;
+  std::pair<std::uint64_t, std::uint64_t> range_stack{0, 0}; // its (thread, domain) stack, for a push
+  std::size_t range_depth = 0;                                // that stack's size before its push
+  std::uint64_t range_id = 0;                                 // its id, for a start
+  bool range_pushed = false;
 
   // A launch waits in `calls` for its GPU record; a sync call (no GPU record of its own to wait
   // for) goes to `used`, kept while a sync record of its correlation is held.
@@ -104,23 +113,56 @@ struct bounded_state {
   }
 };
 
-// New NVTX pushes and pops since the last scan: a step range's push begins a step, its pop ends it.
+// Which NVTX range is a window of raw records (collector_options::keep_range_raw): its name and
+// its domain's name (empty in the default domain).
+using range_rule = std::function<bool(std::string_view name, std::string_view domain)>;
+
+// The range window opens at the first range `rule` selects (a push, or a start) and closes at its
+// pop or end; `stack` is the (thread, domain) stack of a push, `depth` its size before the push.
+inline void follow_range_window(bounded_state& b, long_run_folder& folder, const nvtx_event& e, timestamp_ns t,
+                                const range_rule& rule, std::size_t depth) {
+  using state = bounded_state::range_window;
+  const bool push = e.kind == nvtx_event_kind::push, start = e.kind == nvtx_event_kind::start;
+  if (b.range_state == state::not_seen && (push || start) && !e.name.empty()) {
+    const auto d = b.domain_names.find(e.domain);
+    if (!rule(e.name, d == b.domain_names.end() ? std::string_view() : std::string_view(d->second))) return;
+    folder.window_begun(t);
+    b.range_state = state::open;
+    b.range_pushed = push;
+    b.range_stack = {e.os_thread, e.domain}, b.range_depth = depth, b.range_id = e.key;
+    return;
+  }
+  if (b.range_state != state::open) return;
+  const bool closes = b.range_pushed ? e.kind == nvtx_event_kind::pop && b.range_stack == std::make_pair(e.os_thread, e.domain) && depth == b.range_depth
+                                     : e.kind == nvtx_event_kind::end && e.key == b.range_id;
+  if (!closes) return;
+  folder.window_ended(t);
+  b.range_state = state::closed;
+}
+
+// New NVTX events since the last scan: a step range's push begins a step, its pop ends it; the
+// range window (`rule`, when given) opens and closes as its range does.
 template <class ToTrace>
-void scan_step_events(bounded_state& b, long_run_folder& folder, bool (*is_step)(std::string_view), const ToTrace& to_trace) {
+void scan_step_events(bounded_state& b, long_run_folder& folder, bool (*is_step)(std::string_view), const ToTrace& to_trace,
+                      const range_rule& rule = {}) {
   auto& log = nvtx_log();
   std::lock_guard<std::mutex> lock(log.mutex);
   if (b.nvtx_scanned > log.events.size()) b.nvtx_scanned = 0; // the log was cleared (a new start)
   for (; b.nvtx_scanned < log.events.size(); ++b.nvtx_scanned) {
     const nvtx_event& e = log.events[b.nvtx_scanned];
-    if (e.kind != nvtx_event_kind::push && e.kind != nvtx_event_kind::pop) continue;
-    auto& stack = b.open[{e.os_thread, e.key}];
-    if (e.kind == nvtx_event_kind::push) {
-      const bool step = !e.name.empty() && (is_step ? is_step(e.name) : plain_step_name(e.name));
-      stack.push_back(step ? static_cast<std::int64_t>(folder.step_begun(to_trace(e.time), e.name)) : -1);
-    } else if (!stack.empty()) {
-      if (stack.back() >= 0) folder.step_ended(to_trace(e.time), static_cast<std::uint64_t>(stack.back()));
-      stack.pop_back();
+    if (e.kind == nvtx_event_kind::domain_created) b.domain_names[e.domain] = e.name;
+    const bool stacked = e.kind == nvtx_event_kind::push || e.kind == nvtx_event_kind::pop;
+    if (!stacked && e.kind != nvtx_event_kind::start && e.kind != nvtx_event_kind::end) continue;
+    auto* stack = stacked ? &b.open[{e.os_thread, e.domain}] : nullptr; // push/pop: per thread and domain, as stop() pairs them
+    if (e.kind == nvtx_event_kind::pop && stack->empty()) continue;
+    if (e.kind == nvtx_event_kind::pop) {
+      if (stack->back() >= 0) folder.step_ended(to_trace(e.time), static_cast<std::uint64_t>(stack->back()));
+      stack->pop_back();
     }
+    if (rule) follow_range_window(b, folder, e, to_trace(e.time), rule, stack ? stack->size() : 0);
+    if (e.kind != nvtx_event_kind::push) continue;
+    const bool step = !e.name.empty() && (is_step ? is_step(e.name) : plain_step_name(e.name));
+    stack->push_back(step ? static_cast<std::int64_t>(folder.step_begun(to_trace(e.time), e.name)) : -1);
   }
 }
 

@@ -179,6 +179,16 @@ class long_run_folder {
     enforce_limit();
   }
 
+  // Folds the GPU records and syncs of `live` past the first `kernels`, `copies`, ... of each
+  // kind into the totals and erases them (a collection past its memory limit: detail/budget.hpp).
+  void fold_past(trace& live, std::size_t kernels, std::size_t copies, std::size_t memsets, std::size_t syncs) {
+    names_ = &live.strings;
+    fold_tail(live.kernels, kernels);
+    fold_tail(live.copies, copies);
+    fold_tail(live.memsets, memsets);
+    fold_tail(live.syncs, syncs);
+  }
+
   // Ends every step still open at `t` and summarises every step held (at stop).
   void finish(timestamp_ns t) {
     for (auto& s : held_)
@@ -207,6 +217,8 @@ class long_run_folder {
   // Raw records inside capture windows (GPU records and syncs).
   const step_records& window_records() const noexcept { return window_; }
   const std::vector<time_window>& windows() const noexcept { return windows_; }
+  // The steps summarised with a loss, as they ended (16 bytes a lossy step).
+  const std::vector<time_window>& lossy_steps() const noexcept { return lossy_; }
   const long_run_counts& counts() const noexcept { return counts_; }
   // Each set of raw records held or kept: the steps held, the last, the slowest, the windows'.
   template <class Visit>
@@ -280,6 +292,12 @@ class long_run_folder {
     for (const auto& r : s.memsets) fold_one(r, into);
     for (const auto& r : s.syncs) fold_one(r, into);
   }
+  template <class Record>
+  void fold_tail(std::vector<Record>& records, std::size_t kept) {
+    if (records.size() <= kept) return;
+    for (auto it = records.begin() + static_cast<std::ptrdiff_t>(kept); it != records.end(); ++it) fold_one(*it, folded_);
+    records.resize(kept);
+  }
   // Releases a step's records into the totals.
   void release(step_records& s) {
     counts_.bytes_held -= s.bytes();
@@ -297,6 +315,7 @@ class long_run_folder {
     folded_.steps.add(s.summary.wall_ns);
     ++counts_.steps_summarised;
     counts_.steps_lossy += s.summary.lossy;
+    if (s.summary.lossy) lossy_.push_back(time_window{s.summary.begin, s.summary.end});
     const bool windowed = limits_.keep_raw && limits_.keep_raw(s.summary.number);
     s.summary.raw_kept = windowed ? keep_window_ : limits_.keep_steps > 0 || limits_.keep_slowest > 0;
     if (sink_) sink_(s.summary);
@@ -386,6 +405,7 @@ class long_run_folder {
   step_records window_;
   bool keep_window_ = true;
   std::vector<time_window> windows_;
+  std::vector<time_window> lossy_;
   time_window last_summarised_{0, 0};
   std::uint64_t next_step_ = 0;
   totals folded_;
