@@ -70,25 +70,6 @@ def main():
     with open(stem + ".json", "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
-    names = ["raw_push_pop", "raw_domain_registered", "nvtx3_scoped_range", "nvscope_range",
-             "nvscope_func_range", "nvscope_formatted_range", "nvscope_runtime_name_range",
-             "nvscope_range_runtime_disabled", "nvscope_range_compiled_out", "empty_loop"]
-    with open(stem + ".md", "w") as f:
-        f.write("# Annotation overhead\n\n")
-        f.write(f"{result['device']}, commit {commit}, `{command}`. Median CPU time of 9 repetitions, "
-                "ns per range (open + close; 8 ranges from 8 call sites per loop iteration).\n\n")
-        f.write("| benchmark | no tool (ns) | counting tool (ns) | recording tool (ns) |\n| --- | ---: | ---: | ---: |\n")
-        for n in names:
-            f.write(f"| {n} | {m[n]:.2f} | {c[n]:.2f} | {t[n]:.2f} |\n")
-        f.write("\n| metric | value | target |\n| --- | ---: | --- |\n")
-        f.write(f"| range_vs_raw_ratio | {metrics['range_vs_raw_ratio']:.3f} | <= 1.05 |\n")
-        f.write(f"| func_range_vs_raw_ratio | {metrics['func_range_vs_raw_ratio']:.3f} | <= 1.05 |\n")
-        f.write(f"| range_vs_raw_registered_ratio | {metrics['range_vs_raw_registered_ratio']:.3f} | |\n")
-        f.write(f"| counting_tool_range_vs_raw_ratio | {metrics['counting_tool_range_vs_raw_ratio']:.3f} | |\n")
-        f.write(f"| counting_tool_func_range_vs_raw_ratio | {metrics['counting_tool_func_range_vs_raw_ratio']:.3f} | |\n")
-        f.write(f"| counting_tool_range_vs_raw_registered_ratio | {metrics['counting_tool_range_vs_raw_registered_ratio']:.3f} | |\n")
-        f.write(f"| formatted_range_ns | {metrics['formatted_range_ns']:.2f} | |\n")
-        f.write(f"| disabled_range_ns | {metrics['disabled_range_ns']:.3f} | = empty loop ({metrics['empty_loop_ns']:.3f}) |\n")
     print(json.dumps(result, indent=2))
 
 

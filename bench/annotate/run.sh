@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs annotate_bench three times (no NVTX tool; the recorder counting only; the recorder
 # logging every call) and writes
-# bench/results/annotation.json and .md. Usage: bench/annotate/run.sh [build-dir]
+# bench/results/annotation.json. Usage: bench/annotate/run.sh [build-dir]
 set -euo pipefail
 build=${1:-build/cpu}
 root=$(cd "$(dirname "$0")/../.." && pwd)

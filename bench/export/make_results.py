@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes bench/results/export.json and .md from chrome_trace_bench's JSON lines.
+"""Writes bench/results/export.json from chrome_trace_bench's JSON lines.
 
 Usage: make_results.py RUNS.jsonl STEM COMMAND LOAD_AT_START LOAD_AT_END
 
@@ -52,35 +52,4 @@ with open(stem + ".json", "w") as f:
     json.dump(doc, f, indent=2)
     f.write("\n")
 
-rows = (("before", "before: one function pasting strings"), ("after", "after: structured writer, huge-page advice"),
-        ("after_small_pages", "after, transparent huge pages off"),
-        ("streamed", "after, streamed to /dev/null (write_chrome_trace)"))
-rows = tuple(row for row in rows if f"chrome_trace_events_per_s_{row[0]}" in m)
-with open(stem + ".md", "w") as f:
-    f.write("# Chrome trace writer: before and after issue 8\n\n")
-    f.write(f"`{command}` at {commit}, {doc['date']}; {doc['device']}.\n\n")
-    f.write("Records (kernels, copies, memsets, ranges, launches, syncs) written per second, on\n"
-            "analyze_bench's synthetic trace\n"
-            f"({records} records, {nbytes / 1e6:.0f} MB of JSON). Fresh process per figure, the {len(rows)}\n"
-            "writers interleaved (order rotated each round); median over rounds, spread = (max - min) / median.\n\n")
-    f.write("| writer | records/s, median of 3 calls | spread | records/s, first call | spread |\n")
-    f.write("| --- | ---: | ---: | ---: | ---: |\n")
-    for impl, words in rows:
-        a, b = f"chrome_trace_events_per_s_{impl}", f"chrome_trace_events_per_s_{impl}_first_call"
-        f.write(f"| {words} | {m[a] / 1e6:.2f} M | {m[a + '_spread']:.2f} | {m[b] / 1e6:.2f} M | {m[b + '_spread']:.2f} |\n")
-    if cpu:
-        f.write("\nThe same per second of the process's CPU time (user + system, page faults included; median of 3\n"
-                "calls), which other jobs on the machine move far less than wall time:\n\n")
-        f.write("| writer | records per CPU second | spread |\n| --- | ---: | ---: |\n")
-        for impl, words in rows:
-            c = f"chrome_trace_events_per_s_{impl}_cpu"
-            f.write(f"| {words} | {m[c] / 1e6:.2f} M | {m[c + '_spread']:.2f} |\n")
-        f.write(f"\nafter / before in CPU time: {m['after_over_before_cpu']}; with huge pages off: "
-                f"{m['after_small_pages_over_before_cpu']}.\n")
-    f.write(f"\nafter / before: {m['after_over_before']} (first call {m['after_over_before_first_call']}); "
-            f"with huge pages off: {m['after_small_pages_over_before']} (first call {m['after_small_pages_over_before_first_call']}).\n")
-    if "streamed_over_after" in m:
-        f.write(f"\nstreamed / after (the string): {m['streamed_over_after']} "
-                f"(first call {m['streamed_over_after_first_call']}"
-                + (f", CPU time {m['streamed_over_after_cpu']}" if cpu else "") + ").\n")
 print(json.dumps(m, indent=2))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times the Chrome trace writer before and after issue 8, and streamed to /dev/null as nvscope
 # run writes it, in fresh processes of one binary, interleaved (the order rotates each round),
-# and writes bench/results/export.json and .md.
+# and writes bench/results/export.json.
 # Each process makes 3 calls; make_results.py keeps the first call and the median of the 3,
 # and writes the median over rounds with its spread. Raw timings: <build-dir>/export.runs.jsonl.
 # Usage: bench/export/run.sh [build-dir] [rounds]   (build chrome_trace_bench first)

@@ -124,7 +124,7 @@ struct tc_config {
   static constexpr int threads = WARPS_M * WARPS_N * 32;
   static constexpr int smem_bytes = STAGES * (BM + BN) * BK * 2;
 };
-// The configuration in use: the fastest of those measured (bench/results/kernels.md).
+// The configuration in use: the fastest of those measured (bench/results/kernels.json).
 using tc_default = tc_config<128, 128, 32, 4, 2, 2, false, 2>;
 
 // Grouped block order: blocks run 8 row-tiles at a time down a column of tiles, so the 8

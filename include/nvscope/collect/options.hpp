@@ -55,7 +55,7 @@ constexpr bool has(activity set, activity one) noexcept {
 
 /// Where the collector learns which thread launched each kernel, copy and memset, and when
 /// (needed to tie GPU work to the NVTX range open on that thread). Measured on an H200 in
-/// bench/results/collector.md.
+/// bench/results/collector.json.
 enum class launch_source : std::uint8_t {
   /// A CUPTI callback on entry to the launch and sync calls of the driver API only. Runtime
   /// launches reach the driver through these calls with the runtime call's correlation id, so
@@ -69,7 +69,7 @@ enum class launch_source : std::uint8_t {
 };
 
 /// Where the collector's synchronisations (`trace::syncs`, with `activity::syncs`) come from.
-/// Measured on an H200 in bench/results/collector.md.
+/// Measured on an H200 in bench/results/collector.json.
 enum class sync_source : std::uint8_t {
   /// CUPTI callbacks on entry to and exit from the sync calls (cudaDeviceSynchronize,
   /// cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent and the driver's
