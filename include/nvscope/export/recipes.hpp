@@ -233,5 +233,20 @@ inline table recipe_table(const trace& t, recipe which, const recipe_params& p =
 /// One recipe as CSV: a header line of the recipe's column names, then a line a row.
 inline std::string recipe_csv(const trace& t, recipe which, const recipe_params& p = {}) { return csv_of(recipe_table(t, which, p)); }
 
+/// One file a recipe writes: `suffix` goes between STEM.NAME and .csv (empty for the one table
+/// of a rule recipe, nsys's analysis.parquet).
+struct recipe_file {
+  std::string suffix;
+  std::string csv;
+};
+
+/// Every file of one recipe, as nsys's recipe writes them.
+/// \code
+///   for (const auto& f : nvscope::recipe_files(t, nvscope::recipe::gpu_gaps, {})) nvscope::write_file("run.gpu_gaps" + f.suffix + ".csv", f.csv);
+/// \endcode
+inline std::vector<recipe_file> recipe_files(const trace& t, recipe which, const recipe_params& p = {}) {
+  return {{"", recipe_csv(t, which, p)}};
+}
+
 } // namespace v1
 } // namespace nvscope
