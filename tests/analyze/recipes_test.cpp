@@ -63,10 +63,11 @@ void check_all(std::size_t (&rows)[10], const trace& t, const recipe_params& p, 
   });
   const auto util = gpu_time_util(t, p);
   same_rows(util, reference::gpu_time_util(t, p), label + " gpu_time_util", [](const gpu_util_row& a, const gpu_util_row& b, const std::string& w) {
-    NEAR(a.in_use, b.in_use, w + " in use");
+    SAME(a.in_use, b.in_use, w + " in use");
     SAME(a.duration, b.duration, w + " duration");
     SAME(a.start, b.start, w + " start");
     SAME(a.device, b.device, w + " device");
+    SAME(a.context, b.context, w + " context");
   });
   const auto sync = cuda_api_sync(t);
   same_rows(sync, reference::cuda_api_sync(t), label + " cuda_api_sync", [](const api_sync_row& a, const api_sync_row& b, const std::string& w) {
@@ -202,7 +203,7 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   CHECK(util[0].device == 0);
   CHECK(util[0].start == 1000000500);
   CHECK(util[0].duration == 1000000500);
-  CHECK(util[0].in_use == doctest::Approx(100.0 * 1000 / 1000000500));
+  CHECK(util[0].in_use == 0.0); // 0.0001 %, rounded to one decimal as nsys rounds it
 
   const auto sync = cuda_api_sync(t);
   REQUIRE(sync.size() == 1);
@@ -220,12 +221,12 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   CHECK(s[0].device == 1);
 
   const auto csv = recipe_csv(t, recipe::gpu_gaps);
-  CHECK(csv == "Row#,Duration,Start,PID,Device ID,Context ID\n1,1000000000,1000000000,42,0,0\n");
-  CHECK(recipe_table(t, recipe::cuda_memcpy_async).header.size() == 11);
+  CHECK(csv == "Row#,Duration,Start,PID,Device ID,Context ID,Rank\n1,1000000000,1000000000,42,0,0,0\n");
+  CHECK(recipe_table(t, recipe::cuda_memcpy_async).header.size() == 12);
   t.kernel_names[t.kernels[0].name] = {t.strings.intern("gemm"), 0};
   t.kernels.push_back(t.kernels[0]);
   t.kernels.back().start = t.kernels.back().end; // 0 ns: left out, as the recipe's `Duration > 0`
-  CHECK(recipe_csv(t, recipe::cuda_gpu_kern_hist) == "Name,Duration\ngemm,1000000000\n");
+  CHECK(recipe_csv(t, recipe::cuda_gpu_kern_hist) == "Duration,Name,Rank\n1000000000,gemm,0\n");
 
   // Three runs of gemm: [10, 20), [25, 40), [35, 50): gaps 0, 5, 0 (the third overlaps the second).
   trace paced;
@@ -244,6 +245,38 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   CHECK(pace[2].gap == 0);
   CHECK(pace[2].duration_accum == 10 + 15 + 15);
   CHECK(pace[2].gap_accum == 5);
+}
+
+TEST_CASE("recipes: gpu_time_util's chunks rounded up, summed, coalesced and ordered by average") {
+  trace t;
+  auto add = [&](timestamp_ns s, timestamp_ns e, std::uint16_t device) {
+    kernel_config c;
+    c.device = device, c.context = 3 + device;
+    kernel_record k;
+    k.start = s, k.end = e, k.config = t.kernel_configs.intern(c);
+    t.kernels.push_back(k);
+  };
+  // Device 1: [0, 40) in chunks of ceil(40 / 3) = 14: [0, 14) runs two kernels at once (143 %),
+  // [14, 28) nothing, [28, 40) (cut at the span's end) 5 of 12 ns: the last two coalesce into
+  // one row of (14 * 0 + 12 * 41.67) / 26 = 19.2 %.
+  add(0, 10, 1), add(0, 10, 1), add(35, 40, 1);
+  // Device 0: [0, 200) in chunks of 67: [67, 134) 33 ns (49.3 %), [134, 200) 10 of 66 ns: 32.3 %.
+  add(0, 100, 0), add(190, 200, 0);
+  recipe_params three;
+  three.chunks = 3;
+  const auto rows = gpu_time_util(t, three);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].device == 1); // the lower average first, whatever the device
+  CHECK(rows[0].start == 14);
+  CHECK(rows[0].duration == 26);
+  CHECK(rows[0].in_use == doctest::Approx(19.2));
+  CHECK(rows[0].context == 4);
+  CHECK(rows[1].device == 0);
+  CHECK(rows[1].start == 67);
+  CHECK(rows[1].duration == 133);
+  CHECK(rows[1].in_use == doctest::Approx(32.3));
+  CHECK(recipe_csv(t, recipe::gpu_time_util, three) ==
+        "Row#,In-Use,Duration,Start,PID,Device ID,Context ID,Rank\n1,19.2,26,14,0,1,4,0\n2,32.3,133,67,0,0,3,0\n");
 }
 
 TEST_CASE("recipes: the list --recipes takes") {

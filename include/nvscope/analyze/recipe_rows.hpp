@@ -17,7 +17,11 @@
 
 #include <nvscope/trace.hpp>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace nvscope {
@@ -41,14 +45,29 @@ struct gpu_gap_row {
   std::uint32_t context = 0; ///< the context of the operation whose end opens the gap
 };
 
-/// One row of `gpu_time_util`: one chunk of a device's span used less than the threshold.
+/// One row of `gpu_time_util`: a run of consecutive chunks of a device's span, each used less
+/// than the threshold, coalesced.
 struct gpu_util_row {
-  double in_use = 0.0;      ///< percent of the chunk with at least one GPU operation running
-  std::uint64_t duration = 0;
+  double in_use = 0.0;      ///< the chunks' time-weighted average of the percent their operations ran (summed, so above 100 where they overlap), rounded to one decimal as nsys's SQL rounds it
+  std::uint64_t duration = 0; ///< from the first chunk's start to the last chunk's end
   timestamp_ns start = 0;
   std::uint64_t pid = 0;
   std::uint16_t device = 0;
+  std::uint32_t context = 0; ///< the device's context as nsys's rule picks it (reference/recipes.hpp)
 };
+
+/// SQLite's `round(v, decimals)`: the nearest value of that many decimals, an exact half (in
+/// decimal) away from zero; the rounded figures nsys's rules sort by.
+inline double sqlite_round(double v, int decimals) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals + 60, v);
+  const char* point = std::strchr(buf, '.');
+  bool tie = point != nullptr && point[decimals + 1] == '5';
+  for (const char* d = point ? point + decimals + 2 : buf; tie && *d != '\0'; ++d) tie = *d == '0';
+  if (tie) v = std::nextafter(v, v < 0 ? -HUGE_VAL : HUGE_VAL);
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return std::strtod(buf, nullptr);
+}
 
 /// One row of `cuda_api_sync`: one call of cudaDeviceSynchronize or cudaStreamSynchronize.
 struct api_sync_row {

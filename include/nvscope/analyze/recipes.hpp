@@ -59,11 +59,6 @@ inline std::vector<device_op> ops_by_device(const trace& t) {
   return ops;
 }
 
-// One device's busy time as disjoint intervals in time order: the union of its operations.
-struct busy_span {
-  timestamp_ns start, end;
-};
-
 // Calls `each(device, first, last)` for each device's run [first, last) of `ops`.
 template <class Each>
 void for_each_device(const std::vector<device_op>& ops, Each each) {
@@ -148,35 +143,106 @@ inline std::vector<gpu_gap_row> gpu_gaps(const trace& t, const recipe_params& p 
   return rows;
 }
 
-/// `gpu_time_util`: each device's span (first start to last end) cut into `p.chunks` equal
-/// chunks; those in use less than `p.threshold` percent, by device, then start. The device's
-/// operations are merged into busy spans once, and one walk over them serves every chunk.
+namespace detail {
+
+// The context nsys's rule gives a device's rows: of the operation that last lowered the first
+// start or raised the last end, in union order (reference::range_context).
+inline std::uint32_t range_context(const std::vector<device_op>& ops, std::size_t first, std::size_t last) {
+  const device_op* lowest = &ops[first];
+  const device_op* highest = &ops[first];
+  for (std::size_t i = first; i < last; ++i) {
+    const auto& o = ops[i];
+    if (o.start < lowest->start || (o.start == lowest->start && o.order < lowest->order)) lowest = &o;
+    if (o.end > highest->end || (o.end == highest->end && o.order < highest->order)) highest = &o;
+  }
+  return (lowest->order > highest->order ? lowest : highest)->context;
+}
+
+// The time the operations of [first, last) (sorted by start) run, summed, inside each chunk of a
+// device's span: a sweep over their starts and their sorted ends, which tracks how many run.
+class overlap_sweep {
+ public:
+  overlap_sweep(const std::vector<device_op>& ops, std::size_t first, std::size_t last) : ops_(ops), i_(first), last_(last), pos_(ops[first].start) {
+    for (std::size_t k = first; k < last; ++k) ends_.push_back(ops[k].end);
+    std::sort(ends_.begin(), ends_.end());
+  }
+  // The summed running time from where the last call stopped up to `x`.
+  std::uint64_t area_to(timestamp_ns x) {
+    std::uint64_t area = 0;
+    while (i_ < last_ || j_ < ends_.size()) {
+      const bool start = i_ < last_ && (j_ == ends_.size() || ops_[i_].start <= ends_[j_]); // starts first: zero-length operations
+      const timestamp_ns next = start ? ops_[i_].start : ends_[j_];
+      if (next > x) break;
+      area += running_ * (next - pos_), pos_ = next;
+      if (start) ++running_, ++i_;
+      else --running_, ++j_;
+    }
+    area += running_ * (x - pos_), pos_ = x;
+    return area;
+  }
+
+ private:
+  const std::vector<device_op>& ops_;
+  std::size_t i_, last_, j_ = 0;
+  std::vector<timestamp_ns> ends_;
+  std::uint64_t running_ = 0;
+  timestamp_ns pos_;
+};
+
+// One device's rows of gpu_time_util, each with its group number (nsys's groupId) for the order.
+inline void util_rows_of(const trace& t, const recipe_params& p, const std::vector<device_op>& ops, std::size_t first, std::size_t last,
+                         std::vector<std::pair<std::int64_t, gpu_util_row>>& rows) {
+  timestamp_ns lo = ops[first].start, hi = ops[first].end;
+  for (std::size_t i = first; i < last; ++i) hi = std::max(hi, ops[i].end);
+  const std::uint64_t size = (hi - lo + p.chunks - 1) / p.chunks;
+  const auto context = range_context(ops, first, last);
+  overlap_sweep sweep(ops, first, last);
+  std::int64_t low = 0;                     // chunks under the threshold so far
+  std::uint64_t next = 0;                   // the chunk that would extend the row being coalesced
+  bool open = false;                        // whether one is
+  double weighted = 0, sizes = 0;
+  auto close = [&] {
+    if (sizes > 0) rows.back().second.in_use = sqlite_round(weighted / sizes, 1);
+    weighted = sizes = 0;
+  };
+  for (std::uint64_t i = 0; i < p.chunks; ++i) {
+    const timestamp_ns from = lo + i * size, to = std::min(from + size, hi);
+    if (!(from < to)) break;
+    const double percent = static_cast<double>(sweep.area_to(to)) / static_cast<double>(to - from) * 100;
+    if (!(percent < p.threshold)) continue;
+    ++low;
+    if (!open || next != i) {
+      close();
+      rows.push_back({static_cast<std::int64_t>(i) - low, gpu_util_row{0.0, 0, from, t.process_id, ops[first].device, context}});
+    }
+    rows.back().second.duration = to - rows.back().second.start;
+    weighted += static_cast<double>(to - from) * percent, sizes += static_cast<double>(to - from);
+    open = true, next = i + 1;
+  }
+  close();
+}
+
+} // namespace detail
+
+/// `gpu_time_util`: each device's span (first start to last end) cut into `p.chunks` chunks of
+/// equal, rounded-up length; the chunks whose operations ran (summed) less than `p.threshold`
+/// percent of them, consecutive ones coalesced into one row with their time-weighted average;
+/// rows by that average, then duration (docs/analysis.md, "Recipes"). One sweep over each
+/// device's starts and ends serves every chunk.
 /// \code
 ///   for (const auto& c : nvscope::gpu_time_util(t, {})) std::printf("%.1f%% at %llu\n", c.in_use, (unsigned long long)c.start);
 /// \endcode
 inline std::vector<gpu_util_row> gpu_time_util(const trace& t, const recipe_params& p = {}) {
   const auto ops = detail::ops_by_device(t);
-  std::vector<gpu_util_row> rows;
-  std::vector<detail::busy_span> busy;
-  detail::for_each_device(ops, [&](std::uint16_t device, std::size_t first, std::size_t last) {
-    busy.clear();
-    for (std::size_t i = first; i < last; ++i) {
-      if (!busy.empty() && ops[i].start <= busy.back().end) busy.back().end = std::max(busy.back().end, ops[i].end);
-      else busy.push_back({ops[i].start, ops[i].end});
-    }
-    const auto lo = busy.front().start, span = busy.back().end - lo;
-    std::size_t b = 0; // the first busy span ending after the chunk's begin
-    for (std::uint64_t i = 0; i < p.chunks; ++i) {
-      const auto from = lo + span * i / p.chunks, to = lo + span * (i + 1) / p.chunks;
-      if (from == to) continue;
-      while (b < busy.size() && busy[b].end <= from) ++b;
-      std::uint64_t used = 0;
-      for (std::size_t k = b; k < busy.size() && busy[k].start < to; ++k) used += std::min(busy[k].end, to) - std::max(busy[k].start, from);
-      const double in_use = 100.0 * static_cast<double>(used) / static_cast<double>(to - from);
-      if (in_use < p.threshold) rows.push_back({in_use, to - from, from, t.process_id, device});
-    }
+  std::vector<std::pair<std::int64_t, gpu_util_row>> rows;
+  detail::for_each_device(ops, [&](std::uint16_t, std::size_t first, std::size_t last) { detail::util_rows_of(t, p, ops, first, last, rows); });
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::make_tuple(a.second.in_use, a.second.duration, a.first) < std::make_tuple(b.second.in_use, b.second.duration, b.first);
   });
-  return rows;
+  std::vector<gpu_util_row> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) out.push_back(r.second);
+  return out;
 }
 
 /// `cuda_api_sync`: runtime calls of cudaDeviceSynchronize and cudaStreamSynchronize, longest first.

@@ -141,62 +141,65 @@ inline recipe_selection parse_recipes(std::string_view list) {
 
 namespace detail {
 
+// nsys's Rank column: the input file's number among the recipe's inputs; one process is one input.
+inline constexpr const char* recipe_rank = "0";
+
 inline table gpu_gaps_table(const std::vector<gpu_gap_row>& rows) {
   table t;
-  t.header = {"Row#", "Duration", "Start", "PID", "Device ID", "Context ID"};
-  t.numeric.assign(6, true);
+  t.header = {"Row#", "Duration", "Start", "PID", "Device ID", "Context ID", "Rank"};
+  t.numeric.assign(7, true);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    t.rows.push_back({fmt_u(i + 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device), fmt_u(r.context)});
+    t.rows.push_back({fmt_u(i + 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device), fmt_u(r.context), recipe_rank});
   }
   return t;
 }
 
 inline table gpu_util_table(const std::vector<gpu_util_row>& rows) {
   table t;
-  t.header = {"Row#", "In-Use", "Duration", "Start", "PID", "Device ID"};
-  t.numeric.assign(6, true);
+  t.header = {"Row#", "In-Use", "Duration", "Start", "PID", "Device ID", "Context ID", "Rank"};
+  t.numeric.assign(8, true);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    t.rows.push_back({fmt_u(i + 1), fmt_f(r.in_use, 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device)});
+    t.rows.push_back({fmt_u(i + 1), fmt_f(r.in_use, 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device), fmt_u(r.context), recipe_rank});
   }
   return t;
 }
 
 inline table api_sync_table(const std::vector<api_sync_row>& rows) {
   table t;
-  t.header = {"Duration", "Start", "PID", "TID", "API Name"};
-  t.numeric = numeric_columns(5, {4});
-  for (const auto& r : rows) t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.tid), r.api_name});
+  t.header = {"Duration", "Start", "PID", "TID", "API Name", "Rank"};
+  t.numeric = numeric_columns(6, {4});
+  for (const auto& r : rows) t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.tid), r.api_name, recipe_rank});
   return t;
 }
 
 // nsys prints Green Context ID empty (NULLIF(greenContextId, 0)); nvscope records none.
 inline table memcpy_rule_table(const std::vector<memcpy_rule_row>& rows) {
   table t;
-  t.header = {"Duration", "Start", "Src Kind", "Dst Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name"};
-  t.numeric = numeric_columns(11, {2, 3, 10});
+  t.header = {"Duration", "Start", "Src Kind", "Dst Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name", "Rank"};
+  t.numeric = numeric_columns(12, {2, 3, 10});
   for (const auto& r : rows)
     t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), memory_kind_label(r.src), memory_kind_label(r.dst), fmt_u(r.bytes), fmt_u(r.pid),
-                      fmt_u(r.device), fmt_u(r.context), "", fmt_u(r.stream), r.api_name});
+                      fmt_u(r.device), fmt_u(r.context), "", fmt_u(r.stream), r.api_name, recipe_rank});
   return t;
 }
 
 inline table memset_rule_table(const std::vector<memset_rule_row>& rows) {
   table t;
-  t.header = {"Duration", "Start", "Memory Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name"};
-  t.numeric = numeric_columns(10, {2, 9});
+  t.header = {"Duration", "Start", "Memory Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name", "Rank"};
+  t.numeric = numeric_columns(11, {2, 9});
   for (const auto& r : rows)
     t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), memory_kind_label(r.memory), fmt_u(r.bytes), fmt_u(r.pid), fmt_u(r.device),
-                      fmt_u(r.context), "", fmt_u(r.stream), r.api_name});
+                      fmt_u(r.context), "", fmt_u(r.stream), r.api_name, recipe_rank});
   return t;
 }
 
 inline table kernel_durations_table(const std::vector<kernel_duration_row>& rows) {
   table t;
-  t.header = {"Name", "Duration"};
-  t.numeric = {false, true};
-  for (const auto& r : rows) t.rows.push_back({r.name, fmt_u(r.duration)});
+  t.header = {"Duration", "Name", "Rank"};
+  t.numeric = {true, false, true};
+  for (const auto& r : rows) t.rows.push_back({fmt_u(r.duration), r.name, recipe_rank});
   return t;
 }
 

@@ -25,6 +25,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace nvscope {
@@ -89,44 +90,74 @@ inline std::vector<gpu_gap_row> gpu_gaps(const trace& t, const recipe_params& p)
   return rows;
 }
 
-/// Time inside [lo, hi) covered by at least one of `ops`: the clipped intervals sorted and merged.
-inline std::uint64_t busy_time(const std::vector<table_op>& ops, timestamp_ns lo, timestamp_ns hi) {
-  std::vector<std::pair<timestamp_ns, timestamp_ns>> in;
-  for (const auto& o : ops)
-    if (o.start < hi && o.end > lo) in.emplace_back(std::max(o.start, lo), std::min(o.end, hi));
-  std::sort(in.begin(), in.end());
-  std::uint64_t busy = 0;
-  timestamp_ns covered = lo;
-  for (const auto& [s, e] : in) {
-    if (e <= covered) continue;
-    busy += e - std::max(s, covered);
-    covered = e;
+/// The context nsys's `gpu_time_util` gives a device: its `range` CTE selects `contextId` bare
+/// beside `min(start)` and `max(end)` `GROUP BY deviceId, pid`, and SQLite takes a bare column
+/// from the row that last changed one of them, scanning the union (kernels, copies, memsets).
+inline std::uint32_t range_context(const std::vector<table_op>& ops) {
+  timestamp_ns lo = ops[0].start, hi = ops[0].end;
+  std::uint32_t context = ops[0].context;
+  for (const auto& o : ops) {
+    if (o.start < lo || o.end > hi) context = o.context;
+    lo = std::min(lo, o.start), hi = std::max(hi, o.end);
   }
-  return busy;
+  return context;
 }
 
-/// `gpu_time_util` (rule `gpu_time_util.py`, whose SQL nvscope's sources do not hold; its
-/// description: "For each process, each GPU device is examined, and a time range is created
-/// that starts with the beginning of the first GPU operation on that device and ends with the
-/// end of the last GPU operation on that device. This time range is then divided into equal
-/// chunks, and the GPU utilization is calculated for each chunk"). Chunk i of `chunks` spans
-/// [lo + span * i / chunks, lo + span * (i + 1) / chunks); a chunk used less than `threshold`
-/// percent is a row, by device, then start.
+/// One chunk of `gpu_time_util`'s `utilization` CTE.
+struct util_chunk {
+  std::uint64_t range_id = 0;
+  timestamp_ns start = 0, end = 0;
+  double percent = 0.0;
+};
+
+/// `gpu_time_util` (rule `gpu_time_util.py`): per process and device, `range` spans min(start)
+/// to max(end) of the GPU operations, "chunkSize = ceil(CAST(max(end) - min(start) AS FLOAT) /
+/// {NUM_CHUNKS})"; chunk i is "[i * chunkSize + start, min(... + chunkSize, end))", kept "ON
+/// cstart < cend"; its "timePercentage" is "sum(CAST(coalesce(min(ops.end, chunk.cend) -
+/// max(ops.start, chunk.cstart), 0) AS FLOAT)) / (chunk.cend - chunk.cstart) * 100" over the
+/// operations overlapping it (summed: overlapping operations count twice), "HAVING
+/// timePercentage < {THRESHOLD}"; consecutive chunks ("rangeId - ROW_NUMBER() OVER (PARTITION BY
+/// pid, deviceId ORDER BY rangeId) AS groupId") coalesce into a row: "min(start)", "max(end) -
+/// min(start)", "round(sum(size * timePercentage) / sum(size), 1)", `GROUP BY groupId, deviceId,
+/// pid`; rows numbered "ROW_NUMBER() OVER(ORDER BY average, duration)", ties in the GROUP BY's
+/// order. The ceiling is taken in integers (the float quotient of a span below 2^53 ns by at most
+/// 1000 rounds to an integer only when it is one). nsys adds its profiling overheads to the
+/// operations; nvscope records none.
 inline std::vector<gpu_util_row> gpu_time_util(const trace& t, const recipe_params& p) {
   std::map<std::uint16_t, std::vector<table_op>> by_device;
   for (const auto& o : table_ops(t)) by_device[o.device].push_back(o);
-  std::vector<gpu_util_row> rows;
+  std::vector<std::tuple<std::int64_t, std::uint16_t, gpu_util_row>> rows; // (groupId, device, row)
   for (const auto& [device, ops] : by_device) {
     timestamp_ns lo = ops[0].start, hi = ops[0].end;
     for (const auto& o : ops) lo = std::min(lo, o.start), hi = std::max(hi, o.end);
+    const std::uint64_t size = (hi - lo + p.chunks - 1) / p.chunks;
+    std::vector<util_chunk> low;
     for (std::uint64_t i = 0; i < p.chunks; ++i) {
-      const auto a = lo + (hi - lo) * i / p.chunks, b = lo + (hi - lo) * (i + 1) / p.chunks;
-      if (a == b) continue;
-      const double in_use = 100.0 * static_cast<double>(busy_time(ops, a, b)) / static_cast<double>(b - a);
-      if (in_use < p.threshold) rows.push_back({in_use, b - a, a, t.process_id, device});
+      const timestamp_ns cs = lo + i * size, ce = std::min(cs + size, hi);
+      if (!(cs < ce)) continue;
+      double overlap = 0;
+      for (const auto& o : ops)
+        if (o.start < ce && o.end > cs) overlap += static_cast<double>(std::min(o.end, ce) - std::max(o.start, cs));
+      const double percent = overlap / static_cast<double>(ce - cs) * 100;
+      if (percent < p.threshold) low.push_back({i, cs, ce, percent});
+    }
+    std::map<std::int64_t, std::vector<util_chunk>> groups;
+    for (std::size_t n = 0; n < low.size(); ++n) groups[static_cast<std::int64_t>(low[n].range_id) - static_cast<std::int64_t>(n + 1)].push_back(low[n]);
+    for (const auto& [group, chunks] : groups) {
+      double weighted = 0, sizes = 0;
+      for (const auto& c : chunks) weighted += static_cast<double>(c.end - c.start) * c.percent, sizes += static_cast<double>(c.end - c.start);
+      const gpu_util_row row{sqlite_round(weighted / sizes, 1), chunks.back().end - chunks.front().start, chunks.front().start, t.process_id, device, range_context(ops)};
+      rows.emplace_back(group, device, row);
     }
   }
-  return rows;
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    const auto& x = std::get<2>(a);
+    const auto& y = std::get<2>(b);
+    return std::make_tuple(x.in_use, x.duration, std::get<0>(a), std::get<1>(a)) < std::make_tuple(y.in_use, y.duration, std::get<0>(b), std::get<1>(b));
+  });
+  std::vector<gpu_util_row> out;
+  for (const auto& r : rows) out.push_back(std::get<2>(r));
+  return out;
 }
 
 /// Rows `ORDER BY 1 DESC` (duration) with ties in the order the loops made them.
