@@ -47,9 +47,20 @@ void same_pace(const std::vector<pace_row>& e, const std::vector<pace_row>& r, c
     SAME(a.start, b.start, w + " start");
     SAME(a.end, b.end, w + " end");
     SAME(a.duration_accum, b.duration_accum, w + " duration_accum");
-    SAME(a.gap, b.gap, w + " gap");
-    SAME(a.gap_accum, b.gap_accum, w + " gap_accum");
+    SAME(a.delta, b.delta, w + " delta");
+    SAME(a.delta_accum, b.delta_accum, w + " delta_accum");
   });
+  const auto se = pace_stats_of(e, "x"), sr = reference::pace_stats_of(r, "x");
+  SAME(se.count, sr.count, table + " stats count");
+  SAME(se.mean, sr.mean, table + " stats mean");
+  SAME(se.has_std, sr.has_std, table + " stats has std");
+  NEAR(se.std, sr.std, table + " stats std");
+  SAME(se.q1, sr.q1, table + " stats q1");
+  SAME(se.median, sr.median, table + " stats median");
+  SAME(se.q3, sr.q3, table + " stats q3");
+  SAME(se.min, sr.min, table + " stats min");
+  SAME(se.max, sr.max, table + " stats max");
+  SAME(se.sum, sr.sum, table + " stats sum");
 }
 
 void check_all(std::size_t (&rows)[10], const trace& t, const recipe_params& p, const std::string& label) {
@@ -228,7 +239,8 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   t.kernels.back().start = t.kernels.back().end; // 0 ns: left out, as the recipe's `Duration > 0`
   CHECK(recipe_csv(t, recipe::cuda_gpu_kern_hist) == "Duration,Name,Rank\n1000000000,gemm,0\n");
 
-  // Three runs of gemm: [10, 20), [25, 40), [35, 50): gaps 0, 5, 0 (the third overlaps the second).
+  // Three runs of gemm: [10, 20), [25, 40), [35, 50): deltas 10 (from the session's start), 5,
+  // -5 (the third overlaps the second).
   trace paced;
   const auto gemm = paced.strings.intern("gemm"), other = paced.strings.intern("relu");
   for (const auto& [s0, e0, n] : {std::make_tuple(35, 50, gemm), std::make_tuple(10, 20, gemm), std::make_tuple(21, 24, other), std::make_tuple(25, 40, gemm)}) {
@@ -241,10 +253,28 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   const auto pace = cuda_gpu_kern_pace(paced, by_name);
   REQUIRE(pace.size() == 3);
   CHECK(pace[1].start == 25);
-  CHECK(pace[1].gap == 5);
-  CHECK(pace[2].gap == 0);
+  CHECK(pace[0].delta == 10);
+  CHECK(pace[1].delta == 5);
+  CHECK(pace[2].delta == -5);
   CHECK(pace[2].duration_accum == 10 + 15 + 15);
-  CHECK(pace[2].gap_accum == 5);
+  CHECK(pace[2].delta_accum == 10);
+  paced.begin = 4; // times from the session's start
+  CHECK(cuda_gpu_kern_pace(paced, by_name)[0].start == 6);
+  CHECK(cuda_gpu_kern_pace(paced, by_name)[0].delta == 6);
+  // Durations 10, 15, 15: Q1 at place 0.5 of the sorted values, 12.5; the median 15; the sample
+  // deviation sqrt(50 / 3 / 2 * ...) = 2.9.
+  const auto st = pace_stats_of(pace, "gemm");
+  CHECK(st.count == 3);
+  CHECK(st.mean == doctest::Approx(13.3));
+  CHECK(st.q1 == doctest::Approx(12.5));
+  CHECK(st.median == doctest::Approx(15.0));
+  CHECK(st.q3 == doctest::Approx(15.0));
+  CHECK(st.std == doctest::Approx(2.9));
+  const auto files = recipe_files(paced, recipe::cuda_gpu_kern_pace, by_name);
+  REQUIRE(files.size() == 8);
+  CHECK(files[4].suffix == ".pace_delta");
+  CHECK(files[4].csv == "0\n6\n5\n-5\n");
+  CHECK(files[7].csv == "Text,Count,Mean,Std (approx),Min,Q1 (approx),Median (approx),Q3 (approx),Max,Sum\ngemm,3,13.3,2.9,10,12.5,15.0,15.0,15,40\n");
 }
 
 TEST_CASE("recipes: gpu_time_util's chunks rounded up, summed, coalesced and ordered by average") {

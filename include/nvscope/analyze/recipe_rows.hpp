@@ -112,17 +112,35 @@ struct kernel_duration_row {
   std::uint64_t duration = 0;
 };
 
-/// One row of `cuda_gpu_kern_pace` or `nvtx_pace`: one instance of the named kernel or range,
-/// an iteration, with the running sums that show the application's pace.
+/// One row of `cuda_gpu_kern_pace`, `nvtx_pace` or `nvtx_gpu_proj_pace`: one instance of the
+/// named kernel or range, an iteration, with the running sums that show the application's pace
+/// (nsys writes each column as a file: pace_start, pace_end, ...).
 struct pace_row {
   std::uint64_t iteration = 0;      ///< 0 for the first instance
-  timestamp_ns start = 0;
+  timestamp_ns start = 0;           ///< from the session's start (`trace::begin`), as nsys offsets its times
   timestamp_ns end = 0;
   std::uint64_t duration = 0;
   std::uint64_t duration_accum = 0; ///< the durations of this and every earlier instance
-  std::uint64_t gap = 0;            ///< start - the previous instance's end (0 for the first, or when they overlap)
-  std::uint64_t gap_accum = 0;
+  std::int64_t delta = 0;           ///< start - the previous instance's end (the first: its start); negative where they overlap
+  std::int64_t delta_accum = 0;
 };
+
+/// A pace recipe's `stats`: the instances' durations summarised as pandas' `describe()` gives
+/// them (quantiles interpolated linearly, the sample deviation), each rounded to one decimal;
+/// nsys's "(approx)" columns combine the ranks' figures, which for one rank are its own.
+struct pace_stats {
+  std::string text;         ///< the name the instances were chosen by
+  std::uint64_t count = 0;
+  double mean = 0, std = 0, q1 = 0, median = 0, q3 = 0;
+  bool has_std = false;     ///< false for a single instance (pandas: NaN, printed empty)
+  std::uint64_t min = 0, max = 0, sum = 0;
+};
+
+/// pandas' (numpy's) `round(v, decimals)`: `rint(v * 10^decimals) / 10^decimals`, ties to even.
+inline double pandas_round(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::nearbyint(v * scale) / scale;
+}
 
 } // namespace v1
 } // namespace nvscope

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -316,38 +317,51 @@ inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
 
 namespace detail {
 
-// The pace rows of the records `pick(i)` chooses among `n`, ordered by `start_of(i)`.
+// The pace rows of the records `pick(i)` chooses among `n`, ordered by `span(i).first`, times
+// from `session`.
 template <class Pick, class Span>
-std::vector<pace_row> pace_rows(std::size_t n, Pick pick, Span span) {
+std::vector<pace_row> pace_rows(std::size_t n, timestamp_ns session, Pick pick, Span span) {
   std::vector<std::uint32_t> order;
   for (std::uint32_t i = 0; i < n; ++i)
     if (pick(i)) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return span(a).first < span(b).first; });
   std::vector<pace_row> rows(order.size());
-  std::uint64_t durations = 0, gaps = 0;
+  std::uint64_t durations = 0;
+  std::int64_t deltas = 0;
   timestamp_ns last_end = 0;
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const auto [start, end] = span(order[i]);
-    const std::uint64_t gap = i && start > last_end ? start - last_end : 0;
-    durations += end - start, gaps += gap, last_end = end;
-    rows[i] = {i, start, end, end - start, durations, gap, gaps};
+    const auto [s, e] = span(order[i]);
+    const timestamp_ns start = s - session, end = e - session;
+    const std::int64_t delta = static_cast<std::int64_t>(start) - static_cast<std::int64_t>(last_end);
+    durations += end - start, deltas += delta, last_end = end;
+    rows[i] = {i, start, end, end - start, durations, delta, deltas};
   }
   return rows;
+}
+
+// The q-quantile of sorted values as numpy interpolates it (reference::linear_quantile).
+inline double linear_quantile(const std::vector<double>& sorted, double q) noexcept {
+  const double place = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(place);
+  if (lo + 1 >= sorted.size()) return sorted[lo];
+  const double f = place - static_cast<double>(lo), a = sorted[lo], b = sorted[lo + 1];
+  return f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
 }
 
 } // namespace detail
 
 /// `cuda_gpu_kern_pace`: each run of the kernel whose base name is `p.name`, in start order,
-/// with the running sums of durations and of the gaps between runs.
+/// times from the session's start (`trace::begin`), with the running sums of durations and of
+/// the deltas from one run's end to the next run's start.
 /// \code
 ///   nvscope::recipe_params p;
 ///   p.name = "gemm";
-///   auto pace = nvscope::cuda_gpu_kern_pace(t, p); // pace.back().gap_accum: time between the runs
+///   auto pace = nvscope::cuda_gpu_kern_pace(t, p); // pace.back().delta_accum: the last start, summed from the gaps
 /// \endcode
 inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_params& p) {
   const auto& k = t.kernels;
   return detail::pace_rows(
-      k.size(), [&](std::uint32_t i) { return k[i].end != 0 && k[i].end >= k[i].start && kernel_name(t, k[i].name, name_form::base) == p.name; },
+      k.size(), t.begin, [&](std::uint32_t i) { return k[i].end != 0 && k[i].end >= k[i].start && kernel_name(t, k[i].name, name_form::base) == p.name; },
       [&](std::uint32_t i) { return std::make_pair(k[i].start, k[i].end); });
 }
 
@@ -355,7 +369,7 @@ inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_par
 inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
   const auto& r = t.ranges;
   return detail::pace_rows(
-      r.size(), [&](std::uint32_t i) { return !r[i].is_mark && r[i].end != 0 && r[i].end >= r[i].start && t.strings[r[i].name] == p.name; },
+      r.size(), t.begin, [&](std::uint32_t i) { return !r[i].is_mark && r[i].end != 0 && r[i].end >= r[i].start && t.strings[r[i].name] == p.name; },
       [&](std::uint32_t i) { return std::make_pair(r[i].start, r[i].end); });
 }
 
@@ -364,8 +378,33 @@ inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
 inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_params& p) {
   const auto rows = nvtx_gpu_proj_trace(t, start_end_rule::nsys);
   return detail::pace_rows(
-      rows.size(), [&](std::uint32_t i) { return t.strings[t.ranges[rows[i].range].name] == p.name; },
+      rows.size(), t.begin, [&](std::uint32_t i) { return t.strings[t.ranges[rows[i].range].name] == p.name; },
       [&](std::uint32_t i) { return std::make_pair(rows[i].projected_start, rows[i].projected_start + rows[i].projected_duration); });
+}
+
+/// A pace recipe's `stats`: the durations of its rows as nsys summarises them (Count, Mean, Std,
+/// Min, Q1, Median, Q3, Max, Sum; reference::pace_stats_of), from one sorted copy.
+/// \code
+///   auto s = nvscope::pace_stats_of(nvscope::nvtx_pace(t, p), p.name); // s.median: the median iteration
+/// \endcode
+inline pace_stats pace_stats_of(const std::vector<pace_row>& rows, const std::string& name) {
+  pace_stats s;
+  s.text = name, s.count = rows.size();
+  if (rows.empty()) return s;
+  std::vector<double> d;
+  d.reserve(rows.size());
+  double sum = 0;
+  for (const auto& r : rows) d.push_back(static_cast<double>(r.duration)), sum += d.back();
+  const double mean = sum / static_cast<double>(d.size());
+  double m2 = 0;
+  for (const double x : d) m2 += (x - mean) * (x - mean);
+  std::sort(d.begin(), d.end());
+  s.mean = pandas_round(mean, 1), s.has_std = d.size() > 1;
+  s.std = s.has_std ? pandas_round(std::sqrt(m2 / static_cast<double>(d.size() - 1)), 1) : 0.0;
+  s.q1 = pandas_round(detail::linear_quantile(d, 0.25), 1), s.median = pandas_round(detail::linear_quantile(d, 0.5), 1);
+  s.q3 = pandas_round(detail::linear_quantile(d, 0.75), 1);
+  s.min = static_cast<std::uint64_t>(d.front()), s.max = static_cast<std::uint64_t>(d.back()), s.sum = rows.back().duration_accum;
+  return s;
 }
 
 } // namespace v1

@@ -29,6 +29,13 @@ inline namespace v1 {
 /// The recipes nvscope computes, by nsys's names.
 enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace, nvtx_gpu_proj_pace };
 
+/// One file a recipe writes: `suffix` goes between STEM.NAME and .csv (empty for the one table
+/// of a rule recipe, nsys's analysis.parquet).
+struct recipe_file {
+  std::string suffix;
+  std::string csv;
+};
+
 /// The recipes of a list and the parameters of each, or a one-line error.
 struct recipe_selection {
   std::vector<recipe> recipes;
@@ -203,15 +210,64 @@ inline table kernel_durations_table(const std::vector<kernel_duration_row>& rows
   return t;
 }
 
-// nsys writes one file a column (pace_start.parquet, ...), a column a rank; one process is one
-// rank, so nvscope writes the columns side by side.
+// A pace recipe's rows in one table, the columns nsys writes a file each side by side.
 inline table pace_table(const std::vector<pace_row>& rows) {
   table t;
-  t.header = {"Iteration", "start", "end", "duration", "duration_accum", "gap", "gap_accum"};
+  t.header = {"Iteration", "start", "end", "duration", "duration_accum", "delta", "delta_accum"};
   t.numeric.assign(7, true);
   for (const auto& r : rows)
-    t.rows.push_back({fmt_u(r.iteration), fmt_u(r.start), fmt_u(r.end), fmt_u(r.duration), fmt_u(r.duration_accum), fmt_u(r.gap), fmt_u(r.gap_accum)});
+    t.rows.push_back({fmt_u(r.iteration), fmt_u(r.start), fmt_u(r.end), fmt_u(r.duration), fmt_u(r.duration_accum), std::to_string(r.delta),
+                      std::to_string(r.delta_accum)});
   return t;
+}
+
+// One pace column as nsys's pace_NAME.parquet holds it: a row an iteration, a column a rank
+// named by its number (one process: rank 0).
+template <class Value>
+table pace_column(const std::vector<pace_row>& rows, Value value) {
+  table t;
+  t.header = {recipe_rank};
+  t.numeric = {true};
+  for (const auto& r : rows) t.rows.push_back({value(r)});
+  return t;
+}
+
+// pace_delta_stats.parquet: each iteration's delta summarised across the ranks (one rank: a
+// count of 1, no deviation, the delta for every other figure).
+inline table pace_delta_stats_table(const std::vector<pace_row>& rows) {
+  table t;
+  t.header = {"Count", "Mean", "Std", "Min", "Q1", "Median", "Q3", "Max", "Sum"};
+  t.numeric.assign(9, true);
+  for (const auto& r : rows) {
+    const auto d = std::to_string(r.delta), f = fmt_f(static_cast<double>(r.delta), 1);
+    t.rows.push_back({"1", f, "", d, f, f, f, d, d});
+  }
+  return t;
+}
+
+// stats.parquet: the durations' figures under the name (its index column, Text, first).
+inline table pace_stats_table(const pace_stats& s) {
+  table t;
+  t.header = {"Text", "Count", "Mean", "Std (approx)", "Min", "Q1 (approx)", "Median (approx)", "Q3 (approx)", "Max", "Sum"};
+  t.numeric = numeric_columns(10, {0});
+  if (s.count != 0)
+    t.rows.push_back({s.text, fmt_u(s.count), fmt_f(s.mean, 1), s.has_std ? fmt_f(s.std, 1) : "", fmt_u(s.min), fmt_f(s.q1, 1), fmt_f(s.median, 1),
+                      fmt_f(s.q3, 1), fmt_u(s.max), fmt_u(s.sum)});
+  return t;
+}
+
+// Every file of a pace recipe, by nsys's names: pace_start ... pace_delta_stats, stats.
+inline std::vector<recipe_file> pace_files(const std::vector<pace_row>& rows, const std::string& name) {
+  auto u = [](std::uint64_t v) { return fmt_u(v); };
+  auto i = [](std::int64_t v) { return std::to_string(v); };
+  return {{".pace_start", csv_of(pace_column(rows, [&](const pace_row& r) { return u(r.start); }))},
+          {".pace_end", csv_of(pace_column(rows, [&](const pace_row& r) { return u(r.end); }))},
+          {".pace_duration", csv_of(pace_column(rows, [&](const pace_row& r) { return u(r.duration); }))},
+          {".pace_duration_accum", csv_of(pace_column(rows, [&](const pace_row& r) { return u(r.duration_accum); }))},
+          {".pace_delta", csv_of(pace_column(rows, [&](const pace_row& r) { return i(r.delta); }))},
+          {".pace_delta_accum", csv_of(pace_column(rows, [&](const pace_row& r) { return i(r.delta_accum); }))},
+          {".pace_delta_stats", csv_of(pace_delta_stats_table(rows))},
+          {".stats", csv_of(pace_stats_table(pace_stats_of(rows, name)))}};
 }
 
 } // namespace detail
@@ -233,22 +289,23 @@ inline table recipe_table(const trace& t, recipe which, const recipe_params& p =
   return detail::memset_rule_table(cuda_memset_sync(t));
 }
 
-/// One recipe as CSV: a header line of the recipe's column names, then a line a row.
+/// One recipe as CSV: a header line of the recipe's column names, then a line a row (a pace
+/// recipe's columns side by side; recipe_files writes them as nsys does).
 inline std::string recipe_csv(const trace& t, recipe which, const recipe_params& p = {}) { return csv_of(recipe_table(t, which, p)); }
 
-/// One file a recipe writes: `suffix` goes between STEM.NAME and .csv (empty for the one table
-/// of a rule recipe, nsys's analysis.parquet).
-struct recipe_file {
-  std::string suffix;
-  std::string csv;
-};
-
-/// Every file of one recipe, as nsys's recipe writes them.
+/// Every file of one recipe, as nsys's recipe writes them: a rule recipe's one table (nsys's
+/// analysis.parquet; suffix empty), a pace recipe's pace_start, pace_end, pace_duration,
+/// pace_duration_accum, pace_delta, pace_delta_accum, pace_delta_stats and stats.
 /// \code
-///   for (const auto& f : nvscope::recipe_files(t, nvscope::recipe::gpu_gaps, {})) nvscope::write_file("run.gpu_gaps" + f.suffix + ".csv", f.csv);
+///   for (const auto& f : nvscope::recipe_files(t, nvscope::recipe::nvtx_pace, p)) nvscope::write_file("run.nvtx_pace" + f.suffix + ".csv", f.csv);
 /// \endcode
 inline std::vector<recipe_file> recipe_files(const trace& t, recipe which, const recipe_params& p = {}) {
-  return {{"", recipe_csv(t, which, p)}};
+  switch (which) {
+    case recipe::cuda_gpu_kern_pace: return detail::pace_files(cuda_gpu_kern_pace(t, p), p.name);
+    case recipe::nvtx_pace: return detail::pace_files(nvtx_pace(t, p), p.name);
+    case recipe::nvtx_gpu_proj_pace: return detail::pace_files(nvtx_gpu_proj_pace(t, p), p.name);
+    default: return {{"", recipe_csv(t, which, p)}};
+  }
 }
 
 } // namespace v1

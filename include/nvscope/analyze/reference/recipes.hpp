@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
@@ -245,24 +246,60 @@ inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
   return rows;
 }
 
-/// The pace of a list of (start, end) instances, as nsys's `lib/pace.py` (not in nvscope's
-/// sources: *inferred* from the recipes' outputs `pace_start`, `pace_end`, `pace_duration`,
-/// `pace_duration_accum`, `pace_gap`, `pace_gap_accum`): in start order, duration = end -
-/// start, gap = start - the previous end (0 for the first and where they overlap), and the
-/// running sums of both.
-inline std::vector<pace_row> pace_of(std::vector<std::pair<timestamp_ns, timestamp_ns>> instances) {
+/// The pace of a list of (start, end) instances, as nsys's `lib/pace.py` makes it
+/// (`pace.compute_pace_stats_dfs`; that file is not in nvscope's sources: the rule is *inferred*
+/// from the recipes' outputs in tests/data/nsys_recipes, where every figure below is checked): in
+/// start order, times from the session's start (`pace.apply_time_offset`; nvscope's session
+/// starts at `trace::begin`), duration = end - start, delta = start - the previous instance's end
+/// (the first instance's: its start, from the session's start), and the running sums of both.
+inline std::vector<pace_row> pace_of(std::vector<std::pair<timestamp_ns, timestamp_ns>> instances, timestamp_ns session) {
   std::stable_sort(instances.begin(), instances.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<pace_row> rows;
   for (std::size_t i = 0; i < instances.size(); ++i) {
     pace_row r;
-    r.iteration = i, r.start = instances[i].first, r.end = instances[i].second, r.duration = r.end - r.start;
-    const auto before = i ? instances[i - 1].second : r.start;
-    r.gap = r.start > before ? r.start - before : 0;
+    r.iteration = i, r.start = instances[i].first - session, r.end = instances[i].second - session, r.duration = r.end - r.start;
+    const timestamp_ns before = i ? rows.back().end : 0;
+    r.delta = static_cast<std::int64_t>(r.start) - static_cast<std::int64_t>(before);
     r.duration_accum = r.duration + (i ? rows.back().duration_accum : 0);
-    r.gap_accum = r.gap + (i ? rows.back().gap_accum : 0);
+    r.delta_accum = r.delta + (i ? rows.back().delta_accum : 0);
     rows.push_back(r);
   }
   return rows;
+}
+
+/// numpy's `quantile(v, q)` (pandas' `describe()`): linear between the two values around place
+/// q * (n - 1) of the sorted values, taken from the upper one when the fraction is at least 0.5.
+inline double linear_quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double place = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(place));
+  if (lo + 1 >= v.size()) return v[lo];
+  const double f = place - static_cast<double>(lo), a = v[lo], b = v[lo + 1];
+  return f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
+}
+
+/// A pace recipe's `stats.parquet` (`summary.aggregate_stats_df` over the ranks' `describe()` of
+/// the durations, not in nvscope's sources: *inferred* from the outputs, as `pace_of`): Count,
+/// Mean, Std (the sample deviation), Min, Q1, Median, Q3 (`linear_quantile`), Max, Sum, the
+/// figures rounded to one decimal as pandas rounds (ties to even: 165429.25 prints 165429.2). With
+/// one rank, nsys's "(approx)" figures are the rank's own.
+inline pace_stats pace_stats_of(const std::vector<pace_row>& rows, const std::string& name) {
+  pace_stats s;
+  s.text = name, s.count = rows.size();
+  if (rows.empty()) return s;
+  std::vector<double> d;
+  for (const auto& r : rows) d.push_back(static_cast<double>(r.duration));
+  double sum = 0;
+  for (const double x : d) sum += x;
+  const double mean = sum / static_cast<double>(d.size());
+  double m2 = 0;
+  for (const double x : d) m2 += (x - mean) * (x - mean);
+  s.mean = pandas_round(mean, 1), s.has_std = d.size() > 1;
+  s.std = s.has_std ? pandas_round(std::sqrt(m2 / static_cast<double>(d.size() - 1)), 1) : 0.0;
+  s.q1 = pandas_round(linear_quantile(d, 0.25), 1), s.median = pandas_round(linear_quantile(d, 0.5), 1), s.q3 = pandas_round(linear_quantile(d, 0.75), 1);
+  s.min = static_cast<std::uint64_t>(*std::min_element(d.begin(), d.end())), s.max = static_cast<std::uint64_t>(*std::max_element(d.begin(), d.end()));
+  s.sum = rows.back().duration_accum;
+  return s;
 }
 
 /// `cuda_gpu_kern_pace` (recipe `cuda_gpu_kern_pace.py`): the kernels whose shortName is
@@ -272,7 +309,7 @@ inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_par
   std::vector<std::pair<timestamp_ns, timestamp_ns>> runs;
   for (const auto& k : t.kernels)
     if (valid(k.start, k.end) && kernel_label(t, k.name, name_form::base) == p.name) runs.emplace_back(k.start, k.end);
-  return pace_of(runs);
+  return pace_of(runs, t.begin);
 }
 
 /// `nvtx_pace` (recipe `nvtx_pace.py`): the closed NVTX ranges (not marks) whose text is
@@ -281,7 +318,7 @@ inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
   std::vector<std::pair<timestamp_ns, timestamp_ns>> ranges;
   for (const auto& r : t.ranges)
     if (!r.is_mark && valid(r.start, r.end) && t.strings[r.name] == p.name) ranges.emplace_back(r.start, r.end);
-  return pace_of(ranges);
+  return pace_of(ranges, t.begin);
 }
 
 /// `nvtx_gpu_proj_pace` (recipe `nvtx_gpu_proj_pace.py`): the rows of `nvtx_gpu_proj_trace`
@@ -290,7 +327,7 @@ inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_par
   std::vector<std::pair<timestamp_ns, timestamp_ns>> projected;
   for (const auto& r : reference::nvtx_gpu_proj_trace(t, start_end_rule::nsys))
     if (t.strings[t.ranges[r.range].name] == p.name) projected.emplace_back(r.projected_start, r.projected_start + r.projected_duration);
-  return pace_of(projected);
+  return pace_of(projected, t.begin);
 }
 
 } // namespace reference
