@@ -63,7 +63,7 @@ void same_pace(const std::vector<pace_row>& e, const std::vector<pace_row>& r, c
   SAME(se.sum, sr.sum, table + " stats sum");
 }
 
-void check_all(std::size_t (&rows)[10], const trace& t, const recipe_params& p, const std::string& label) {
+void check_all(std::size_t (&rows)[11], const trace& t, const recipe_params& p, const std::string& label) {
   const auto gaps = gpu_gaps(t, p);
   same_rows(gaps, reference::gpu_gaps(t, p), label + " gpu_gaps", [](const gpu_gap_row& a, const gpu_gap_row& b, const std::string& w) {
     SAME(a.duration, b.duration, w + " duration");
@@ -117,9 +117,30 @@ void check_all(std::size_t (&rows)[10], const trace& t, const recipe_params& p, 
   if (!projections.empty()) named.name = std::string(t.strings[t.ranges[projections[0].range].name]);
   const auto projected = nvtx_gpu_proj_pace(t, named);
   same_pace(projected, reference::nvtx_gpu_proj_pace(t, named), label + " nvtx_gpu_proj_pace");
-  const std::size_t made[] = {gaps.size(),  util.size(),      sync.size(),       async.size(),     copies.size(),
-                              sets.size(),  hist.size(),      kern_pace.size(),  range_pace.size(), projected.size()};
-  for (int i = 0; i < 10; ++i) rows[i] += made[i];
+  const auto overlap = nccl_gpu_overlap_trace(t);
+  same_rows(overlap, reference::nccl_gpu_overlap_trace(t), label + " nccl_gpu_overlap_trace", [](const overlap_trace_row& a, const overlap_trace_row& b, const std::string& w) {
+    SAME(a.name, b.name, w + " name");
+    SAME(a.start, b.start, w + " start");
+    SAME(a.end, b.end, w + " end");
+    SAME(a.device, b.device, w + " device");
+    SAME(a.communication, b.communication, w + " communication");
+    SAME(a.communication_sum, b.communication_sum, w + " communication sum");
+    SAME(a.compute_sum, b.compute_sum, w + " compute sum");
+    SAME(a.communication_overlap, b.communication_overlap, w + " communication overlap");
+    SAME(a.compute_overlap, b.compute_overlap, w + " compute overlap");
+  });
+  same_rows(nccl_gpu_overlap_groups(overlap), reference::nccl_gpu_overlap_groups(overlap), label + " nccl_gpu_overlap_trace groups",
+            [](const overlap_group_row& a, const overlap_group_row& b, const std::string& w) {
+              SAME(a.name, b.name, w + " name");
+              SAME(a.count, b.count, w + " count");
+              SAME(a.communication_overlap, b.communication_overlap, w + " communication overlap");
+              SAME(a.compute_overlap, b.compute_overlap, w + " compute overlap");
+            });
+  std::size_t communication = 0;
+  for (const auto& r : overlap) communication += r.communication;
+  const std::size_t made[] = {gaps.size(), util.size(),      sync.size(),      async.size(),      copies.size(),    sets.size(),
+                              hist.size(), kern_pace.size(), range_pace.size(), projected.size(), communication};
+  for (int i = 0; i < 11; ++i) rows[i] += made[i];
 }
 
 // A random trace with what the rules read: two devices with contexts, copies of every memory
@@ -132,6 +153,8 @@ trace dressed(std::uint64_t seed, int threads, int events) {
                          "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2DAsync_v3020", "cudaMemcpyPeerASYNC", "cudaMemset",
                          "cudaMemsetAsync", "cudaMemset2D", "cudaLaunchKernel", "cudaEventSynchronize", "cudaMemcpyToSymbol"};
   for (auto& a : t.api_calls) a.name = t.strings.intern(names[g() % 14]);
+  const auto nccl = t.strings.intern("ncclDevKernel_AllReduce_Sum_f32"), nccl_upper = t.strings.intern("NCCLKernel_Send");
+  for (std::size_t i = 1; i < t.kernels.size(); i += 4) t.kernels[i].name = i % 8 == 1 ? nccl : nccl_upper; // communication kernels
   kernel_config c;
   c.device = 1, c.context = 5;
   const auto on_one = t.kernel_configs.intern(c);
@@ -155,7 +178,7 @@ trace dressed(std::uint64_t seed, int threads, int events) {
 
 TEST_CASE("recipes: random traces equal their definitions under several parameters") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
-  std::size_t rows[10] = {};
+  std::size_t rows[11] = {};
   for (int i = 0; i < 16; ++i) {
     const auto seed = rng();
     const int threads = 1 + i % 4, events = 40 + static_cast<int>(rng() % 400);
@@ -170,7 +193,7 @@ TEST_CASE("recipes: random traces equal their definitions under several paramete
     check_all(rows, t, p, label);
     check_all(rows, t, recipe_params{}, label + " defaults");
   }
-  for (int i = 0; i < 10; ++i) CHECK_MESSAGE(rows[i] > 0, std::string(recipe_name(static_cast<recipe>(i))), " made no rows to compare");
+  for (int i = 0; i < 11; ++i) CHECK_MESSAGE(rows[i] > 0, std::string(recipe_name(static_cast<recipe>(i))), " made no rows to compare");
 }
 
 TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
@@ -307,6 +330,39 @@ TEST_CASE("recipes: gpu_time_util's chunks rounded up, summed, coalesced and ord
   CHECK(rows[1].in_use == doctest::Approx(32.3));
   CHECK(recipe_csv(t, recipe::gpu_time_util, three) ==
         "Row#,In-Use,Duration,Start,PID,Device ID,Context ID,Rank\n1,19.2,26,14,0,1,4,0\n2,32.3,133,67,0,0,3,0\n");
+}
+
+TEST_CASE("recipes: nccl_gpu_overlap_trace's sums, kernel by kernel") {
+  trace t;
+  auto add = [&](const char* name, timestamp_ns s, timestamp_ns e) {
+    kernel_record k;
+    k.start = s, k.end = e, k.name = t.strings.intern(name);
+    t.kernels.push_back(k);
+  };
+  // Two all-reduces [0, 100) and [50, 150) beside a gemm [20, 60) and a relu [90, 200).
+  add("ncclAllReduce", 0, 100), add("gemm", 20, 60), add("ncclAllReduce", 50, 150), add("relu", 90, 200);
+  const auto rows = nccl_gpu_overlap_trace(t);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].communication); // communication kernels first
+  CHECK(rows[0].start == 0);
+  CHECK(rows[0].communication_sum == 50); // the other all-reduce, not itself
+  CHECK(rows[0].compute_sum == 40 + 10);
+  CHECK(rows[0].compute_overlap == doctest::Approx(50.0));
+  CHECK(rows[1].compute_sum == 10 + 60);
+  CHECK(rows[2].name == "gemm");
+  CHECK(rows[2].communication_sum == 40 + 10);
+  CHECK(rows[2].compute_sum == 0);
+  CHECK(rows[3].communication_sum == 10 + 60);
+  CHECK(rows[3].communication_overlap == doctest::Approx(63.6)); // 70 of 110 ns
+  const auto groups = nccl_gpu_overlap_groups(rows);
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[0].name == "gemm");
+  CHECK(groups[1].name == "ncclAllReduce");
+  CHECK(groups[1].count == 2);
+  CHECK(groups[1].compute_overlap == doctest::Approx(60.0)); // (50 + 70) of 200 ns
+  const auto files = recipe_files(t, recipe::nccl_gpu_overlap_trace);
+  REQUIRE(files.size() == 2);
+  CHECK(files[1].csv == "Name,Count,Communication Overlap,Compute Overlap\ngemm,1,125.0,0.0\nncclAllReduce,2,50.0,60.0\nrelu,1,63.6,0.0\n");
 }
 
 TEST_CASE("recipes: the list --recipes takes") {

@@ -136,6 +136,31 @@ struct pace_stats {
   std::uint64_t min = 0, max = 0, sum = 0;
 };
 
+/// One row of `nccl_gpu_overlap_trace`'s rank_trace: a kernel, communication or compute, with
+/// the time the other kernels of each kind ran beside it, summed kernel by kernel.
+struct overlap_trace_row {
+  std::string name;                    ///< the base name (nsys's shortName)
+  timestamp_ns start = 0, end = 0;
+  std::uint64_t pid = 0;
+  std::uint16_t device = 0;
+  bool communication = false;          ///< "nccl" in its name (analyze/merge.hpp's is_communication_kernel)
+  std::uint64_t communication_sum = 0; ///< its overlap with each other communication kernel of its device, summed
+  std::uint64_t compute_sum = 0;       ///< the same with each other compute kernel
+  double communication_overlap = 0;    ///< communication_sum / (end - start) * 100, rounded to one decimal (pandas)
+  double compute_overlap = 0;
+  bool has_overlap = false;            ///< false for a kernel of no duration (nsys: NaN, printed empty)
+};
+
+/// One row of `nccl_gpu_overlap_trace`'s grouped_trace: the kernels of one name together.
+struct overlap_group_row {
+  std::string name;
+  std::uint64_t count = 0;
+  std::uint64_t duration = 0, communication_sum = 0, compute_sum = 0;
+  double communication_overlap = 0; ///< communication_sum / duration * 100, rounded to one decimal
+  double compute_overlap = 0;
+  bool has_overlap = false;         ///< false where the kernels have no duration
+};
+
 /// pandas' (numpy's) `round(v, decimals)`: `rint(v * 10^decimals) / 10^decimals`, ties to even.
 inline double pandas_round(double v, int decimals) {
   const double scale = std::pow(10.0, decimals);

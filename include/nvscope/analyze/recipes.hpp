@@ -16,6 +16,7 @@
 ///   auto waits = nvscope::cuda_api_sync(t);               // needs API calls recorded
 /// \endcode
 
+#include <nvscope/analyze/merge.hpp>
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/recipe_rows.hpp>
 #include <nvscope/analyze/reports.hpp>
@@ -29,6 +30,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -159,20 +161,19 @@ inline std::uint32_t range_context(const std::vector<device_op>& ops, std::size_
   return (lowest->order > highest->order ? lowest : highest)->context;
 }
 
-// The time the operations of [first, last) (sorted by start) run, summed, inside each chunk of a
-// device's span: a sweep over their starts and their sorted ends, which tracks how many run.
+// The summed running time of a set of spans (their starts and ends, each sorted) from `from`
+// (at or before every start) up to points asked in increasing order: a sweep that tracks how
+// many run. Serves gpu_time_util's chunks and nccl_gpu_overlap_trace's kernels.
 class overlap_sweep {
  public:
-  overlap_sweep(const std::vector<device_op>& ops, std::size_t first, std::size_t last) : ops_(ops), i_(first), last_(last), pos_(ops[first].start) {
-    for (std::size_t k = first; k < last; ++k) ends_.push_back(ops[k].end);
-    std::sort(ends_.begin(), ends_.end());
-  }
+  overlap_sweep(std::vector<timestamp_ns> starts, std::vector<timestamp_ns> ends, timestamp_ns from)
+      : starts_(std::move(starts)), ends_(std::move(ends)), pos_(from) {}
   // The summed running time from where the last call stopped up to `x`.
   std::uint64_t area_to(timestamp_ns x) {
     std::uint64_t area = 0;
-    while (i_ < last_ || j_ < ends_.size()) {
-      const bool start = i_ < last_ && (j_ == ends_.size() || ops_[i_].start <= ends_[j_]); // starts first: zero-length operations
-      const timestamp_ns next = start ? ops_[i_].start : ends_[j_];
+    while (i_ < starts_.size() || j_ < ends_.size()) {
+      const bool start = i_ < starts_.size() && (j_ == ends_.size() || starts_[i_] <= ends_[j_]); // starts first: zero-length spans
+      const timestamp_ns next = start ? starts_[i_] : ends_[j_];
       if (next > x) break;
       area += running_ * (next - pos_), pos_ = next;
       if (start) ++running_, ++i_;
@@ -183,12 +184,19 @@ class overlap_sweep {
   }
 
  private:
-  const std::vector<device_op>& ops_;
-  std::size_t i_, last_, j_ = 0;
-  std::vector<timestamp_ns> ends_;
+  std::vector<timestamp_ns> starts_, ends_;
+  std::size_t i_ = 0, j_ = 0;
   std::uint64_t running_ = 0;
   timestamp_ns pos_;
 };
+
+// The sweep of the device operations [first, last) (sorted by start).
+inline overlap_sweep sweep_of(const std::vector<device_op>& ops, std::size_t first, std::size_t last) {
+  std::vector<timestamp_ns> starts, ends;
+  for (std::size_t k = first; k < last; ++k) starts.push_back(ops[k].start), ends.push_back(ops[k].end);
+  std::sort(ends.begin(), ends.end());
+  return overlap_sweep(std::move(starts), std::move(ends), ops[first].start);
+}
 
 // One device's rows of gpu_time_util, each with its group number (nsys's groupId) for the order.
 inline void util_rows_of(const trace& t, const recipe_params& p, const std::vector<device_op>& ops, std::size_t first, std::size_t last,
@@ -197,7 +205,7 @@ inline void util_rows_of(const trace& t, const recipe_params& p, const std::vect
   for (std::size_t i = first; i < last; ++i) hi = std::max(hi, ops[i].end);
   const std::uint64_t size = (hi - lo + p.chunks - 1) / p.chunks;
   const auto context = range_context(ops, first, last);
-  overlap_sweep sweep(ops, first, last);
+  auto sweep = sweep_of(ops, first, last);
   std::int64_t low = 0;                     // chunks under the threshold so far
   std::uint64_t next = 0;                   // the chunk that would extend the row being coalesced
   bool open = false;                        // whether one is
@@ -405,6 +413,105 @@ inline pace_stats pace_stats_of(const std::vector<pace_row>& rows, const std::st
   s.q3 = pandas_round(detail::linear_quantile(d, 0.75), 1);
   s.min = static_cast<std::uint64_t>(d.front()), s.max = static_cast<std::uint64_t>(d.back()), s.sum = rows.back().duration_accum;
   return s;
+}
+
+namespace detail {
+
+// A kernel of nccl_gpu_overlap_trace: its device, span, record and kind.
+struct overlap_kernel {
+  std::uint16_t device;
+  timestamp_ns start, end;
+  std::uint32_t index;
+  bool communication;
+};
+
+// Each kernel's overlap with the other kernels of one kind, summed: the kind's running time
+// between the kernel's start and end (one sweep asked at every start and end in time order),
+// less the kernel's own span when it is of that kind.
+inline std::vector<std::uint64_t> overlap_sums(const std::vector<overlap_kernel>& ks, std::size_t first, std::size_t last, bool communication) {
+  std::vector<timestamp_ns> starts, ends;
+  for (std::size_t k = first; k < last; ++k)
+    if (ks[k].communication == communication) starts.push_back(ks[k].start), ends.push_back(ks[k].end);
+  std::sort(ends.begin(), ends.end());
+  std::vector<std::pair<timestamp_ns, std::size_t>> points; // (time, 2 * kernel + 1 for its end)
+  for (std::size_t k = first; k < last; ++k) points.push_back({ks[k].start, 2 * (k - first)}), points.push_back({ks[k].end, 2 * (k - first) + 1});
+  std::sort(points.begin(), points.end());
+  overlap_sweep sweep(std::move(starts), std::move(ends), ks[first].start);
+  std::vector<std::uint64_t> area(points.size()), sums(last - first);
+  std::uint64_t so_far = 0;
+  for (const auto& [time, slot] : points) area[slot] = so_far += sweep.area_to(time);
+  for (std::size_t k = first; k < last; ++k)
+    sums[k - first] = area[2 * (k - first) + 1] - area[2 * (k - first)] - (ks[k].communication == communication ? ks[k].end - ks[k].start : 0);
+  return sums;
+}
+
+// One device's rows (kernels [first, last) of `ks`, sorted by start): communication kernels, then compute.
+inline void overlap_rows_of(const trace& t, const std::vector<overlap_kernel>& ks, std::size_t first, std::size_t last, std::vector<overlap_trace_row>& rows) {
+  const auto comm = overlap_sums(ks, first, last, true), comp = overlap_sums(ks, first, last, false);
+  for (const bool communication : {true, false})
+    for (std::size_t k = first; k < last; ++k) {
+      if (ks[k].communication != communication) continue;
+      overlap_trace_row r;
+      r.name = std::string(kernel_name(t, t.kernels[ks[k].index].name, name_form::base));
+      r.start = ks[k].start, r.end = ks[k].end, r.pid = t.process_id, r.device = ks[k].device, r.communication = communication;
+      r.communication_sum = comm[k - first], r.compute_sum = comp[k - first], r.has_overlap = r.end > r.start;
+      if (r.has_overlap) {
+        const double d = static_cast<double>(r.end - r.start);
+        r.communication_overlap = pandas_round(static_cast<double>(r.communication_sum) / d * 100, 1);
+        r.compute_overlap = pandas_round(static_cast<double>(r.compute_sum) / d * 100, 1);
+      }
+      rows.push_back(std::move(r));
+    }
+}
+
+} // namespace detail
+
+/// `nccl_gpu_overlap_trace`'s rank_trace: per device, each communication kernel ("nccl" in its
+/// name: `is_communication_kernel`, the rule `nvscope merge` uses) and then each compute kernel,
+/// in start order, with the time it ran beside the other kernels of each kind, summed kernel by
+/// kernel, and those sums as percents of its duration (docs/analysis.md, "Recipes").
+/// \code
+///   for (const auto& r : nvscope::nccl_gpu_overlap_trace(t)) if (r.communication) std::printf("%s %.1f%% hidden\n", r.name.c_str(), r.compute_overlap);
+/// \endcode
+inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
+  std::unordered_map<string_id, bool> communication;
+  std::vector<detail::overlap_kernel> ks;
+  for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
+    const auto& k = t.kernels[i];
+    if (k.end == 0 || k.end < k.start) continue;
+    auto it = communication.find(k.name);
+    if (it == communication.end()) it = communication.emplace(k.name, is_communication_kernel(kernel_name(t, k.name, name_form::base))).first;
+    ks.push_back({t.kernel_configs[k.config].device, k.start, k.end, i, it->second});
+  }
+  std::stable_sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return std::tie(a.device, a.start) < std::tie(b.device, b.start); });
+  std::vector<overlap_trace_row> rows;
+  for (std::size_t i = 0, j = 0; i < ks.size(); i = j) {
+    for (j = i; j < ks.size() && ks[j].device == ks[i].device;) ++j;
+    detail::overlap_rows_of(t, ks, i, j, rows);
+  }
+  return rows;
+}
+
+/// `nccl_gpu_overlap_trace`'s grouped_trace: the rows of one name together, by name: their
+/// count and their summed overlaps as percents of their summed durations.
+inline std::vector<overlap_group_row> nccl_gpu_overlap_groups(const std::vector<overlap_trace_row>& rows) {
+  std::vector<std::uint32_t> order(rows.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return rows[a].name < rows[b].name; });
+  std::vector<overlap_group_row> groups;
+  for (const auto i : order) {
+    const auto& r = rows[i];
+    if (groups.empty() || groups.back().name != r.name) groups.push_back({r.name, 0, 0, 0, 0, 0, 0, false});
+    auto& g = groups.back();
+    ++g.count, g.duration += r.end - r.start, g.communication_sum += r.communication_sum, g.compute_sum += r.compute_sum;
+  }
+  for (auto& g : groups) {
+    g.has_overlap = g.duration > 0;
+    if (!g.has_overlap) continue;
+    g.communication_overlap = pandas_round(static_cast<double>(g.communication_sum) / static_cast<double>(g.duration) * 100, 1);
+    g.compute_overlap = pandas_round(static_cast<double>(g.compute_sum) / static_cast<double>(g.duration) * 100, 1);
+  }
+  return groups;
 }
 
 } // namespace v1

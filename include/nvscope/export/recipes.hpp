@@ -27,7 +27,7 @@ namespace nvscope {
 inline namespace v1 {
 
 /// The recipes nvscope computes, by nsys's names.
-enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace, nvtx_gpu_proj_pace };
+enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace, nvtx_gpu_proj_pace, nccl_gpu_overlap_trace };
 
 /// One file a recipe writes: `suffix` goes between STEM.NAME and .csv (empty for the one table
 /// of a rule recipe, nsys's analysis.parquet).
@@ -62,6 +62,7 @@ inline constexpr recipe_info recipe_infos[] = {
     {recipe::cuda_gpu_kern_pace, "cuda_gpu_kern_pace", "name", false},
     {recipe::nvtx_pace, "nvtx_pace", "name", false},
     {recipe::nvtx_gpu_proj_pace, "nvtx_gpu_proj_pace", "name", false},
+    {recipe::nccl_gpu_overlap_trace, "nccl_gpu_overlap_trace", "", false},
 };
 
 inline const recipe_info& info_of(recipe r) noexcept { return recipe_infos[static_cast<std::size_t>(r)]; }
@@ -138,7 +139,7 @@ inline recipe_selection parse_recipes(std::string_view list) {
     if (auto why = detail::parse_recipe_item(item, s); !why.empty()) {
       s.error = "nvscope: recipes: " + why + " (nvscope computes gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], "
                 "cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, "
-                "nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE)";
+                "nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE, nccl_gpu_overlap_trace)";
       s.recipes.clear(), s.params.clear();
       return s;
     }
@@ -256,6 +257,26 @@ inline table pace_stats_table(const pace_stats& s) {
   return t;
 }
 
+// nccl_gpu_overlap_trace's rank_trace.parquet (Name its index, first) and grouped_trace.parquet.
+inline table overlap_trace_table(const std::vector<overlap_trace_row>& rows) {
+  table t;
+  t.header = {"Name", "Start", "End", "PID", "DeviceID", "Communication Overlap", "Compute Overlap", "Rank"};
+  t.numeric = numeric_columns(8, {0});
+  for (const auto& r : rows)
+    t.rows.push_back({r.name, fmt_u(r.start), fmt_u(r.end), fmt_u(r.pid), fmt_u(r.device), r.has_overlap ? fmt_f(r.communication_overlap, 1) : "",
+                      r.has_overlap ? fmt_f(r.compute_overlap, 1) : "", recipe_rank});
+  return t;
+}
+
+inline table overlap_groups_table(const std::vector<overlap_group_row>& rows) {
+  table t;
+  t.header = {"Name", "Count", "Communication Overlap", "Compute Overlap"};
+  t.numeric = numeric_columns(4, {0});
+  for (const auto& g : rows)
+    t.rows.push_back({g.name, fmt_u(g.count), g.has_overlap ? fmt_f(g.communication_overlap, 1) : "", g.has_overlap ? fmt_f(g.compute_overlap, 1) : ""});
+  return t;
+}
+
 // Every file of a pace recipe, by nsys's names: pace_start ... pace_delta_stats, stats.
 inline std::vector<recipe_file> pace_files(const std::vector<pace_row>& rows, const std::string& name) {
   auto u = [](std::uint64_t v) { return fmt_u(v); };
@@ -284,6 +305,7 @@ inline table recipe_table(const trace& t, recipe which, const recipe_params& p =
     case recipe::cuda_gpu_kern_pace: return detail::pace_table(cuda_gpu_kern_pace(t, p));
     case recipe::nvtx_pace: return detail::pace_table(nvtx_pace(t, p));
     case recipe::nvtx_gpu_proj_pace: return detail::pace_table(nvtx_gpu_proj_pace(t, p));
+    case recipe::nccl_gpu_overlap_trace: return detail::overlap_trace_table(nccl_gpu_overlap_trace(t));
     case recipe::cuda_memset_sync: break;
   }
   return detail::memset_rule_table(cuda_memset_sync(t));
@@ -295,7 +317,8 @@ inline std::string recipe_csv(const trace& t, recipe which, const recipe_params&
 
 /// Every file of one recipe, as nsys's recipe writes them: a rule recipe's one table (nsys's
 /// analysis.parquet; suffix empty), a pace recipe's pace_start, pace_end, pace_duration,
-/// pace_duration_accum, pace_delta, pace_delta_accum, pace_delta_stats and stats.
+/// pace_duration_accum, pace_delta, pace_delta_accum, pace_delta_stats and stats;
+/// nccl_gpu_overlap_trace's rank_trace and grouped_trace.
 /// \code
 ///   for (const auto& f : nvscope::recipe_files(t, nvscope::recipe::nvtx_pace, p)) nvscope::write_file("run.nvtx_pace" + f.suffix + ".csv", f.csv);
 /// \endcode
@@ -304,6 +327,10 @@ inline std::vector<recipe_file> recipe_files(const trace& t, recipe which, const
     case recipe::cuda_gpu_kern_pace: return detail::pace_files(cuda_gpu_kern_pace(t, p), p.name);
     case recipe::nvtx_pace: return detail::pace_files(nvtx_pace(t, p), p.name);
     case recipe::nvtx_gpu_proj_pace: return detail::pace_files(nvtx_gpu_proj_pace(t, p), p.name);
+    case recipe::nccl_gpu_overlap_trace: {
+      const auto rows = nccl_gpu_overlap_trace(t);
+      return {{".rank_trace", csv_of(detail::overlap_trace_table(rows))}, {".grouped_trace", csv_of(detail::overlap_groups_table(nccl_gpu_overlap_groups(rows)))}};
+    }
     default: return {{"", recipe_csv(t, which, p)}};
   }
 }

@@ -330,6 +330,67 @@ inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_par
   return pace_of(projected, t.begin);
 }
 
+/// The overlap of two spans, in ns.
+inline std::uint64_t overlap_ns(timestamp_ns s1, timestamp_ns e1, timestamp_ns s2, timestamp_ns e2) {
+  const auto s = std::max(s1, s2), e = std::min(e1, e2);
+  return e > s ? e - s : 0;
+}
+
+/// `nccl_gpu_overlap_trace` (recipe `nccl_gpu_overlap_trace.py`) rank_trace: per process and
+/// device (`kernel_df.groupby(["pid", "deviceId"])`), the communication kernels, then the compute
+/// kernels, each with "Communication Sum" and "Compute Sum" (`overlap.calculate_overlap_sum`,
+/// whose file is not in nvscope's sources: *inferred* as the overlap with each other kernel of
+/// that kind summed, the kernel itself left out), "Communication Overlap" = "Communication Sum"
+/// / "Duration" * 100 and "Compute Overlap" likewise, `.round(1)`. nsys classifies a kernel as
+/// communication by the NCCL NVTX ranges around its launch (`nvtx.classify_cuda_kernel`);
+/// nvscope by its name, as `nvscope merge` does: `name LIKE '%nccl%'`.
+inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
+  std::map<std::uint16_t, std::vector<overlap_trace_row>> by_device;
+  for (const auto& k : t.kernels) {
+    if (!valid(k.start, k.end)) continue;
+    overlap_trace_row r;
+    r.name = kernel_label(t, k.name, name_form::base), r.start = k.start, r.end = k.end, r.pid = t.process_id;
+    r.device = t.kernel_configs[k.config].device, r.communication = like(r.name, "%nccl%");
+    by_device[r.device].push_back(r);
+  }
+  std::vector<overlap_trace_row> rows;
+  for (auto& [device, kernels] : by_device) {
+    std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    for (const bool communication : {true, false})
+      for (std::size_t i = 0; i < kernels.size(); ++i) {
+        if (kernels[i].communication != communication) continue;
+        auto r = kernels[i];
+        for (std::size_t j = 0; j < kernels.size(); ++j)
+          if (j != i) (kernels[j].communication ? r.communication_sum : r.compute_sum) += overlap_ns(r.start, r.end, kernels[j].start, kernels[j].end);
+        const double d = static_cast<double>(r.end - r.start);
+        r.has_overlap = r.end > r.start;
+        if (r.has_overlap) r.communication_overlap = pandas_round(static_cast<double>(r.communication_sum) / d * 100, 1), r.compute_overlap = pandas_round(static_cast<double>(r.compute_sum) / d * 100, 1);
+        rows.push_back(r);
+      }
+  }
+  return rows;
+}
+
+/// `nccl_gpu_overlap_trace`'s grouped_trace: the rank_trace rows `groupby("Name")` (by name),
+/// "Count", and the sums over the durations' sum * 100, `.round(1)`.
+inline std::vector<overlap_group_row> nccl_gpu_overlap_groups(const std::vector<overlap_trace_row>& rows) {
+  std::map<std::string, overlap_group_row> groups;
+  for (const auto& r : rows) {
+    auto& g = groups[r.name];
+    g.name = r.name, ++g.count, g.duration += r.end - r.start, g.communication_sum += r.communication_sum, g.compute_sum += r.compute_sum;
+  }
+  std::vector<overlap_group_row> out;
+  for (auto& [name, g] : groups) {
+    g.has_overlap = g.duration > 0;
+    if (g.has_overlap) {
+      g.communication_overlap = pandas_round(static_cast<double>(g.communication_sum) / static_cast<double>(g.duration) * 100, 1);
+      g.compute_overlap = pandas_round(static_cast<double>(g.compute_sum) / static_cast<double>(g.duration) * 100, 1);
+    }
+    out.push_back(g);
+  }
+  return out;
+}
+
 } // namespace reference
 } // namespace v1
 } // namespace nvscope
