@@ -41,6 +41,12 @@ KEYS = {
     "cuda_memset_sync": (["API Name", "Memory Kind", "Bytes"], ["Duration"], []),
     "cuda_gpu_kern_hist": (["Name"], ["Duration"], []),  # no Start: the rank follows each side's row order
 }
+# Recipes of several files, compared as the pace recipes are (compare_pace): file names and the
+# columns compared loosely. nccl_gpu_overlap_trace needs NCCL kernels: pass it in RECIPES on a
+# multi-GPU workload (the fidelity workload has none: no rows on either side).
+MULTI_FILES = {"nccl_gpu_overlap_trace": (["rank_trace", "grouped_trace"],
+                                          {"rank_trace": ["Communication Overlap", "Compute Overlap"],
+                                           "grouped_trace": ["Count"]})}
 # The pace recipes' files (nsys's pace_FILE.parquet and stats.parquet; nvscope's PREFIX_NAME.FILE.csv),
 # compared row by row (a row an iteration); times from each run's own session start, so starts,
 # ends and the first delta are not compared, the other columns within the tolerance.
@@ -80,16 +86,22 @@ def cell(v):
     return "" if v is None or v != v else str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
 
 
-def read_pace(folder):
-    """A pace recipe's files, {FILE: (header, rows)}: pace_FILE.parquet (a row an iteration, a
-    column a rank) and stats.parquet (its index, Text, as the first column)."""
+def files_of(name):
+    """The files of a recipe of several, and its loosely compared columns."""
+    return MULTI_FILES.get(name, (PACE_FILES, PACE_LOOSE))
+
+
+def read_pace(folder, names=PACE_FILES):
+    """A recipe's files, {FILE: (header, rows)}: pace_FILE.parquet (a row an iteration, a column
+    a rank), stats.parquet, rank_trace.parquet, grouped_trace.parquet (an index, Text or Name, as
+    the first column)."""
     import pandas
     files = {}
-    for name in PACE_FILES:
+    for name in names:
         hits = glob.glob(os.path.join(folder, "**", name + ".parquet"), recursive=True)
         if hits:
             df = pandas.read_parquet(hits[0])
-            if name == "stats":
+            if name in ("stats", "rank_trace", "grouped_trace"):
                 df = df.reset_index()
             header = [str(c) for c in df.columns]
             files[name] = (header, [{h: cell(v) for h, v in zip(header, r)} for r in df.itertuples(index=False)])
@@ -97,9 +109,9 @@ def read_pace(folder):
 
 
 def read_our_pace(prefix, name):
-    """nvscope's files of a pace recipe, PREFIX_NAME.FILE.csv, as read_pace gives nsys's."""
+    """nvscope's files of a recipe of several, PREFIX_NAME.FILE.csv, as read_pace gives nsys's."""
     files = {}
-    for f in PACE_FILES:
+    for f in files_of(name)[0]:
         path = "%s_%s.%s.csv" % (prefix, name, f)
         if os.path.exists(path):
             with open(path, newline="") as fh:
@@ -113,7 +125,8 @@ def compare_pace(name, ours, theirs):
     """Per file: the same columns (stats' units cut as column() cuts them), the same number of
     rows, and the loose columns within the tolerance (the runs are separate processes)."""
     d = {"header_equal": True, "rows_nvscope": 0, "rows_nsys": 0, "only_nvscope": [], "only_nsys": [], "time_mismatches": []}
-    for f in PACE_FILES:
+    names, loose = files_of(name)
+    for f in names:
         if f not in theirs or f not in ours:  # nsys writes nothing where it finds no instance
             if (f in theirs and theirs[f][1]) or (f in ours and ours[f][1]):
                 d["only_nsys" if f in theirs else "only_nvscope"].append([f])
@@ -126,12 +139,12 @@ def compare_pace(name, ours, theirs):
         if len(ra) != len(rb):
             d["only_nvscope" if len(ra) > len(rb) else "only_nsys"].append([f, abs(len(ra) - len(rb))])
         for i, (a, b) in enumerate(zip(ra, rb)):
-            for c in PACE_LOOSE.get(f, []):
+            for c in loose.get(f, []):
                 if f == "pace_delta" and i == 0:
                     continue  # from each run's own session start
                 x = next((a[h] for h in a if column(h) == c), None)
                 y = next((b[h] for h in b if column(h) == c), None)
-                if not close(x, y, False):
+                if not close(x, y, "Overlap" in c):
                     d["time_mismatches"].append([f, i, c, x, y])
     return d
 
@@ -179,10 +192,11 @@ def nsys_rows(nsys, rep, item, out, log):
     options = sum([["--" + p.split("=")[0], p.split("=", 1)[1]] for p in params], [])
     if run([nsys, "recipe", name, "--input", rep + ".nsys-rep", "--output", folder, "--force-overwrite"] + options, log) == 0:
         try:
-            got = read_pace(folder) if name.endswith("_pace") else read_parquet(folder)
+            several = name.endswith("_pace") or name in MULTI_FILES
+            got = read_pace(folder, files_of(name)[0]) if several else read_parquet(folder)
             if got is not None:
                 return got, "nsys recipe"
-            if name.endswith("_pace"):  # no rule behind a pace recipe: nothing found
+            if several:  # no rule behind these recipes: nothing found
                 return {}, "nsys recipe (no output)"
         except Exception as e:  # no pandas or pyarrow here: the rule's CSV holds the same rows
             with open(log, "a") as f:
@@ -227,8 +241,8 @@ def main():
     for item in items:
         name = item.split(":")[0]
         theirs, source = nsys_rows(nsys, rep, item, args.out, log)
-        pace = name.endswith("_pace")
-        mine = "%s_%s%s.csv" % (ours, name, ".stats" if pace else "")
+        pace = name.endswith("_pace") or name in MULTI_FILES
+        mine = "%s_%s%s.csv" % (ours, name, "." + files_of(name)[0][-1] if pace else "")
         if theirs is None or not os.path.exists(mine):
             detail[name] = {"error": source if theirs is None else "nvscope wrote no " + mine}
             continue
