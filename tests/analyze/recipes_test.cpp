@@ -363,6 +363,9 @@ TEST_CASE("recipes: nccl_gpu_overlap_trace's sums, kernel by kernel") {
   const auto files = recipe_files(t, recipe::nccl_gpu_overlap_trace);
   REQUIRE(files.size() == 2);
   CHECK(files[1].csv == "Name,Count,Communication Overlap,Compute Overlap\ngemm,1,125.0,0.0\nncclAllReduce,2,50.0,60.0\nrelu,1,63.6,0.0\n");
+  t.kernels[0].name = t.kernels[2].name = t.strings.intern("allreduce"); // no communication kernel: no rows, as nsys
+  CHECK(nccl_gpu_overlap_trace(t).empty());
+  CHECK(reference::nccl_gpu_overlap_trace(t).empty());
 }
 
 TEST_CASE("recipes: the list --recipes takes") {

@@ -483,8 +483,9 @@ inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
     if (it == communication.end()) it = communication.emplace(k.name, is_communication_kernel(kernel_name(t, k.name, name_form::base))).first;
     ks.push_back({t.kernel_configs[k.config].device, k.start, k.end, i, it->second});
   }
-  std::stable_sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return std::tie(a.device, a.start) < std::tie(b.device, b.start); });
   std::vector<overlap_trace_row> rows;
+  if (std::none_of(ks.begin(), ks.end(), [](const detail::overlap_kernel& k) { return k.communication; })) return rows; // as nsys: no NCCL kernel, no rows
+  std::stable_sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return std::tie(a.device, a.start) < std::tie(b.device, b.start); });
   for (std::size_t i = 0, j = 0; i < ks.size(); i = j) {
     for (j = i; j < ks.size() && ks[j].device == ks[i].device;) ++j;
     detail::overlap_rows_of(t, ks, i, j, rows);

@@ -343,7 +343,8 @@ inline std::uint64_t overlap_ns(timestamp_ns s1, timestamp_ns e1, timestamp_ns s
 /// that kind summed, the kernel itself left out), "Communication Overlap" = "Communication Sum"
 /// / "Duration" * 100 and "Compute Overlap" likewise, `.round(1)`. nsys classifies a kernel as
 /// communication by the NCCL NVTX ranges around its launch (`nvtx.classify_cuda_kernel`);
-/// nvscope by its name, as `nvscope merge` does: `name LIKE '%nccl%'`.
+/// nvscope by its name, as `nvscope merge` does: `name LIKE '%nccl%'`. A trace without a
+/// communication kernel has no rows ("Report does not contain any NCCL kernels").
 inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
   std::map<std::uint16_t, std::vector<overlap_trace_row>> by_device;
   for (const auto& k : t.kernels) {
@@ -354,6 +355,10 @@ inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
     by_device[r.device].push_back(r);
   }
   std::vector<overlap_trace_row> rows;
+  bool any = false; // "Report does not contain any NCCL kernels": no rows
+  for (const auto& [device, kernels] : by_device)
+    for (const auto& k : kernels) any = any || k.communication;
+  if (!any) return rows;
   for (auto& [device, kernels] : by_device) {
     std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
     for (const bool communication : {true, false})
