@@ -5,7 +5,8 @@
 /// The rows of the `nsys recipe` recipes nvscope computes in-process, with nsys's names and
 /// default parameters: `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`, `cuda_memcpy_async`,
 /// `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`, `cuda_gpu_kern_pace`, `nvtx_pace`,
-/// `nvtx_gpu_proj_pace`. Numbers, enums and the names nsys prints; computed
+/// `nvtx_gpu_proj_pace`, `nccl_gpu_overlap_trace`, and the two roundings nsys's figures go
+/// through (SQLite's and pandas'). Numbers, enums and the names nsys prints; computed
 /// by analyze/recipes.hpp, defined plainly by analyze/reference/recipes.hpp, printed by
 /// export/recipes.hpp. docs/analysis.md ("Recipes") gives each definition.
 ///

@@ -5,11 +5,13 @@
 /// The `nsys recipe` recipes nvscope computes in-process from a trace, by nsys's names and with
 /// its default parameters (`recipe_params`): `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`,
 /// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`,
-/// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace`. Each is one sort and a walk, n
-/// log n in the records (the gaps and chunks walk each device's operations once in start
-/// order; the copy and memset rules look calls up by correlation id in a sorted index), and is
-/// tested equal to its plain definition in analyze/reference/recipes.hpp. export/recipes.hpp
-/// prints them.
+/// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace` (with `pace_stats_of`) and
+/// `nccl_gpu_overlap_trace` (with `nccl_gpu_overlap_groups`). Each is a few sorts and walks, n
+/// log n in the records (the gaps walk each device's operations once in start order; the chunks
+/// and the kernels' overlaps are one sweep over sorted starts and ends, `overlap_sweep`; the copy
+/// and memset rules look calls up by correlation id in a sorted index), and is tested equal to
+/// its plain definition in analyze/reference/recipes.hpp; tests/analyze/recipes_vs_nsys_test.cpp
+/// holds them equal to nsys's own outputs of one run. export/recipes.hpp prints them.
 ///
 /// \code
 ///   auto gaps = nvscope::gpu_gaps(t, {});                 // gaps over nsys's default --gap

@@ -6,7 +6,10 @@
 /// script the recipe runs states it (`nsys analyze`'s `gpu_gaps.py`, `gpu_time_util.py`,
 /// `cuda_api_sync.py`, `cuda_memcpy_async.py`, `cuda_memcpy_sync.py`, `cuda_memset_sync.py`;
 /// the recipes under `nsys_recipe/recipes/<name>/` read their rows through
-/// `StatsService.read_sql_report`), and `cuda_gpu_kern_hist` as its recipe script states it. SQL's `LIKE` is transcribed as SQLite runs it (ASCII
+/// `StatsService.read_sql_report`), and `cuda_gpu_kern_hist`, the pace recipes and
+/// `nccl_gpu_overlap_trace` as their recipe scripts state them (what those scripts take from
+/// nsys's `lib/`, which nvscope's sources lack, inferred from nsys's outputs in
+/// tests/data/nsys_recipes and marked so). SQL's `LIKE` is transcribed as SQLite runs it (ASCII
 /// letters of either case alike), a join as a loop over both tables, `ORDER BY 1 DESC` as a
 /// stable sort, so that ties keep the record order. analyze/recipes.hpp is tested equal to
 /// these (tests/analyze/recipes_test.cpp).
