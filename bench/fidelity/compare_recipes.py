@@ -11,7 +11,8 @@ rule script the recipe runs) gives the rows. Per recipe it compares:
   time_mismatches  joined rows whose time columns differ beyond the tolerance: the two runs
                    are separate processes, so durations are compared loosely and absolute
                    starts not at all
-A recipe is equal when its headers are and no row or time differs.
+A pace recipe's files (pace_start ... pace_delta_stats, stats) are compared file by file, a row
+an iteration (compare_pace). A recipe is equal when its headers are and no row or time differs.
   compare_recipes.py --workload build/fidelity/bench/fidelity/fidelity_workload --out /tmp/rec \\
       [--nsys PATH] [--recipes a,b:k=v] [--results bench/results/fidelity.json] [--check]
 Exit: 0 (or 1 with --check when a recipe differs), 77 no GPU or nsys, 2 usage.
@@ -39,12 +40,19 @@ KEYS = {
     "cuda_memcpy_sync": (["API Name", "Src Kind", "Dst Kind", "Bytes"], ["Duration"], []),
     "cuda_memset_sync": (["API Name", "Memory Kind", "Bytes"], ["Duration"], []),
     "cuda_gpu_kern_hist": (["Name"], ["Duration"], []),  # no Start: the rank follows each side's row order
-    # nsys's times are offset to the session start: compare durations and gaps, not starts.
-    "cuda_gpu_kern_pace": (["Iteration"], ["duration", "gap"], []),
-    "nvtx_pace": (["Iteration"], ["duration", "gap"], []),
-    "nvtx_gpu_proj_pace": (["Iteration"], ["duration", "gap"], []),
 }
-PACE_COLUMNS = ["start", "end", "duration", "duration_accum", "gap", "gap_accum"]
+# Recipes of several files, compared as the pace recipes are (compare_pace): file names and the
+# columns compared loosely. nccl_gpu_overlap_trace needs NCCL kernels: pass it in RECIPES on a
+# multi-GPU workload (the fidelity workload has none: no rows on either side).
+MULTI_FILES = {"nccl_gpu_overlap_trace": (["rank_trace", "grouped_trace"],
+                                          {"rank_trace": ["Communication Overlap", "Compute Overlap"],
+                                           "grouped_trace": ["Count"]})}
+# The pace recipes' files (nsys's pace_FILE.parquet and stats.parquet; nvscope's PREFIX_NAME.FILE.csv),
+# compared row by row (a row an iteration); times from each run's own session start, so starts,
+# ends and the first delta are not compared, the other columns within the tolerance.
+PACE_FILES = ["pace_start", "pace_end", "pace_duration", "pace_duration_accum", "pace_delta", "pace_delta_accum", "pace_delta_stats", "stats"]
+PACE_LOOSE = {"pace_duration": ["0"], "pace_duration_accum": ["0"], "pace_delta": ["0"],
+              "stats": ["Mean", "Min", "Q1", "Median", "Q3", "Max", "Sum"]}
 RELATIVE, ABSOLUTE_NS, PERCENT_POINTS = 0.5, 20000, 15.0
 
 
@@ -74,22 +82,71 @@ def read_parquet(folder):
     return header, rows
 
 
-def read_pace(folder):
-    """A pace recipe's pace_COLUMN.parquet files (a row an iteration, a column a rank) as one table
-    of rank 0's values, the columns nvscope writes."""
+def cell(v):
+    return "" if v is None or v != v else str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
+def files_of(name):
+    """The files of a recipe of several, and its loosely compared columns."""
+    return MULTI_FILES.get(name, (PACE_FILES, PACE_LOOSE))
+
+
+def read_pace(folder, names=PACE_FILES):
+    """A recipe's files, {FILE: (header, rows)}: pace_FILE.parquet (a row an iteration, a column
+    a rank), stats.parquet, rank_trace.parquet, grouped_trace.parquet (an index, Text or Name, as
+    the first column)."""
     import pandas
-    columns = {}
-    for c in PACE_COLUMNS:
-        hits = glob.glob(os.path.join(folder, "**", "pace_%s.parquet" % c), recursive=True)
+    files = {}
+    for name in names:
+        hits = glob.glob(os.path.join(folder, "**", name + ".parquet"), recursive=True)
         if hits:
             df = pandas.read_parquet(hits[0])
-            columns[c] = [str(int(v)) if v == v else "" for v in df.iloc[:, -1]]
-    if not columns:
-        return None
-    n = max(len(v) for v in columns.values())
-    header = ["Iteration"] + [c for c in PACE_COLUMNS if c in columns]
-    rows = [dict([("Iteration", str(i))] + [(c, columns[c][i] if i < len(columns[c]) else "") for c in header[1:]]) for i in range(n)]
-    return header, rows
+            if name in ("stats", "rank_trace", "grouped_trace"):
+                df = df.reset_index()
+            header = [str(c) for c in df.columns]
+            files[name] = (header, [{h: cell(v) for h, v in zip(header, r)} for r in df.itertuples(index=False)])
+    return files or None
+
+
+def read_our_pace(prefix, name):
+    """nvscope's files of a recipe of several, PREFIX_NAME.FILE.csv, as read_pace gives nsys's."""
+    files = {}
+    for f in files_of(name)[0]:
+        path = "%s_%s.%s.csv" % (prefix, name, f)
+        if os.path.exists(path):
+            with open(path, newline="") as fh:
+                reader = csv.reader(fh)
+                header = next(reader, [])
+                files[f] = (header, [dict(zip(header, r)) for r in reader])
+    return files
+
+
+def compare_pace(name, ours, theirs):
+    """Per file: the same columns (stats' units cut as column() cuts them), the same number of
+    rows, and the loose columns within the tolerance (the runs are separate processes)."""
+    d = {"header_equal": True, "rows_nvscope": 0, "rows_nsys": 0, "only_nvscope": [], "only_nsys": [], "time_mismatches": []}
+    names, loose = files_of(name)
+    for f in names:
+        if f not in theirs or f not in ours:  # nsys writes nothing where it finds no instance
+            if (f in theirs and theirs[f][1]) or (f in ours and ours[f][1]):
+                d["only_nsys" if f in theirs else "only_nvscope"].append([f])
+            continue
+        (ha, ra), (hb, rb) = ours[f], theirs[f]
+        if [column(h) for h in ha] != [column(h) for h in hb]:
+            d["header_equal"] = False
+            d.setdefault("headers", {})[f] = [ha, hb]
+        d["rows_nvscope"], d["rows_nsys"] = max(d["rows_nvscope"], len(ra)), max(d["rows_nsys"], len(rb))
+        if len(ra) != len(rb):
+            d["only_nvscope" if len(ra) > len(rb) else "only_nsys"].append([f, abs(len(ra) - len(rb))])
+        for i, (a, b) in enumerate(zip(ra, rb)):
+            for c in loose.get(f, []):
+                if f == "pace_delta" and i == 0:
+                    continue  # from each run's own session start
+                x = next((a[h] for h in a if column(h) == c), None)
+                y = next((b[h] for h in b if column(h) == c), None)
+                if not close(x, y, "Overlap" in c):
+                    d["time_mismatches"].append([f, i, c, x, y])
+    return d
 
 
 def visible(header):
@@ -135,9 +192,12 @@ def nsys_rows(nsys, rep, item, out, log):
     options = sum([["--" + p.split("=")[0], p.split("=", 1)[1]] for p in params], [])
     if run([nsys, "recipe", name, "--input", rep + ".nsys-rep", "--output", folder, "--force-overwrite"] + options, log) == 0:
         try:
-            got = read_pace(folder) if name.endswith("_pace") else read_parquet(folder)
+            several = name.endswith("_pace") or name in MULTI_FILES
+            got = read_pace(folder, files_of(name)[0]) if several else read_parquet(folder)
             if got is not None:
                 return got, "nsys recipe"
+            if several:  # no rule behind these recipes: nothing found
+                return {}, "nsys recipe (no output)"
         except Exception as e:  # no pandas or pyarrow here: the rule's CSV holds the same rows
             with open(log, "a") as f:
                 f.write("parquet not read: %s\n" % e)
@@ -181,11 +241,15 @@ def main():
     for item in items:
         name = item.split(":")[0]
         theirs, source = nsys_rows(nsys, rep, item, args.out, log)
-        mine = "%s_%s.csv" % (ours, name)
+        pace = name.endswith("_pace") or name in MULTI_FILES
+        mine = "%s_%s%s.csv" % (ours, name, "." + files_of(name)[0][-1] if pace else "")
         if theirs is None or not os.path.exists(mine):
             detail[name] = {"error": source if theirs is None else "nvscope wrote no " + mine}
             continue
-        d = compare_recipe(name, read_csv(mine), theirs)
+        if pace:
+            d = compare_pace(name, read_our_pace(ours, name), theirs if isinstance(theirs, dict) else {})
+        else:
+            d = compare_recipe(name, read_csv(mine), theirs)
         d["nsys_source"] = source
         if d["rows_nvscope"] == 0 and d["rows_nsys"] == 0:  # the workload made nothing it selects
             d["compared"] = False

@@ -268,7 +268,7 @@ int collect_reports(const std::string& prefix, const char* list) {
 }
 
 // --recipes PREFIX LIST: the recipes of LIST (nsys's names and options, export/recipes.hpp) as
-// PREFIX_NAME.csv, with the runtime's API calls recorded (the rules join them).
+// PREFIX_NAME.csv (a pace recipe: PREFIX_NAME.FILE.csv per file nsys writes), with the runtime's API calls recorded (the rules join them).
 int collect_recipes(const std::string& prefix, const char* list) {
   const auto chosen = nvscope::parse_recipes(list);
   if (!chosen.error.empty()) {
@@ -287,10 +287,12 @@ int collect_recipes(const std::string& prefix, const char* list) {
   const auto& t = c.result();
   for (std::size_t i = 0; i < chosen.recipes.size(); ++i) {
     const auto which = chosen.recipes[i];
-    const auto w = nvscope::write_file(prefix + "_" + nvscope::recipe_name(which) + ".csv", nvscope::recipe_csv(t, which, chosen.params[i]));
-    if (!w) {
-      std::fprintf(stderr, "%s\n", w.error.c_str());
-      return 1;
+    for (const auto& f : nvscope::recipe_files(t, which, chosen.params[i])) { // PREFIX_NAME.csv, or PREFIX_NAME.pace_start.csv ...
+      const auto w = nvscope::write_file(prefix + "_" + nvscope::recipe_name(which) + f.suffix + ".csv", f.csv);
+      if (!w) {
+        std::fprintf(stderr, "%s\n", w.error.c_str());
+        return 1;
+      }
     }
   }
   std::printf("fidelity: %zu API calls, %zu kernels collected, recipes written to %s_*.csv\n", t.api_calls.size(), t.kernels.size(), prefix.c_str());

@@ -47,12 +47,23 @@ void same_pace(const std::vector<pace_row>& e, const std::vector<pace_row>& r, c
     SAME(a.start, b.start, w + " start");
     SAME(a.end, b.end, w + " end");
     SAME(a.duration_accum, b.duration_accum, w + " duration_accum");
-    SAME(a.gap, b.gap, w + " gap");
-    SAME(a.gap_accum, b.gap_accum, w + " gap_accum");
+    SAME(a.delta, b.delta, w + " delta");
+    SAME(a.delta_accum, b.delta_accum, w + " delta_accum");
   });
+  const auto se = pace_stats_of(e, "x"), sr = reference::pace_stats_of(r, "x");
+  SAME(se.count, sr.count, table + " stats count");
+  SAME(se.mean, sr.mean, table + " stats mean");
+  SAME(se.has_std, sr.has_std, table + " stats has std");
+  NEAR(se.std, sr.std, table + " stats std");
+  SAME(se.q1, sr.q1, table + " stats q1");
+  SAME(se.median, sr.median, table + " stats median");
+  SAME(se.q3, sr.q3, table + " stats q3");
+  SAME(se.min, sr.min, table + " stats min");
+  SAME(se.max, sr.max, table + " stats max");
+  SAME(se.sum, sr.sum, table + " stats sum");
 }
 
-void check_all(std::size_t (&rows)[10], const trace& t, const recipe_params& p, const std::string& label) {
+void check_all(std::size_t (&rows)[11], const trace& t, const recipe_params& p, const std::string& label) {
   const auto gaps = gpu_gaps(t, p);
   same_rows(gaps, reference::gpu_gaps(t, p), label + " gpu_gaps", [](const gpu_gap_row& a, const gpu_gap_row& b, const std::string& w) {
     SAME(a.duration, b.duration, w + " duration");
@@ -63,10 +74,11 @@ void check_all(std::size_t (&rows)[10], const trace& t, const recipe_params& p, 
   });
   const auto util = gpu_time_util(t, p);
   same_rows(util, reference::gpu_time_util(t, p), label + " gpu_time_util", [](const gpu_util_row& a, const gpu_util_row& b, const std::string& w) {
-    NEAR(a.in_use, b.in_use, w + " in use");
+    SAME(a.in_use, b.in_use, w + " in use");
     SAME(a.duration, b.duration, w + " duration");
     SAME(a.start, b.start, w + " start");
     SAME(a.device, b.device, w + " device");
+    SAME(a.context, b.context, w + " context");
   });
   const auto sync = cuda_api_sync(t);
   same_rows(sync, reference::cuda_api_sync(t), label + " cuda_api_sync", [](const api_sync_row& a, const api_sync_row& b, const std::string& w) {
@@ -105,9 +117,30 @@ void check_all(std::size_t (&rows)[10], const trace& t, const recipe_params& p, 
   if (!projections.empty()) named.name = std::string(t.strings[t.ranges[projections[0].range].name]);
   const auto projected = nvtx_gpu_proj_pace(t, named);
   same_pace(projected, reference::nvtx_gpu_proj_pace(t, named), label + " nvtx_gpu_proj_pace");
-  const std::size_t made[] = {gaps.size(),  util.size(),      sync.size(),       async.size(),     copies.size(),
-                              sets.size(),  hist.size(),      kern_pace.size(),  range_pace.size(), projected.size()};
-  for (int i = 0; i < 10; ++i) rows[i] += made[i];
+  const auto overlap = nccl_gpu_overlap_trace(t);
+  same_rows(overlap, reference::nccl_gpu_overlap_trace(t), label + " nccl_gpu_overlap_trace", [](const overlap_trace_row& a, const overlap_trace_row& b, const std::string& w) {
+    SAME(a.name, b.name, w + " name");
+    SAME(a.start, b.start, w + " start");
+    SAME(a.end, b.end, w + " end");
+    SAME(a.device, b.device, w + " device");
+    SAME(a.communication, b.communication, w + " communication");
+    SAME(a.communication_sum, b.communication_sum, w + " communication sum");
+    SAME(a.compute_sum, b.compute_sum, w + " compute sum");
+    SAME(a.communication_overlap, b.communication_overlap, w + " communication overlap");
+    SAME(a.compute_overlap, b.compute_overlap, w + " compute overlap");
+  });
+  same_rows(nccl_gpu_overlap_groups(overlap), reference::nccl_gpu_overlap_groups(overlap), label + " nccl_gpu_overlap_trace groups",
+            [](const overlap_group_row& a, const overlap_group_row& b, const std::string& w) {
+              SAME(a.name, b.name, w + " name");
+              SAME(a.count, b.count, w + " count");
+              SAME(a.communication_overlap, b.communication_overlap, w + " communication overlap");
+              SAME(a.compute_overlap, b.compute_overlap, w + " compute overlap");
+            });
+  std::size_t communication = 0;
+  for (const auto& r : overlap) communication += r.communication;
+  const std::size_t made[] = {gaps.size(), util.size(),      sync.size(),      async.size(),      copies.size(),    sets.size(),
+                              hist.size(), kern_pace.size(), range_pace.size(), projected.size(), communication};
+  for (int i = 0; i < 11; ++i) rows[i] += made[i];
 }
 
 // A random trace with what the rules read: two devices with contexts, copies of every memory
@@ -120,6 +153,8 @@ trace dressed(std::uint64_t seed, int threads, int events) {
                          "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2DAsync_v3020", "cudaMemcpyPeerASYNC", "cudaMemset",
                          "cudaMemsetAsync", "cudaMemset2D", "cudaLaunchKernel", "cudaEventSynchronize", "cudaMemcpyToSymbol"};
   for (auto& a : t.api_calls) a.name = t.strings.intern(names[g() % 14]);
+  const auto nccl = t.strings.intern("ncclDevKernel_AllReduce_Sum_f32"), nccl_upper = t.strings.intern("NCCLKernel_Send");
+  for (std::size_t i = 1; i < t.kernels.size(); i += 4) t.kernels[i].name = i % 8 == 1 ? nccl : nccl_upper; // communication kernels
   kernel_config c;
   c.device = 1, c.context = 5;
   const auto on_one = t.kernel_configs.intern(c);
@@ -143,7 +178,7 @@ trace dressed(std::uint64_t seed, int threads, int events) {
 
 TEST_CASE("recipes: random traces equal their definitions under several parameters") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
-  std::size_t rows[10] = {};
+  std::size_t rows[11] = {};
   for (int i = 0; i < 16; ++i) {
     const auto seed = rng();
     const int threads = 1 + i % 4, events = 40 + static_cast<int>(rng() % 400);
@@ -158,7 +193,7 @@ TEST_CASE("recipes: random traces equal their definitions under several paramete
     check_all(rows, t, p, label);
     check_all(rows, t, recipe_params{}, label + " defaults");
   }
-  for (int i = 0; i < 10; ++i) CHECK_MESSAGE(rows[i] > 0, std::string(recipe_name(static_cast<recipe>(i))), " made no rows to compare");
+  for (int i = 0; i < 11; ++i) CHECK_MESSAGE(rows[i] > 0, std::string(recipe_name(static_cast<recipe>(i))), " made no rows to compare");
 }
 
 TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
@@ -202,7 +237,7 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   CHECK(util[0].device == 0);
   CHECK(util[0].start == 1000000500);
   CHECK(util[0].duration == 1000000500);
-  CHECK(util[0].in_use == doctest::Approx(100.0 * 1000 / 1000000500));
+  CHECK(util[0].in_use == 0.0); // 0.0001 %, rounded to one decimal as nsys rounds it
 
   const auto sync = cuda_api_sync(t);
   REQUIRE(sync.size() == 1);
@@ -220,14 +255,15 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   CHECK(s[0].device == 1);
 
   const auto csv = recipe_csv(t, recipe::gpu_gaps);
-  CHECK(csv == "Row#,Duration,Start,PID,Device ID,Context ID\n1,1000000000,1000000000,42,0,0\n");
-  CHECK(recipe_table(t, recipe::cuda_memcpy_async).header.size() == 11);
+  CHECK(csv == "Row#,Duration,Start,PID,Device ID,Context ID,Rank\n1,1000000000,1000000000,42,0,0,0\n");
+  CHECK(recipe_table(t, recipe::cuda_memcpy_async).header.size() == 12);
   t.kernel_names[t.kernels[0].name] = {t.strings.intern("gemm"), 0};
   t.kernels.push_back(t.kernels[0]);
   t.kernels.back().start = t.kernels.back().end; // 0 ns: left out, as the recipe's `Duration > 0`
-  CHECK(recipe_csv(t, recipe::cuda_gpu_kern_hist) == "Name,Duration\ngemm,1000000000\n");
+  CHECK(recipe_csv(t, recipe::cuda_gpu_kern_hist) == "Duration,Name,Rank\n1000000000,gemm,0\n");
 
-  // Three runs of gemm: [10, 20), [25, 40), [35, 50): gaps 0, 5, 0 (the third overlaps the second).
+  // Three runs of gemm: [10, 20), [25, 40), [35, 50): deltas 10 (from the session's start), 5,
+  // -5 (the third overlaps the second).
   trace paced;
   const auto gemm = paced.strings.intern("gemm"), other = paced.strings.intern("relu");
   for (const auto& [s0, e0, n] : {std::make_tuple(35, 50, gemm), std::make_tuple(10, 20, gemm), std::make_tuple(21, 24, other), std::make_tuple(25, 40, gemm)}) {
@@ -240,10 +276,96 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   const auto pace = cuda_gpu_kern_pace(paced, by_name);
   REQUIRE(pace.size() == 3);
   CHECK(pace[1].start == 25);
-  CHECK(pace[1].gap == 5);
-  CHECK(pace[2].gap == 0);
+  CHECK(pace[0].delta == 10);
+  CHECK(pace[1].delta == 5);
+  CHECK(pace[2].delta == -5);
   CHECK(pace[2].duration_accum == 10 + 15 + 15);
-  CHECK(pace[2].gap_accum == 5);
+  CHECK(pace[2].delta_accum == 10);
+  paced.begin = 4; // times from the session's start
+  CHECK(cuda_gpu_kern_pace(paced, by_name)[0].start == 6);
+  CHECK(cuda_gpu_kern_pace(paced, by_name)[0].delta == 6);
+  // Durations 10, 15, 15: Q1 at place 0.5 of the sorted values, 12.5; the median 15; the sample
+  // deviation sqrt(50 / 3 / 2 * ...) = 2.9.
+  const auto st = pace_stats_of(pace, "gemm");
+  CHECK(st.count == 3);
+  CHECK(st.mean == doctest::Approx(13.3));
+  CHECK(st.q1 == doctest::Approx(12.5));
+  CHECK(st.median == doctest::Approx(15.0));
+  CHECK(st.q3 == doctest::Approx(15.0));
+  CHECK(st.std == doctest::Approx(2.9));
+  const auto files = recipe_files(paced, recipe::cuda_gpu_kern_pace, by_name);
+  REQUIRE(files.size() == 8);
+  CHECK(files[4].suffix == ".pace_delta");
+  CHECK(files[4].csv == "0\n6\n5\n-5\n");
+  CHECK(files[7].csv == "Text,Count,Mean,Std (approx),Min,Q1 (approx),Median (approx),Q3 (approx),Max,Sum\ngemm,3,13.3,2.9,10,12.5,15.0,15.0,15,40\n");
+}
+
+TEST_CASE("recipes: gpu_time_util's chunks rounded up, summed, coalesced and ordered by average") {
+  trace t;
+  auto add = [&](timestamp_ns s, timestamp_ns e, std::uint16_t device) {
+    kernel_config c;
+    c.device = device, c.context = 3 + device;
+    kernel_record k;
+    k.start = s, k.end = e, k.config = t.kernel_configs.intern(c);
+    t.kernels.push_back(k);
+  };
+  // Device 1: [0, 40) in chunks of ceil(40 / 3) = 14: [0, 14) runs two kernels at once (143 %),
+  // [14, 28) nothing, [28, 40) (cut at the span's end) 5 of 12 ns: the last two coalesce into
+  // one row of (14 * 0 + 12 * 41.67) / 26 = 19.2 %.
+  add(0, 10, 1), add(0, 10, 1), add(35, 40, 1);
+  // Device 0: [0, 200) in chunks of 67: [67, 134) 33 ns (49.3 %), [134, 200) 10 of 66 ns: 32.3 %.
+  add(0, 100, 0), add(190, 200, 0);
+  recipe_params three;
+  three.chunks = 3;
+  const auto rows = gpu_time_util(t, three);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].device == 1); // the lower average first, whatever the device
+  CHECK(rows[0].start == 14);
+  CHECK(rows[0].duration == 26);
+  CHECK(rows[0].in_use == doctest::Approx(19.2));
+  CHECK(rows[0].context == 4);
+  CHECK(rows[1].device == 0);
+  CHECK(rows[1].start == 67);
+  CHECK(rows[1].duration == 133);
+  CHECK(rows[1].in_use == doctest::Approx(32.3));
+  CHECK(recipe_csv(t, recipe::gpu_time_util, three) ==
+        "Row#,In-Use,Duration,Start,PID,Device ID,Context ID,Rank\n1,19.2,26,14,0,1,4,0\n2,32.3,133,67,0,0,3,0\n");
+}
+
+TEST_CASE("recipes: nccl_gpu_overlap_trace's sums, kernel by kernel") {
+  trace t;
+  auto add = [&](const char* name, timestamp_ns s, timestamp_ns e) {
+    kernel_record k;
+    k.start = s, k.end = e, k.name = t.strings.intern(name);
+    t.kernels.push_back(k);
+  };
+  // Two all-reduces [0, 100) and [50, 150) beside a gemm [20, 60) and a relu [90, 200).
+  add("ncclAllReduce", 0, 100), add("gemm", 20, 60), add("ncclAllReduce", 50, 150), add("relu", 90, 200);
+  const auto rows = nccl_gpu_overlap_trace(t);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].communication); // communication kernels first
+  CHECK(rows[0].start == 0);
+  CHECK(rows[0].communication_sum == 50); // the other all-reduce, not itself
+  CHECK(rows[0].compute_sum == 40 + 10);
+  CHECK(rows[0].compute_overlap == doctest::Approx(50.0));
+  CHECK(rows[1].compute_sum == 10 + 60);
+  CHECK(rows[2].name == "gemm");
+  CHECK(rows[2].communication_sum == 40 + 10);
+  CHECK(rows[2].compute_sum == 0);
+  CHECK(rows[3].communication_sum == 10 + 60);
+  CHECK(rows[3].communication_overlap == doctest::Approx(63.6)); // 70 of 110 ns
+  const auto groups = nccl_gpu_overlap_groups(rows);
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[0].name == "gemm");
+  CHECK(groups[1].name == "ncclAllReduce");
+  CHECK(groups[1].count == 2);
+  CHECK(groups[1].compute_overlap == doctest::Approx(60.0)); // (50 + 70) of 200 ns
+  const auto files = recipe_files(t, recipe::nccl_gpu_overlap_trace);
+  REQUIRE(files.size() == 2);
+  CHECK(files[1].csv == "Name,Count,Communication Overlap,Compute Overlap\ngemm,1,125.0,0.0\nncclAllReduce,2,50.0,60.0\nrelu,1,63.6,0.0\n");
+  t.kernels[0].name = t.kernels[2].name = t.strings.intern("allreduce"); // no communication kernel: no rows, as nsys
+  CHECK(nccl_gpu_overlap_trace(t).empty());
+  CHECK(reference::nccl_gpu_overlap_trace(t).empty());
 }
 
 TEST_CASE("recipes: the list --recipes takes") {

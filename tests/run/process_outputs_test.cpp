@@ -189,7 +189,7 @@ TEST_CASE("--recipes: STEM.NAME.csv per recipe with the recipe's columns, its op
   nvscope::recipe_params p;
   p.gap_ms = 0;
   CHECK(nvscope_test::file_text(dir + "/p.gpu_gaps.csv") == nvscope::recipe_csv(sample().t, nvscope::recipe::gpu_gaps, p));
-  CHECK(nvscope_test::file_text(dir + "/p.cuda_api_sync.csv").rfind("Duration,Start,PID,TID,API Name\n", 0) == 0);
+  CHECK(nvscope_test::file_text(dir + "/p.cuda_api_sync.csv").rfind("Duration,Start,PID,TID,API Name,Rank\n", 0) == 0);
   remove_all(dir, e.files);
 }
 

@@ -57,11 +57,13 @@ void write_reports(process_end& w, const std::string& stem, const std::vector<re
   write_one(w, stem, ".reports.json", reports_json(t, r, chosen));
 }
 
-// --recipes: each as STEM.NAME.csv with the recipe's columns.
+// --recipes: each as STEM.NAME.csv with the recipe's columns; a pace recipe as the files nsys
+// writes, STEM.NAME.pace_start.csv ... STEM.NAME.stats.csv.
 void write_recipes(process_end& w, const std::string& stem, const std::string& list, const trace& t) {
   const auto chosen = parse_recipes(list);
   for (std::size_t i = 0; i < chosen.recipes.size(); ++i)
-    write_one(w, stem, ("." + std::string(recipe_name(chosen.recipes[i])) + ".csv").c_str(), recipe_csv(t, chosen.recipes[i], chosen.params[i]));
+    for (const auto& f : recipe_files(t, chosen.recipes[i], chosen.params[i]))
+      write_one(w, stem, ("." + std::string(recipe_name(chosen.recipes[i])) + f.suffix + ".csv").c_str(), f.csv);
 }
 
 // Every file `o` asks for; the stem of their names when they could be placed, else empty.

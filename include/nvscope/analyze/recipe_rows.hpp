@@ -5,7 +5,8 @@
 /// The rows of the `nsys recipe` recipes nvscope computes in-process, with nsys's names and
 /// default parameters: `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`, `cuda_memcpy_async`,
 /// `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`, `cuda_gpu_kern_pace`, `nvtx_pace`,
-/// `nvtx_gpu_proj_pace`. Numbers, enums and the names nsys prints; computed
+/// `nvtx_gpu_proj_pace`, `nccl_gpu_overlap_trace`, and the two roundings nsys's figures go
+/// through (SQLite's and pandas'). Numbers, enums and the names nsys prints; computed
 /// by analyze/recipes.hpp, defined plainly by analyze/reference/recipes.hpp, printed by
 /// export/recipes.hpp. docs/analysis.md ("Recipes") gives each definition.
 ///
@@ -17,7 +18,11 @@
 
 #include <nvscope/trace.hpp>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace nvscope {
@@ -41,14 +46,29 @@ struct gpu_gap_row {
   std::uint32_t context = 0; ///< the context of the operation whose end opens the gap
 };
 
-/// One row of `gpu_time_util`: one chunk of a device's span used less than the threshold.
+/// One row of `gpu_time_util`: a run of consecutive chunks of a device's span, each used less
+/// than the threshold, coalesced.
 struct gpu_util_row {
-  double in_use = 0.0;      ///< percent of the chunk with at least one GPU operation running
-  std::uint64_t duration = 0;
+  double in_use = 0.0;      ///< the chunks' time-weighted average of the percent their operations ran (summed, so above 100 where they overlap), rounded to one decimal as nsys's SQL rounds it
+  std::uint64_t duration = 0; ///< from the first chunk's start to the last chunk's end
   timestamp_ns start = 0;
   std::uint64_t pid = 0;
   std::uint16_t device = 0;
+  std::uint32_t context = 0; ///< the device's context as nsys's rule picks it (reference/recipes.hpp)
 };
+
+/// SQLite's `round(v, decimals)`: the nearest value of that many decimals, an exact half (in
+/// decimal) away from zero; the rounded figures nsys's rules sort by.
+inline double sqlite_round(double v, int decimals) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals + 60, v);
+  const char* point = std::strchr(buf, '.');
+  bool tie = point != nullptr && point[decimals + 1] == '5';
+  for (const char* d = point ? point + decimals + 2 : buf; tie && *d != '\0'; ++d) tie = *d == '0';
+  if (tie) v = std::nextafter(v, v < 0 ? -HUGE_VAL : HUGE_VAL);
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return std::strtod(buf, nullptr);
+}
 
 /// One row of `cuda_api_sync`: one call of cudaDeviceSynchronize or cudaStreamSynchronize.
 struct api_sync_row {
@@ -93,17 +113,60 @@ struct kernel_duration_row {
   std::uint64_t duration = 0;
 };
 
-/// One row of `cuda_gpu_kern_pace` or `nvtx_pace`: one instance of the named kernel or range,
-/// an iteration, with the running sums that show the application's pace.
+/// One row of `cuda_gpu_kern_pace`, `nvtx_pace` or `nvtx_gpu_proj_pace`: one instance of the
+/// named kernel or range, an iteration, with the running sums that show the application's pace
+/// (nsys writes each column as a file: pace_start, pace_end, ...).
 struct pace_row {
   std::uint64_t iteration = 0;      ///< 0 for the first instance
-  timestamp_ns start = 0;
+  timestamp_ns start = 0;           ///< from the session's start (`trace::begin`), as nsys offsets its times
   timestamp_ns end = 0;
   std::uint64_t duration = 0;
   std::uint64_t duration_accum = 0; ///< the durations of this and every earlier instance
-  std::uint64_t gap = 0;            ///< start - the previous instance's end (0 for the first, or when they overlap)
-  std::uint64_t gap_accum = 0;
+  std::int64_t delta = 0;           ///< start - the previous instance's end (the first: its start); negative where they overlap
+  std::int64_t delta_accum = 0;
 };
+
+/// A pace recipe's `stats`: the instances' durations summarised as pandas' `describe()` gives
+/// them (quantiles interpolated linearly, the sample deviation), each rounded to one decimal;
+/// nsys's "(approx)" columns combine the ranks' figures, which for one rank are its own.
+struct pace_stats {
+  std::string text;         ///< the name the instances were chosen by
+  std::uint64_t count = 0;
+  double mean = 0, std = 0, q1 = 0, median = 0, q3 = 0;
+  bool has_std = false;     ///< false for a single instance (pandas: NaN, printed empty)
+  std::uint64_t min = 0, max = 0, sum = 0;
+};
+
+/// One row of `nccl_gpu_overlap_trace`'s rank_trace: a kernel, communication or compute, with
+/// the time the other kernels of each kind ran beside it, summed kernel by kernel.
+struct overlap_trace_row {
+  std::string name;                    ///< the base name (nsys's shortName)
+  timestamp_ns start = 0, end = 0;
+  std::uint64_t pid = 0;
+  std::uint16_t device = 0;
+  bool communication = false;          ///< "nccl" in its name (analyze/merge.hpp's is_communication_kernel)
+  std::uint64_t communication_sum = 0; ///< its overlap with each other communication kernel of its device, summed
+  std::uint64_t compute_sum = 0;       ///< the same with each other compute kernel
+  double communication_overlap = 0;    ///< communication_sum / (end - start) * 100, rounded to one decimal (pandas)
+  double compute_overlap = 0;
+  bool has_overlap = false;            ///< false for a kernel of no duration (nsys: NaN, printed empty)
+};
+
+/// One row of `nccl_gpu_overlap_trace`'s grouped_trace: the kernels of one name together.
+struct overlap_group_row {
+  std::string name;
+  std::uint64_t count = 0;
+  std::uint64_t duration = 0, communication_sum = 0, compute_sum = 0;
+  double communication_overlap = 0; ///< communication_sum / duration * 100, rounded to one decimal
+  double compute_overlap = 0;
+  bool has_overlap = false;         ///< false where the kernels have no duration
+};
+
+/// pandas' (numpy's) `round(v, decimals)`: `rint(v * 10^decimals) / 10^decimals`, ties to even.
+inline double pandas_round(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::nearbyint(v * scale) / scale;
+}
 
 } // namespace v1
 } // namespace nvscope

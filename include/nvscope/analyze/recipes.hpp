@@ -5,17 +5,20 @@
 /// The `nsys recipe` recipes nvscope computes in-process from a trace, by nsys's names and with
 /// its default parameters (`recipe_params`): `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`,
 /// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`,
-/// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace`. Each is one sort and a walk, n
-/// log n in the records (the gaps and chunks walk each device's operations once in start
-/// order; the copy and memset rules look calls up by correlation id in a sorted index), and is
-/// tested equal to its plain definition in analyze/reference/recipes.hpp. export/recipes.hpp
-/// prints them.
+/// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace` (with `pace_stats_of`) and
+/// `nccl_gpu_overlap_trace` (with `nccl_gpu_overlap_groups`). Each is a few sorts and walks, n
+/// log n in the records (the gaps walk each device's operations once in start order; the chunks
+/// and the kernels' overlaps are one sweep over sorted starts and ends, `overlap_sweep`; the copy
+/// and memset rules look calls up by correlation id in a sorted index), and is tested equal to
+/// its plain definition in analyze/reference/recipes.hpp; tests/analyze/recipes_vs_nsys_test.cpp
+/// holds them equal to nsys's own outputs of one run. export/recipes.hpp prints them.
 ///
 /// \code
 ///   auto gaps = nvscope::gpu_gaps(t, {});                 // gaps over nsys's default --gap
 ///   auto waits = nvscope::cuda_api_sync(t);               // needs API calls recorded
 /// \endcode
 
+#include <nvscope/analyze/merge.hpp>
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/recipe_rows.hpp>
 #include <nvscope/analyze/reports.hpp>
@@ -23,11 +26,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -58,11 +63,6 @@ inline std::vector<device_op> ops_by_device(const trace& t) {
   std::sort(ops.begin(), ops.end(), [](const device_op& a, const device_op& b) { return std::tie(a.device, a.start) < std::tie(b.device, b.start); });
   return ops;
 }
-
-// One device's busy time as disjoint intervals in time order: the union of its operations.
-struct busy_span {
-  timestamp_ns start, end;
-};
 
 // Calls `each(device, first, last)` for each device's run [first, last) of `ops`.
 template <class Each>
@@ -148,35 +148,112 @@ inline std::vector<gpu_gap_row> gpu_gaps(const trace& t, const recipe_params& p 
   return rows;
 }
 
-/// `gpu_time_util`: each device's span (first start to last end) cut into `p.chunks` equal
-/// chunks; those in use less than `p.threshold` percent, by device, then start. The device's
-/// operations are merged into busy spans once, and one walk over them serves every chunk.
+namespace detail {
+
+// The context nsys's rule gives a device's rows: of the operation that last lowered the first
+// start or raised the last end, in union order (reference::range_context).
+inline std::uint32_t range_context(const std::vector<device_op>& ops, std::size_t first, std::size_t last) {
+  const device_op* lowest = &ops[first];
+  const device_op* highest = &ops[first];
+  for (std::size_t i = first; i < last; ++i) {
+    const auto& o = ops[i];
+    if (o.start < lowest->start || (o.start == lowest->start && o.order < lowest->order)) lowest = &o;
+    if (o.end > highest->end || (o.end == highest->end && o.order < highest->order)) highest = &o;
+  }
+  return (lowest->order > highest->order ? lowest : highest)->context;
+}
+
+// The summed running time of a set of spans (their starts and ends, each sorted) from `from`
+// (at or before every start) up to points asked in increasing order: a sweep that tracks how
+// many run. Serves gpu_time_util's chunks and nccl_gpu_overlap_trace's kernels.
+class overlap_sweep {
+ public:
+  overlap_sweep(std::vector<timestamp_ns> starts, std::vector<timestamp_ns> ends, timestamp_ns from)
+      : starts_(std::move(starts)), ends_(std::move(ends)), pos_(from) {}
+  // The summed running time from where the last call stopped up to `x`.
+  std::uint64_t area_to(timestamp_ns x) {
+    std::uint64_t area = 0;
+    while (i_ < starts_.size() || j_ < ends_.size()) {
+      const bool start = i_ < starts_.size() && (j_ == ends_.size() || starts_[i_] <= ends_[j_]); // starts first: zero-length spans
+      const timestamp_ns next = start ? starts_[i_] : ends_[j_];
+      if (next > x) break;
+      area += running_ * (next - pos_), pos_ = next;
+      if (start) ++running_, ++i_;
+      else --running_, ++j_;
+    }
+    area += running_ * (x - pos_), pos_ = x;
+    return area;
+  }
+
+ private:
+  std::vector<timestamp_ns> starts_, ends_;
+  std::size_t i_ = 0, j_ = 0;
+  std::uint64_t running_ = 0;
+  timestamp_ns pos_;
+};
+
+// The sweep of the device operations [first, last) (sorted by start).
+inline overlap_sweep sweep_of(const std::vector<device_op>& ops, std::size_t first, std::size_t last) {
+  std::vector<timestamp_ns> starts, ends;
+  for (std::size_t k = first; k < last; ++k) starts.push_back(ops[k].start), ends.push_back(ops[k].end);
+  std::sort(ends.begin(), ends.end());
+  return overlap_sweep(std::move(starts), std::move(ends), ops[first].start);
+}
+
+// One device's rows of gpu_time_util, each with its group number (nsys's groupId) for the order.
+inline void util_rows_of(const trace& t, const recipe_params& p, const std::vector<device_op>& ops, std::size_t first, std::size_t last,
+                         std::vector<std::pair<std::int64_t, gpu_util_row>>& rows) {
+  timestamp_ns lo = ops[first].start, hi = ops[first].end;
+  for (std::size_t i = first; i < last; ++i) hi = std::max(hi, ops[i].end);
+  const std::uint64_t size = (hi - lo + p.chunks - 1) / p.chunks;
+  const auto context = range_context(ops, first, last);
+  auto sweep = sweep_of(ops, first, last);
+  std::int64_t low = 0;                     // chunks under the threshold so far
+  std::uint64_t next = 0;                   // the chunk that would extend the row being coalesced
+  bool open = false;                        // whether one is
+  double weighted = 0, sizes = 0;
+  auto close = [&] {
+    if (sizes > 0) rows.back().second.in_use = sqlite_round(weighted / sizes, 1);
+    weighted = sizes = 0;
+  };
+  for (std::uint64_t i = 0; i < p.chunks; ++i) {
+    const timestamp_ns from = lo + i * size, to = std::min(from + size, hi);
+    if (!(from < to)) break;
+    const double percent = static_cast<double>(sweep.area_to(to)) / static_cast<double>(to - from) * 100;
+    if (!(percent < p.threshold)) continue;
+    ++low;
+    if (!open || next != i) {
+      close();
+      rows.push_back({static_cast<std::int64_t>(i) - low, gpu_util_row{0.0, 0, from, t.process_id, ops[first].device, context}});
+    }
+    rows.back().second.duration = to - rows.back().second.start;
+    weighted += static_cast<double>(to - from) * percent, sizes += static_cast<double>(to - from);
+    open = true, next = i + 1;
+  }
+  close();
+}
+
+} // namespace detail
+
+/// `gpu_time_util`: each device's span (first start to last end) cut into `p.chunks` chunks of
+/// equal, rounded-up length; the chunks whose operations ran (summed) less than `p.threshold`
+/// percent of them, consecutive ones coalesced into one row with their time-weighted average;
+/// rows by that average, then duration (docs/analysis.md, "Recipes"). One sweep over each
+/// device's starts and ends serves every chunk.
 /// \code
 ///   for (const auto& c : nvscope::gpu_time_util(t, {})) std::printf("%.1f%% at %llu\n", c.in_use, (unsigned long long)c.start);
 /// \endcode
 inline std::vector<gpu_util_row> gpu_time_util(const trace& t, const recipe_params& p = {}) {
   const auto ops = detail::ops_by_device(t);
-  std::vector<gpu_util_row> rows;
-  std::vector<detail::busy_span> busy;
-  detail::for_each_device(ops, [&](std::uint16_t device, std::size_t first, std::size_t last) {
-    busy.clear();
-    for (std::size_t i = first; i < last; ++i) {
-      if (!busy.empty() && ops[i].start <= busy.back().end) busy.back().end = std::max(busy.back().end, ops[i].end);
-      else busy.push_back({ops[i].start, ops[i].end});
-    }
-    const auto lo = busy.front().start, span = busy.back().end - lo;
-    std::size_t b = 0; // the first busy span ending after the chunk's begin
-    for (std::uint64_t i = 0; i < p.chunks; ++i) {
-      const auto from = lo + span * i / p.chunks, to = lo + span * (i + 1) / p.chunks;
-      if (from == to) continue;
-      while (b < busy.size() && busy[b].end <= from) ++b;
-      std::uint64_t used = 0;
-      for (std::size_t k = b; k < busy.size() && busy[k].start < to; ++k) used += std::min(busy[k].end, to) - std::max(busy[k].start, from);
-      const double in_use = 100.0 * static_cast<double>(used) / static_cast<double>(to - from);
-      if (in_use < p.threshold) rows.push_back({in_use, to - from, from, t.process_id, device});
-    }
+  std::vector<std::pair<std::int64_t, gpu_util_row>> rows;
+  detail::for_each_device(ops, [&](std::uint16_t, std::size_t first, std::size_t last) { detail::util_rows_of(t, p, ops, first, last, rows); });
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::make_tuple(a.second.in_use, a.second.duration, a.first) < std::make_tuple(b.second.in_use, b.second.duration, b.first);
   });
-  return rows;
+  std::vector<gpu_util_row> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) out.push_back(r.second);
+  return out;
 }
 
 /// `cuda_api_sync`: runtime calls of cudaDeviceSynchronize and cudaStreamSynchronize, longest first.
@@ -250,38 +327,51 @@ inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
 
 namespace detail {
 
-// The pace rows of the records `pick(i)` chooses among `n`, ordered by `start_of(i)`.
+// The pace rows of the records `pick(i)` chooses among `n`, ordered by `span(i).first`, times
+// from `session`.
 template <class Pick, class Span>
-std::vector<pace_row> pace_rows(std::size_t n, Pick pick, Span span) {
+std::vector<pace_row> pace_rows(std::size_t n, timestamp_ns session, Pick pick, Span span) {
   std::vector<std::uint32_t> order;
   for (std::uint32_t i = 0; i < n; ++i)
     if (pick(i)) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return span(a).first < span(b).first; });
   std::vector<pace_row> rows(order.size());
-  std::uint64_t durations = 0, gaps = 0;
+  std::uint64_t durations = 0;
+  std::int64_t deltas = 0;
   timestamp_ns last_end = 0;
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const auto [start, end] = span(order[i]);
-    const std::uint64_t gap = i && start > last_end ? start - last_end : 0;
-    durations += end - start, gaps += gap, last_end = end;
-    rows[i] = {i, start, end, end - start, durations, gap, gaps};
+    const auto [s, e] = span(order[i]);
+    const timestamp_ns start = s - session, end = e - session;
+    const std::int64_t delta = static_cast<std::int64_t>(start) - static_cast<std::int64_t>(last_end);
+    durations += end - start, deltas += delta, last_end = end;
+    rows[i] = {i, start, end, end - start, durations, delta, deltas};
   }
   return rows;
+}
+
+// The q-quantile of sorted values as numpy interpolates it (reference::linear_quantile).
+inline double linear_quantile(const std::vector<double>& sorted, double q) noexcept {
+  const double place = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(place);
+  if (lo + 1 >= sorted.size()) return sorted[lo];
+  const double f = place - static_cast<double>(lo), a = sorted[lo], b = sorted[lo + 1];
+  return f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
 }
 
 } // namespace detail
 
 /// `cuda_gpu_kern_pace`: each run of the kernel whose base name is `p.name`, in start order,
-/// with the running sums of durations and of the gaps between runs.
+/// times from the session's start (`trace::begin`), with the running sums of durations and of
+/// the deltas from one run's end to the next run's start.
 /// \code
 ///   nvscope::recipe_params p;
 ///   p.name = "gemm";
-///   auto pace = nvscope::cuda_gpu_kern_pace(t, p); // pace.back().gap_accum: time between the runs
+///   auto pace = nvscope::cuda_gpu_kern_pace(t, p); // pace.back().delta_accum: the last start, summed from the gaps
 /// \endcode
 inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_params& p) {
   const auto& k = t.kernels;
   return detail::pace_rows(
-      k.size(), [&](std::uint32_t i) { return k[i].end != 0 && k[i].end >= k[i].start && kernel_name(t, k[i].name, name_form::base) == p.name; },
+      k.size(), t.begin, [&](std::uint32_t i) { return k[i].end != 0 && k[i].end >= k[i].start && kernel_name(t, k[i].name, name_form::base) == p.name; },
       [&](std::uint32_t i) { return std::make_pair(k[i].start, k[i].end); });
 }
 
@@ -289,7 +379,7 @@ inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_par
 inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
   const auto& r = t.ranges;
   return detail::pace_rows(
-      r.size(), [&](std::uint32_t i) { return !r[i].is_mark && r[i].end != 0 && r[i].end >= r[i].start && t.strings[r[i].name] == p.name; },
+      r.size(), t.begin, [&](std::uint32_t i) { return !r[i].is_mark && r[i].end != 0 && r[i].end >= r[i].start && t.strings[r[i].name] == p.name; },
       [&](std::uint32_t i) { return std::make_pair(r[i].start, r[i].end); });
 }
 
@@ -298,8 +388,133 @@ inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
 inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_params& p) {
   const auto rows = nvtx_gpu_proj_trace(t, start_end_rule::nsys);
   return detail::pace_rows(
-      rows.size(), [&](std::uint32_t i) { return t.strings[t.ranges[rows[i].range].name] == p.name; },
+      rows.size(), t.begin, [&](std::uint32_t i) { return t.strings[t.ranges[rows[i].range].name] == p.name; },
       [&](std::uint32_t i) { return std::make_pair(rows[i].projected_start, rows[i].projected_start + rows[i].projected_duration); });
+}
+
+/// A pace recipe's `stats`: the durations of its rows as nsys summarises them (Count, Mean, Std,
+/// Min, Q1, Median, Q3, Max, Sum; reference::pace_stats_of), from one sorted copy.
+/// \code
+///   auto s = nvscope::pace_stats_of(nvscope::nvtx_pace(t, p), p.name); // s.median: the median iteration
+/// \endcode
+inline pace_stats pace_stats_of(const std::vector<pace_row>& rows, const std::string& name) {
+  pace_stats s;
+  s.text = name, s.count = rows.size();
+  if (rows.empty()) return s;
+  std::vector<double> d;
+  d.reserve(rows.size());
+  double sum = 0;
+  for (const auto& r : rows) d.push_back(static_cast<double>(r.duration)), sum += d.back();
+  const double mean = sum / static_cast<double>(d.size());
+  double m2 = 0;
+  for (const double x : d) m2 += (x - mean) * (x - mean);
+  std::sort(d.begin(), d.end());
+  s.mean = pandas_round(mean, 1), s.has_std = d.size() > 1;
+  s.std = s.has_std ? pandas_round(std::sqrt(m2 / static_cast<double>(d.size() - 1)), 1) : 0.0;
+  s.q1 = pandas_round(detail::linear_quantile(d, 0.25), 1), s.median = pandas_round(detail::linear_quantile(d, 0.5), 1);
+  s.q3 = pandas_round(detail::linear_quantile(d, 0.75), 1);
+  s.min = static_cast<std::uint64_t>(d.front()), s.max = static_cast<std::uint64_t>(d.back()), s.sum = rows.back().duration_accum;
+  return s;
+}
+
+namespace detail {
+
+// A kernel of nccl_gpu_overlap_trace: its device, span, record and kind.
+struct overlap_kernel {
+  std::uint16_t device;
+  timestamp_ns start, end;
+  std::uint32_t index;
+  bool communication;
+};
+
+// Each kernel's overlap with the other kernels of one kind, summed: the kind's running time
+// between the kernel's start and end (one sweep asked at every start and end in time order),
+// less the kernel's own span when it is of that kind.
+inline std::vector<std::uint64_t> overlap_sums(const std::vector<overlap_kernel>& ks, std::size_t first, std::size_t last, bool communication) {
+  std::vector<timestamp_ns> starts, ends;
+  for (std::size_t k = first; k < last; ++k)
+    if (ks[k].communication == communication) starts.push_back(ks[k].start), ends.push_back(ks[k].end);
+  std::sort(ends.begin(), ends.end());
+  std::vector<std::pair<timestamp_ns, std::size_t>> points; // (time, 2 * kernel + 1 for its end)
+  for (std::size_t k = first; k < last; ++k) points.push_back({ks[k].start, 2 * (k - first)}), points.push_back({ks[k].end, 2 * (k - first) + 1});
+  std::sort(points.begin(), points.end());
+  overlap_sweep sweep(std::move(starts), std::move(ends), ks[first].start);
+  std::vector<std::uint64_t> area(points.size()), sums(last - first);
+  std::uint64_t so_far = 0;
+  for (const auto& [time, slot] : points) area[slot] = so_far += sweep.area_to(time);
+  for (std::size_t k = first; k < last; ++k)
+    sums[k - first] = area[2 * (k - first) + 1] - area[2 * (k - first)] - (ks[k].communication == communication ? ks[k].end - ks[k].start : 0);
+  return sums;
+}
+
+// One device's rows (kernels [first, last) of `ks`, sorted by start): communication kernels, then compute.
+inline void overlap_rows_of(const trace& t, const std::vector<overlap_kernel>& ks, std::size_t first, std::size_t last, std::vector<overlap_trace_row>& rows) {
+  const auto comm = overlap_sums(ks, first, last, true), comp = overlap_sums(ks, first, last, false);
+  for (const bool communication : {true, false})
+    for (std::size_t k = first; k < last; ++k) {
+      if (ks[k].communication != communication) continue;
+      overlap_trace_row r;
+      r.name = std::string(kernel_name(t, t.kernels[ks[k].index].name, name_form::base));
+      r.start = ks[k].start, r.end = ks[k].end, r.pid = t.process_id, r.device = ks[k].device, r.communication = communication;
+      r.communication_sum = comm[k - first], r.compute_sum = comp[k - first], r.has_overlap = r.end > r.start;
+      if (r.has_overlap) {
+        const double d = static_cast<double>(r.end - r.start);
+        r.communication_overlap = pandas_round(static_cast<double>(r.communication_sum) / d * 100, 1);
+        r.compute_overlap = pandas_round(static_cast<double>(r.compute_sum) / d * 100, 1);
+      }
+      rows.push_back(std::move(r));
+    }
+}
+
+} // namespace detail
+
+/// `nccl_gpu_overlap_trace`'s rank_trace: per device, each communication kernel ("nccl" in its
+/// name: `is_communication_kernel`, the rule `nvscope merge` uses) and then each compute kernel,
+/// in start order, with the time it ran beside the other kernels of each kind, summed kernel by
+/// kernel, and those sums as percents of its duration (docs/analysis.md, "Recipes").
+/// \code
+///   for (const auto& r : nvscope::nccl_gpu_overlap_trace(t)) if (r.communication) std::printf("%s %.1f%% hidden\n", r.name.c_str(), r.compute_overlap);
+/// \endcode
+inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
+  std::unordered_map<string_id, bool> communication;
+  std::vector<detail::overlap_kernel> ks;
+  for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
+    const auto& k = t.kernels[i];
+    if (k.end == 0 || k.end < k.start) continue;
+    auto it = communication.find(k.name);
+    if (it == communication.end()) it = communication.emplace(k.name, is_communication_kernel(kernel_name(t, k.name, name_form::base))).first;
+    ks.push_back({t.kernel_configs[k.config].device, k.start, k.end, i, it->second});
+  }
+  std::vector<overlap_trace_row> rows;
+  if (std::none_of(ks.begin(), ks.end(), [](const detail::overlap_kernel& k) { return k.communication; })) return rows; // as nsys: no NCCL kernel, no rows
+  std::stable_sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return std::tie(a.device, a.start) < std::tie(b.device, b.start); });
+  for (std::size_t i = 0, j = 0; i < ks.size(); i = j) {
+    for (j = i; j < ks.size() && ks[j].device == ks[i].device;) ++j;
+    detail::overlap_rows_of(t, ks, i, j, rows);
+  }
+  return rows;
+}
+
+/// `nccl_gpu_overlap_trace`'s grouped_trace: the rows of one name together, by name: their
+/// count and their summed overlaps as percents of their summed durations.
+inline std::vector<overlap_group_row> nccl_gpu_overlap_groups(const std::vector<overlap_trace_row>& rows) {
+  std::vector<std::uint32_t> order(rows.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return rows[a].name < rows[b].name; });
+  std::vector<overlap_group_row> groups;
+  for (const auto i : order) {
+    const auto& r = rows[i];
+    if (groups.empty() || groups.back().name != r.name) groups.push_back({r.name, 0, 0, 0, 0, 0, 0, false});
+    auto& g = groups.back();
+    ++g.count, g.duration += r.end - r.start, g.communication_sum += r.communication_sum, g.compute_sum += r.compute_sum;
+  }
+  for (auto& g : groups) {
+    g.has_overlap = g.duration > 0;
+    if (!g.has_overlap) continue;
+    g.communication_overlap = pandas_round(static_cast<double>(g.communication_sum) / static_cast<double>(g.duration) * 100, 1);
+    g.compute_overlap = pandas_round(static_cast<double>(g.compute_sum) / static_cast<double>(g.duration) * 100, 1);
+  }
+  return groups;
 }
 
 } // namespace v1

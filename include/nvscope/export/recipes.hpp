@@ -27,7 +27,14 @@ namespace nvscope {
 inline namespace v1 {
 
 /// The recipes nvscope computes, by nsys's names.
-enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace, nvtx_gpu_proj_pace };
+enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace, nvtx_gpu_proj_pace, nccl_gpu_overlap_trace };
+
+/// One file a recipe writes: `suffix` goes between STEM.NAME and .csv (empty for the one table
+/// of a rule recipe, nsys's analysis.parquet).
+struct recipe_file {
+  std::string suffix;
+  std::string csv;
+};
 
 /// The recipes of a list and the parameters of each, or a one-line error.
 struct recipe_selection {
@@ -55,6 +62,7 @@ inline constexpr recipe_info recipe_infos[] = {
     {recipe::cuda_gpu_kern_pace, "cuda_gpu_kern_pace", "name", false},
     {recipe::nvtx_pace, "nvtx_pace", "name", false},
     {recipe::nvtx_gpu_proj_pace, "nvtx_gpu_proj_pace", "name", false},
+    {recipe::nccl_gpu_overlap_trace, "nccl_gpu_overlap_trace", "", false},
 };
 
 inline const recipe_info& info_of(recipe r) noexcept { return recipe_infos[static_cast<std::size_t>(r)]; }
@@ -131,7 +139,7 @@ inline recipe_selection parse_recipes(std::string_view list) {
     if (auto why = detail::parse_recipe_item(item, s); !why.empty()) {
       s.error = "nvscope: recipes: " + why + " (nvscope computes gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], "
                 "cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, "
-                "nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE)";
+                "nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE, nccl_gpu_overlap_trace)";
       s.recipes.clear(), s.params.clear();
       return s;
     }
@@ -141,74 +149,146 @@ inline recipe_selection parse_recipes(std::string_view list) {
 
 namespace detail {
 
+// nsys's Rank column: the input file's number among the recipe's inputs; one process is one input.
+inline constexpr const char* recipe_rank = "0";
+
 inline table gpu_gaps_table(const std::vector<gpu_gap_row>& rows) {
   table t;
-  t.header = {"Row#", "Duration", "Start", "PID", "Device ID", "Context ID"};
-  t.numeric.assign(6, true);
+  t.header = {"Row#", "Duration", "Start", "PID", "Device ID", "Context ID", "Rank"};
+  t.numeric.assign(7, true);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    t.rows.push_back({fmt_u(i + 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device), fmt_u(r.context)});
+    t.rows.push_back({fmt_u(i + 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device), fmt_u(r.context), recipe_rank});
   }
   return t;
 }
 
 inline table gpu_util_table(const std::vector<gpu_util_row>& rows) {
   table t;
-  t.header = {"Row#", "In-Use", "Duration", "Start", "PID", "Device ID"};
-  t.numeric.assign(6, true);
+  t.header = {"Row#", "In-Use", "Duration", "Start", "PID", "Device ID", "Context ID", "Rank"};
+  t.numeric.assign(8, true);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    t.rows.push_back({fmt_u(i + 1), fmt_f(r.in_use, 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device)});
+    t.rows.push_back({fmt_u(i + 1), fmt_f(r.in_use, 1), fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.device), fmt_u(r.context), recipe_rank});
   }
   return t;
 }
 
 inline table api_sync_table(const std::vector<api_sync_row>& rows) {
   table t;
-  t.header = {"Duration", "Start", "PID", "TID", "API Name"};
-  t.numeric = numeric_columns(5, {4});
-  for (const auto& r : rows) t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.tid), r.api_name});
+  t.header = {"Duration", "Start", "PID", "TID", "API Name", "Rank"};
+  t.numeric = numeric_columns(6, {4});
+  for (const auto& r : rows) t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), fmt_u(r.pid), fmt_u(r.tid), r.api_name, recipe_rank});
   return t;
 }
 
 // nsys prints Green Context ID empty (NULLIF(greenContextId, 0)); nvscope records none.
 inline table memcpy_rule_table(const std::vector<memcpy_rule_row>& rows) {
   table t;
-  t.header = {"Duration", "Start", "Src Kind", "Dst Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name"};
-  t.numeric = numeric_columns(11, {2, 3, 10});
+  t.header = {"Duration", "Start", "Src Kind", "Dst Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name", "Rank"};
+  t.numeric = numeric_columns(12, {2, 3, 10});
   for (const auto& r : rows)
     t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), memory_kind_label(r.src), memory_kind_label(r.dst), fmt_u(r.bytes), fmt_u(r.pid),
-                      fmt_u(r.device), fmt_u(r.context), "", fmt_u(r.stream), r.api_name});
+                      fmt_u(r.device), fmt_u(r.context), "", fmt_u(r.stream), r.api_name, recipe_rank});
   return t;
 }
 
 inline table memset_rule_table(const std::vector<memset_rule_row>& rows) {
   table t;
-  t.header = {"Duration", "Start", "Memory Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name"};
-  t.numeric = numeric_columns(10, {2, 9});
+  t.header = {"Duration", "Start", "Memory Kind", "Bytes", "PID", "Device ID", "Context ID", "Green Context ID", "Stream ID", "API Name", "Rank"};
+  t.numeric = numeric_columns(11, {2, 9});
   for (const auto& r : rows)
     t.rows.push_back({fmt_u(r.duration), fmt_u(r.start), memory_kind_label(r.memory), fmt_u(r.bytes), fmt_u(r.pid), fmt_u(r.device),
-                      fmt_u(r.context), "", fmt_u(r.stream), r.api_name});
+                      fmt_u(r.context), "", fmt_u(r.stream), r.api_name, recipe_rank});
   return t;
 }
 
 inline table kernel_durations_table(const std::vector<kernel_duration_row>& rows) {
   table t;
-  t.header = {"Name", "Duration"};
-  t.numeric = {false, true};
-  for (const auto& r : rows) t.rows.push_back({r.name, fmt_u(r.duration)});
+  t.header = {"Duration", "Name", "Rank"};
+  t.numeric = {true, false, true};
+  for (const auto& r : rows) t.rows.push_back({fmt_u(r.duration), r.name, recipe_rank});
   return t;
 }
 
-// nsys writes one file a column (pace_start.parquet, ...), a column a rank; one process is one
-// rank, so nvscope writes the columns side by side.
+// A pace recipe's rows in one table, the columns nsys writes a file each side by side.
 inline table pace_table(const std::vector<pace_row>& rows) {
   table t;
-  t.header = {"Iteration", "start", "end", "duration", "duration_accum", "gap", "gap_accum"};
+  t.header = {"Iteration", "start", "end", "duration", "duration_accum", "delta", "delta_accum"};
   t.numeric.assign(7, true);
   for (const auto& r : rows)
-    t.rows.push_back({fmt_u(r.iteration), fmt_u(r.start), fmt_u(r.end), fmt_u(r.duration), fmt_u(r.duration_accum), fmt_u(r.gap), fmt_u(r.gap_accum)});
+    t.rows.push_back({fmt_u(r.iteration), fmt_u(r.start), fmt_u(r.end), fmt_u(r.duration), fmt_u(r.duration_accum), std::to_string(r.delta),
+                      std::to_string(r.delta_accum)});
   return t;
+}
+
+// One pace column as nsys's pace_NAME.parquet holds it: a row an iteration, a column a rank
+// named by its number (one process: rank 0).
+template <class Value>
+table pace_column(const std::vector<pace_row>& rows, Value value) {
+  table t;
+  t.header = {recipe_rank};
+  t.numeric = {true};
+  for (const auto& r : rows) t.rows.push_back({value(r)});
+  return t;
+}
+
+// pace_delta_stats.parquet: each iteration's delta summarised across the ranks (one rank: a
+// count of 1, no deviation, the delta for every other figure).
+inline table pace_delta_stats_table(const std::vector<pace_row>& rows) {
+  table t;
+  t.header = {"Count", "Mean", "Std", "Min", "Q1", "Median", "Q3", "Max", "Sum"};
+  t.numeric.assign(9, true);
+  for (const auto& r : rows) {
+    const auto d = std::to_string(r.delta), f = fmt_f(static_cast<double>(r.delta), 1);
+    t.rows.push_back({"1", f, "", d, f, f, f, d, d});
+  }
+  return t;
+}
+
+// stats.parquet: the durations' figures under the name (its index column, Text, first).
+inline table pace_stats_table(const pace_stats& s) {
+  table t;
+  t.header = {"Text", "Count", "Mean", "Std (approx)", "Min", "Q1 (approx)", "Median (approx)", "Q3 (approx)", "Max", "Sum"};
+  t.numeric = numeric_columns(10, {0});
+  if (s.count != 0)
+    t.rows.push_back({s.text, fmt_u(s.count), fmt_f(s.mean, 1), s.has_std ? fmt_f(s.std, 1) : "", fmt_u(s.min), fmt_f(s.q1, 1), fmt_f(s.median, 1),
+                      fmt_f(s.q3, 1), fmt_u(s.max), fmt_u(s.sum)});
+  return t;
+}
+
+// nccl_gpu_overlap_trace's rank_trace.parquet (Name its index, first) and grouped_trace.parquet.
+inline table overlap_trace_table(const std::vector<overlap_trace_row>& rows) {
+  table t;
+  t.header = {"Name", "Start", "End", "PID", "DeviceID", "Communication Overlap", "Compute Overlap", "Rank"};
+  t.numeric = numeric_columns(8, {0});
+  for (const auto& r : rows)
+    t.rows.push_back({r.name, fmt_u(r.start), fmt_u(r.end), fmt_u(r.pid), fmt_u(r.device), r.has_overlap ? fmt_f(r.communication_overlap, 1) : "",
+                      r.has_overlap ? fmt_f(r.compute_overlap, 1) : "", recipe_rank});
+  return t;
+}
+
+inline table overlap_groups_table(const std::vector<overlap_group_row>& rows) {
+  table t;
+  t.header = {"Name", "Count", "Communication Overlap", "Compute Overlap"};
+  t.numeric = numeric_columns(4, {0});
+  for (const auto& g : rows)
+    t.rows.push_back({g.name, fmt_u(g.count), g.has_overlap ? fmt_f(g.communication_overlap, 1) : "", g.has_overlap ? fmt_f(g.compute_overlap, 1) : ""});
+  return t;
+}
+
+// Every file of a pace recipe, by nsys's names: pace_start ... pace_delta_stats, stats.
+inline std::vector<recipe_file> pace_files(const std::vector<pace_row>& rows, const std::string& name) {
+  auto u = [](std::uint64_t v) { return fmt_u(v); };
+  auto i = [](std::int64_t v) { return std::to_string(v); };
+  return {{".pace_start", csv_of(pace_column(rows, [&](const pace_row& r) { return u(r.start); }))},
+          {".pace_end", csv_of(pace_column(rows, [&](const pace_row& r) { return u(r.end); }))},
+          {".pace_duration", csv_of(pace_column(rows, [&](const pace_row& r) { return u(r.duration); }))},
+          {".pace_duration_accum", csv_of(pace_column(rows, [&](const pace_row& r) { return u(r.duration_accum); }))},
+          {".pace_delta", csv_of(pace_column(rows, [&](const pace_row& r) { return i(r.delta); }))},
+          {".pace_delta_accum", csv_of(pace_column(rows, [&](const pace_row& r) { return i(r.delta_accum); }))},
+          {".pace_delta_stats", csv_of(pace_delta_stats_table(rows))},
+          {".stats", csv_of(pace_stats_table(pace_stats_of(rows, name)))}};
 }
 
 } // namespace detail
@@ -225,13 +305,35 @@ inline table recipe_table(const trace& t, recipe which, const recipe_params& p =
     case recipe::cuda_gpu_kern_pace: return detail::pace_table(cuda_gpu_kern_pace(t, p));
     case recipe::nvtx_pace: return detail::pace_table(nvtx_pace(t, p));
     case recipe::nvtx_gpu_proj_pace: return detail::pace_table(nvtx_gpu_proj_pace(t, p));
+    case recipe::nccl_gpu_overlap_trace: return detail::overlap_trace_table(nccl_gpu_overlap_trace(t));
     case recipe::cuda_memset_sync: break;
   }
   return detail::memset_rule_table(cuda_memset_sync(t));
 }
 
-/// One recipe as CSV: a header line of the recipe's column names, then a line a row.
+/// One recipe as CSV: a header line of the recipe's column names, then a line a row (a pace
+/// recipe's columns side by side; recipe_files writes them as nsys does).
 inline std::string recipe_csv(const trace& t, recipe which, const recipe_params& p = {}) { return csv_of(recipe_table(t, which, p)); }
+
+/// Every file of one recipe, as nsys's recipe writes them: a rule recipe's one table (nsys's
+/// analysis.parquet; suffix empty), a pace recipe's pace_start, pace_end, pace_duration,
+/// pace_duration_accum, pace_delta, pace_delta_accum, pace_delta_stats and stats;
+/// nccl_gpu_overlap_trace's rank_trace and grouped_trace.
+/// \code
+///   for (const auto& f : nvscope::recipe_files(t, nvscope::recipe::nvtx_pace, p)) nvscope::write_file("run.nvtx_pace" + f.suffix + ".csv", f.csv);
+/// \endcode
+inline std::vector<recipe_file> recipe_files(const trace& t, recipe which, const recipe_params& p = {}) {
+  switch (which) {
+    case recipe::cuda_gpu_kern_pace: return detail::pace_files(cuda_gpu_kern_pace(t, p), p.name);
+    case recipe::nvtx_pace: return detail::pace_files(nvtx_pace(t, p), p.name);
+    case recipe::nvtx_gpu_proj_pace: return detail::pace_files(nvtx_gpu_proj_pace(t, p), p.name);
+    case recipe::nccl_gpu_overlap_trace: {
+      const auto rows = nccl_gpu_overlap_trace(t);
+      return {{".rank_trace", csv_of(detail::overlap_trace_table(rows))}, {".grouped_trace", csv_of(detail::overlap_groups_table(nccl_gpu_overlap_groups(rows)))}};
+    }
+    default: return {{"", recipe_csv(t, which, p)}};
+  }
+}
 
 } // namespace v1
 } // namespace nvscope

@@ -6,7 +6,10 @@
 /// script the recipe runs states it (`nsys analyze`'s `gpu_gaps.py`, `gpu_time_util.py`,
 /// `cuda_api_sync.py`, `cuda_memcpy_async.py`, `cuda_memcpy_sync.py`, `cuda_memset_sync.py`;
 /// the recipes under `nsys_recipe/recipes/<name>/` read their rows through
-/// `StatsService.read_sql_report`), and `cuda_gpu_kern_hist` as its recipe script states it. SQL's `LIKE` is transcribed as SQLite runs it (ASCII
+/// `StatsService.read_sql_report`), and `cuda_gpu_kern_hist`, the pace recipes and
+/// `nccl_gpu_overlap_trace` as their recipe scripts state them (what those scripts take from
+/// nsys's `lib/`, which nvscope's sources lack, inferred from nsys's outputs in
+/// tests/data/nsys_recipes and marked so). SQL's `LIKE` is transcribed as SQLite runs it (ASCII
 /// letters of either case alike), a join as a loop over both tables, `ORDER BY 1 DESC` as a
 /// stable sort, so that ties keep the record order. analyze/recipes.hpp is tested equal to
 /// these (tests/analyze/recipes_test.cpp).
@@ -22,9 +25,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace nvscope {
@@ -89,44 +94,74 @@ inline std::vector<gpu_gap_row> gpu_gaps(const trace& t, const recipe_params& p)
   return rows;
 }
 
-/// Time inside [lo, hi) covered by at least one of `ops`: the clipped intervals sorted and merged.
-inline std::uint64_t busy_time(const std::vector<table_op>& ops, timestamp_ns lo, timestamp_ns hi) {
-  std::vector<std::pair<timestamp_ns, timestamp_ns>> in;
-  for (const auto& o : ops)
-    if (o.start < hi && o.end > lo) in.emplace_back(std::max(o.start, lo), std::min(o.end, hi));
-  std::sort(in.begin(), in.end());
-  std::uint64_t busy = 0;
-  timestamp_ns covered = lo;
-  for (const auto& [s, e] : in) {
-    if (e <= covered) continue;
-    busy += e - std::max(s, covered);
-    covered = e;
+/// The context nsys's `gpu_time_util` gives a device: its `range` CTE selects `contextId` bare
+/// beside `min(start)` and `max(end)` `GROUP BY deviceId, pid`, and SQLite takes a bare column
+/// from the row that last changed one of them, scanning the union (kernels, copies, memsets).
+inline std::uint32_t range_context(const std::vector<table_op>& ops) {
+  timestamp_ns lo = ops[0].start, hi = ops[0].end;
+  std::uint32_t context = ops[0].context;
+  for (const auto& o : ops) {
+    if (o.start < lo || o.end > hi) context = o.context;
+    lo = std::min(lo, o.start), hi = std::max(hi, o.end);
   }
-  return busy;
+  return context;
 }
 
-/// `gpu_time_util` (rule `gpu_time_util.py`, whose SQL nvscope's sources do not hold; its
-/// description: "For each process, each GPU device is examined, and a time range is created
-/// that starts with the beginning of the first GPU operation on that device and ends with the
-/// end of the last GPU operation on that device. This time range is then divided into equal
-/// chunks, and the GPU utilization is calculated for each chunk"). Chunk i of `chunks` spans
-/// [lo + span * i / chunks, lo + span * (i + 1) / chunks); a chunk used less than `threshold`
-/// percent is a row, by device, then start.
+/// One chunk of `gpu_time_util`'s `utilization` CTE.
+struct util_chunk {
+  std::uint64_t range_id = 0;
+  timestamp_ns start = 0, end = 0;
+  double percent = 0.0;
+};
+
+/// `gpu_time_util` (rule `gpu_time_util.py`): per process and device, `range` spans min(start)
+/// to max(end) of the GPU operations, "chunkSize = ceil(CAST(max(end) - min(start) AS FLOAT) /
+/// {NUM_CHUNKS})"; chunk i is "[i * chunkSize + start, min(... + chunkSize, end))", kept "ON
+/// cstart < cend"; its "timePercentage" is "sum(CAST(coalesce(min(ops.end, chunk.cend) -
+/// max(ops.start, chunk.cstart), 0) AS FLOAT)) / (chunk.cend - chunk.cstart) * 100" over the
+/// operations overlapping it (summed: overlapping operations count twice), "HAVING
+/// timePercentage < {THRESHOLD}"; consecutive chunks ("rangeId - ROW_NUMBER() OVER (PARTITION BY
+/// pid, deviceId ORDER BY rangeId) AS groupId") coalesce into a row: "min(start)", "max(end) -
+/// min(start)", "round(sum(size * timePercentage) / sum(size), 1)", `GROUP BY groupId, deviceId,
+/// pid`; rows numbered "ROW_NUMBER() OVER(ORDER BY average, duration)", ties in the GROUP BY's
+/// order. The ceiling is taken in integers (the float quotient of a span below 2^53 ns by at most
+/// 1000 rounds to an integer only when it is one). nsys adds its profiling overheads to the
+/// operations; nvscope records none.
 inline std::vector<gpu_util_row> gpu_time_util(const trace& t, const recipe_params& p) {
   std::map<std::uint16_t, std::vector<table_op>> by_device;
   for (const auto& o : table_ops(t)) by_device[o.device].push_back(o);
-  std::vector<gpu_util_row> rows;
+  std::vector<std::tuple<std::int64_t, std::uint16_t, gpu_util_row>> rows; // (groupId, device, row)
   for (const auto& [device, ops] : by_device) {
     timestamp_ns lo = ops[0].start, hi = ops[0].end;
     for (const auto& o : ops) lo = std::min(lo, o.start), hi = std::max(hi, o.end);
+    const std::uint64_t size = (hi - lo + p.chunks - 1) / p.chunks;
+    std::vector<util_chunk> low;
     for (std::uint64_t i = 0; i < p.chunks; ++i) {
-      const auto a = lo + (hi - lo) * i / p.chunks, b = lo + (hi - lo) * (i + 1) / p.chunks;
-      if (a == b) continue;
-      const double in_use = 100.0 * static_cast<double>(busy_time(ops, a, b)) / static_cast<double>(b - a);
-      if (in_use < p.threshold) rows.push_back({in_use, b - a, a, t.process_id, device});
+      const timestamp_ns cs = lo + i * size, ce = std::min(cs + size, hi);
+      if (!(cs < ce)) continue;
+      double overlap = 0;
+      for (const auto& o : ops)
+        if (o.start < ce && o.end > cs) overlap += static_cast<double>(std::min(o.end, ce) - std::max(o.start, cs));
+      const double percent = overlap / static_cast<double>(ce - cs) * 100;
+      if (percent < p.threshold) low.push_back({i, cs, ce, percent});
+    }
+    std::map<std::int64_t, std::vector<util_chunk>> groups;
+    for (std::size_t n = 0; n < low.size(); ++n) groups[static_cast<std::int64_t>(low[n].range_id) - static_cast<std::int64_t>(n + 1)].push_back(low[n]);
+    for (const auto& [group, chunks] : groups) {
+      double weighted = 0, sizes = 0;
+      for (const auto& c : chunks) weighted += static_cast<double>(c.end - c.start) * c.percent, sizes += static_cast<double>(c.end - c.start);
+      const gpu_util_row row{sqlite_round(weighted / sizes, 1), chunks.back().end - chunks.front().start, chunks.front().start, t.process_id, device, range_context(ops)};
+      rows.emplace_back(group, device, row);
     }
   }
-  return rows;
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    const auto& x = std::get<2>(a);
+    const auto& y = std::get<2>(b);
+    return std::make_tuple(x.in_use, x.duration, std::get<0>(a), std::get<1>(a)) < std::make_tuple(y.in_use, y.duration, std::get<0>(b), std::get<1>(b));
+  });
+  std::vector<gpu_util_row> out;
+  for (const auto& r : rows) out.push_back(std::get<2>(r));
+  return out;
 }
 
 /// Rows `ORDER BY 1 DESC` (duration) with ties in the order the loops made them.
@@ -214,24 +249,60 @@ inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
   return rows;
 }
 
-/// The pace of a list of (start, end) instances, as nsys's `lib/pace.py` (not in nvscope's
-/// sources: *inferred* from the recipes' outputs `pace_start`, `pace_end`, `pace_duration`,
-/// `pace_duration_accum`, `pace_gap`, `pace_gap_accum`): in start order, duration = end -
-/// start, gap = start - the previous end (0 for the first and where they overlap), and the
-/// running sums of both.
-inline std::vector<pace_row> pace_of(std::vector<std::pair<timestamp_ns, timestamp_ns>> instances) {
+/// The pace of a list of (start, end) instances, as nsys's `lib/pace.py` makes it
+/// (`pace.compute_pace_stats_dfs`; that file is not in nvscope's sources: the rule is *inferred*
+/// from the recipes' outputs in tests/data/nsys_recipes, where every figure below is checked): in
+/// start order, times from the session's start (`pace.apply_time_offset`; nvscope's session
+/// starts at `trace::begin`), duration = end - start, delta = start - the previous instance's end
+/// (the first instance's: its start, from the session's start), and the running sums of both.
+inline std::vector<pace_row> pace_of(std::vector<std::pair<timestamp_ns, timestamp_ns>> instances, timestamp_ns session) {
   std::stable_sort(instances.begin(), instances.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<pace_row> rows;
   for (std::size_t i = 0; i < instances.size(); ++i) {
     pace_row r;
-    r.iteration = i, r.start = instances[i].first, r.end = instances[i].second, r.duration = r.end - r.start;
-    const auto before = i ? instances[i - 1].second : r.start;
-    r.gap = r.start > before ? r.start - before : 0;
+    r.iteration = i, r.start = instances[i].first - session, r.end = instances[i].second - session, r.duration = r.end - r.start;
+    const timestamp_ns before = i ? rows.back().end : 0;
+    r.delta = static_cast<std::int64_t>(r.start) - static_cast<std::int64_t>(before);
     r.duration_accum = r.duration + (i ? rows.back().duration_accum : 0);
-    r.gap_accum = r.gap + (i ? rows.back().gap_accum : 0);
+    r.delta_accum = r.delta + (i ? rows.back().delta_accum : 0);
     rows.push_back(r);
   }
   return rows;
+}
+
+/// numpy's `quantile(v, q)` (pandas' `describe()`): linear between the two values around place
+/// q * (n - 1) of the sorted values, taken from the upper one when the fraction is at least 0.5.
+inline double linear_quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double place = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(place));
+  if (lo + 1 >= v.size()) return v[lo];
+  const double f = place - static_cast<double>(lo), a = v[lo], b = v[lo + 1];
+  return f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
+}
+
+/// A pace recipe's `stats.parquet` (`summary.aggregate_stats_df` over the ranks' `describe()` of
+/// the durations, not in nvscope's sources: *inferred* from the outputs, as `pace_of`): Count,
+/// Mean, Std (the sample deviation), Min, Q1, Median, Q3 (`linear_quantile`), Max, Sum, the
+/// figures rounded to one decimal as pandas rounds (ties to even: 165429.25 prints 165429.2). With
+/// one rank, nsys's "(approx)" figures are the rank's own.
+inline pace_stats pace_stats_of(const std::vector<pace_row>& rows, const std::string& name) {
+  pace_stats s;
+  s.text = name, s.count = rows.size();
+  if (rows.empty()) return s;
+  std::vector<double> d;
+  for (const auto& r : rows) d.push_back(static_cast<double>(r.duration));
+  double sum = 0;
+  for (const double x : d) sum += x;
+  const double mean = sum / static_cast<double>(d.size());
+  double m2 = 0;
+  for (const double x : d) m2 += (x - mean) * (x - mean);
+  s.mean = pandas_round(mean, 1), s.has_std = d.size() > 1;
+  s.std = s.has_std ? pandas_round(std::sqrt(m2 / static_cast<double>(d.size() - 1)), 1) : 0.0;
+  s.q1 = pandas_round(linear_quantile(d, 0.25), 1), s.median = pandas_round(linear_quantile(d, 0.5), 1), s.q3 = pandas_round(linear_quantile(d, 0.75), 1);
+  s.min = static_cast<std::uint64_t>(*std::min_element(d.begin(), d.end())), s.max = static_cast<std::uint64_t>(*std::max_element(d.begin(), d.end()));
+  s.sum = rows.back().duration_accum;
+  return s;
 }
 
 /// `cuda_gpu_kern_pace` (recipe `cuda_gpu_kern_pace.py`): the kernels whose shortName is
@@ -241,7 +312,7 @@ inline std::vector<pace_row> cuda_gpu_kern_pace(const trace& t, const recipe_par
   std::vector<std::pair<timestamp_ns, timestamp_ns>> runs;
   for (const auto& k : t.kernels)
     if (valid(k.start, k.end) && kernel_label(t, k.name, name_form::base) == p.name) runs.emplace_back(k.start, k.end);
-  return pace_of(runs);
+  return pace_of(runs, t.begin);
 }
 
 /// `nvtx_pace` (recipe `nvtx_pace.py`): the closed NVTX ranges (not marks) whose text is
@@ -250,7 +321,7 @@ inline std::vector<pace_row> nvtx_pace(const trace& t, const recipe_params& p) {
   std::vector<std::pair<timestamp_ns, timestamp_ns>> ranges;
   for (const auto& r : t.ranges)
     if (!r.is_mark && valid(r.start, r.end) && t.strings[r.name] == p.name) ranges.emplace_back(r.start, r.end);
-  return pace_of(ranges);
+  return pace_of(ranges, t.begin);
 }
 
 /// `nvtx_gpu_proj_pace` (recipe `nvtx_gpu_proj_pace.py`): the rows of `nvtx_gpu_proj_trace`
@@ -259,7 +330,73 @@ inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_par
   std::vector<std::pair<timestamp_ns, timestamp_ns>> projected;
   for (const auto& r : reference::nvtx_gpu_proj_trace(t, start_end_rule::nsys))
     if (t.strings[t.ranges[r.range].name] == p.name) projected.emplace_back(r.projected_start, r.projected_start + r.projected_duration);
-  return pace_of(projected);
+  return pace_of(projected, t.begin);
+}
+
+/// The overlap of two spans, in ns.
+inline std::uint64_t overlap_ns(timestamp_ns s1, timestamp_ns e1, timestamp_ns s2, timestamp_ns e2) {
+  const auto s = std::max(s1, s2), e = std::min(e1, e2);
+  return e > s ? e - s : 0;
+}
+
+/// `nccl_gpu_overlap_trace` (recipe `nccl_gpu_overlap_trace.py`) rank_trace: per process and
+/// device (`kernel_df.groupby(["pid", "deviceId"])`), the communication kernels, then the compute
+/// kernels, each with "Communication Sum" and "Compute Sum" (`overlap.calculate_overlap_sum`,
+/// whose file is not in nvscope's sources: *inferred* as the overlap with each other kernel of
+/// that kind summed, the kernel itself left out), "Communication Overlap" = "Communication Sum"
+/// / "Duration" * 100 and "Compute Overlap" likewise, `.round(1)`. nsys classifies a kernel as
+/// communication by the NCCL NVTX ranges around its launch (`nvtx.classify_cuda_kernel`);
+/// nvscope by its name, as `nvscope merge` does: `name LIKE '%nccl%'`. A trace without a
+/// communication kernel has no rows ("Report does not contain any NCCL kernels").
+inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
+  std::map<std::uint16_t, std::vector<overlap_trace_row>> by_device;
+  for (const auto& k : t.kernels) {
+    if (!valid(k.start, k.end)) continue;
+    overlap_trace_row r;
+    r.name = kernel_label(t, k.name, name_form::base), r.start = k.start, r.end = k.end, r.pid = t.process_id;
+    r.device = t.kernel_configs[k.config].device, r.communication = like(r.name, "%nccl%");
+    by_device[r.device].push_back(r);
+  }
+  std::vector<overlap_trace_row> rows;
+  bool any = false; // "Report does not contain any NCCL kernels": no rows
+  for (const auto& [device, kernels] : by_device)
+    for (const auto& k : kernels) any = any || k.communication;
+  if (!any) return rows;
+  for (auto& [device, kernels] : by_device) {
+    std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    for (const bool communication : {true, false})
+      for (std::size_t i = 0; i < kernels.size(); ++i) {
+        if (kernels[i].communication != communication) continue;
+        auto r = kernels[i];
+        for (std::size_t j = 0; j < kernels.size(); ++j)
+          if (j != i) (kernels[j].communication ? r.communication_sum : r.compute_sum) += overlap_ns(r.start, r.end, kernels[j].start, kernels[j].end);
+        const double d = static_cast<double>(r.end - r.start);
+        r.has_overlap = r.end > r.start;
+        if (r.has_overlap) r.communication_overlap = pandas_round(static_cast<double>(r.communication_sum) / d * 100, 1), r.compute_overlap = pandas_round(static_cast<double>(r.compute_sum) / d * 100, 1);
+        rows.push_back(r);
+      }
+  }
+  return rows;
+}
+
+/// `nccl_gpu_overlap_trace`'s grouped_trace: the rank_trace rows `groupby("Name")` (by name),
+/// "Count", and the sums over the durations' sum * 100, `.round(1)`.
+inline std::vector<overlap_group_row> nccl_gpu_overlap_groups(const std::vector<overlap_trace_row>& rows) {
+  std::map<std::string, overlap_group_row> groups;
+  for (const auto& r : rows) {
+    auto& g = groups[r.name];
+    g.name = r.name, ++g.count, g.duration += r.end - r.start, g.communication_sum += r.communication_sum, g.compute_sum += r.compute_sum;
+  }
+  std::vector<overlap_group_row> out;
+  for (auto& [name, g] : groups) {
+    g.has_overlap = g.duration > 0;
+    if (g.has_overlap) {
+      g.communication_overlap = pandas_round(static_cast<double>(g.communication_sum) / static_cast<double>(g.duration) * 100, 1);
+      g.compute_overlap = pandas_round(static_cast<double>(g.compute_sum) / static_cast<double>(g.duration) * 100, 1);
+    }
+    out.push_back(g);
+  }
+  return out;
 }
 
 } // namespace reference
