@@ -32,6 +32,7 @@ nvscope::trace trace_with_context() {
   c.cuda_driver_api = 12080;
   c.cuda_runtime = 12080;
   c.cupti_api = 26;
+  c.clocks_locked = 1; // NVML said the SM clock was pinned (collect/detail/nvml_clocks.hpp)
   c.overhead_measured = true;
   c.overhead_ns = 4200;
   c.at_start = {1000, 1764648000123456789ull}; // 2025-12-02T04:00:00.123456789Z
@@ -90,7 +91,7 @@ TEST_CASE("summary: format, and provenance from the process and the collector's 
   CHECK(p["cuda_driver_api_version"] == 12080);
   CHECK(p["cuda_runtime_version"] == 12080);
   CHECK(p["cupti_api_version"] == 26);
-  CHECK(p["clocks_locked"].is_null()); // the collector does not read NVML: not known
+  CHECK(p["clocks_locked"] == true);
   CHECK(p["collector_overhead_ns"] == 4200);
   CHECK(p["clock_start"]["trace_ns"] == 1000);
   CHECK(p["clock_start"]["wall_ns"] == 1764648000123456789ull);
