@@ -8,13 +8,16 @@
 # NVSCOPE_SOURCE names the repository when this folder was copied out of it.
 # NVSCOPE_PREBUILT names a folder holding bin/nvscope and lib/libnvscope_inject.so (a CMake
 # build folder of this repository, or an install prefix). Without it, setup.py configures and
-# builds those two targets under python/build/cmake (needs CMake, a C++ compiler and the CUDA
-# toolkit's headers; no nvcc, no GPU). Where neither is possible the package installs without
-# the command, and `nvscope` says so in one line.
+# builds those two targets under python/build/cmake, or NVSCOPE_BUILD_DIR (needs CMake, a C++
+# compiler and the CUDA toolkit's headers; no nvcc, no GPU, no network; CMAKE_BUILD_PARALLEL_LEVEL
+# sets the jobs). Where neither is possible the package installs without the command, says why
+# in one line, and `nvscope` says so in one line too; NVSCOPE_REQUIRE_COMMAND=1 makes that a
+# failed install instead.
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -30,21 +33,31 @@ def version():
     return ".".join(parts)
 
 
+def without_command(why):
+    """The command cannot be had: one line on stderr, and the install goes on without it (or
+    stops, with NVSCOPE_REQUIRE_COMMAND=1)."""
+    ways = ("give NVSCOPE_PREBUILT=<a build folder with bin/nvscope>, or install CMake, a C++ compiler and the "
+            "CUDA toolkit's headers")
+    if os.environ.get("NVSCOPE_REQUIRE_COMMAND") == "1":
+        raise SystemExit("nvscope: %s: not installed, NVSCOPE_REQUIRE_COMMAND=1 asks for the nvscope command (%s)" % (why, ways))
+    sys.stderr.write("nvscope: %s: installing without the nvscope command (%s)\n" % (why, ways))
+    return None
+
+
 def built_tree():
     given = os.environ.get("NVSCOPE_PREBUILT")
     if given:
         return os.path.abspath(given)
     if shutil.which("cmake") is None:
-        print("nvscope: cmake not found: the package is installed without the nvscope command")
-        return None
-    build = os.path.join(HERE, "build", "cmake")
+        return without_command("cmake not found")
+    build = os.path.abspath(os.environ.get("NVSCOPE_BUILD_DIR") or os.path.join(HERE, "build", "cmake"))
     configure = ["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DBUILD_TESTING=OFF",
                  "-DNVSCOPE_BUILD_TESTS=OFF", "-DNVSCOPE_BUILD_EXAMPLES=OFF", "-DNVSCOPE_BUILD_BENCH=OFF",
-                 "-DNVSCOPE_INSTALL=OFF"]
-    if subprocess.call(configure) != 0 or subprocess.call(
-            ["cmake", "--build", build, "--target", "nvscope_cli", "nvscope_inject"]) != 0:
-        print("nvscope: the command could not be built: the package is installed without it")
-        return None
+                 "-DNVSCOPE_BUILD_TOOLS=ON", "-DNVSCOPE_INSTALL=OFF"]
+    if subprocess.call(configure) != 0:
+        return without_command("CMake could not configure %s" % ROOT)
+    if subprocess.call(["cmake", "--build", build, "--target", "nvscope_cli", "nvscope_inject"]) != 0:
+        return without_command("the command could not be built in %s (no CUDA toolkit found? see its CMake output)" % build)
     return build
 
 

@@ -1,7 +1,8 @@
 // Writes the synthetic trace the browser check opens: two steps of known GPU work under
 // known NVTX ranges, as a Chrome trace and as folded stacks, and nvscope's own pictures of it.
 //   browser_synthetic <folder>   ->  <folder>/synthetic.json, <folder>/synthetic.folded,
-//                                    <folder>/synthetic.flame.svg, .steps.svg, .kernels.svg
+//                                    <folder>/synthetic.flame.svg, .steps.svg, .kernels.svg,
+//                                    <folder>/synthetic_long.steps.svg (10,000 steps, grouped)
 // Each step: forward launches gemm (4000 ns) and softmax (2000 ns), backward launches gemm
 // (1000 ns) and gemm_grad (2000 ns); the browser check reads the totals over both steps
 // (step_N 18000 ns, forward 12000, backward 6000, gemm 10000 in two places) from the page.
@@ -77,6 +78,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "browser_synthetic: cannot write into %s\n", dir.c_str());
     return 1;
   }
-  std::printf("wrote %s/synthetic.json, .folded, .flame.svg, .steps.svg and .kernels.svg\n", dir.c_str());
+  // A long run, 10,000 steps: its steps picture groups them (34 a bar, 295 bars) and says so.
+  builder run;
+  run.t.threads.push_back({4242, run.t.strings.intern("main")});
+  for (int i = 0; i < 10000; ++i) run.step(("step_" + std::to_string(i + 1)).c_str(), 1000 + 30000ull * static_cast<std::uint64_t>(i));
+  if (!save(dir + "/synthetic_long.steps.svg", nvscope::to_steps_svg(nvscope::analyze(run.t), run.t))) {
+    std::fprintf(stderr, "browser_synthetic: cannot write into %s\n", dir.c_str());
+    return 1;
+  }
+  std::printf("wrote %s/synthetic.json, .folded, .flame.svg, .steps.svg, .kernels.svg and synthetic_long.steps.svg\n", dir.c_str());
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,7 @@ trace rank_trace(int rank, std::int64_t shift) {
     k.correlation = corr++;
     k.stream = 7;
     t.kernels.push_back(k);
+    t.launches.push_back({at(s - 5000), k.correlation, 0}); // every rank has the same correlations
   };
   for (int s = 0; s < 30; ++s) {
     const std::int64_t step = 1000000 + 1000000LL * s, end = step + 800000 + (s % 3) * 500; // all-reduce end
@@ -170,6 +172,18 @@ TEST_CASE("merge: the merged Chrome trace puts each rank in its own process, mov
     if (e.value("cat", "") == "kernel") starts[e["pid"].get<std::size_t>()].push_back(std::llround(e["ts"].get<double>() * 1000.0) + origin);
   }
   CHECK(process_names == 4); // one process a rank, the ranks' own process names left out
+  // the ranks' arrows keep apart: each id starts once, and its ends are in the same rank
+  std::map<std::uint64_t, long long> source_rank;
+  std::size_t ends = 0;
+  for (const auto& e : t["traceEvents"])
+    if (e.value("flow_out", false)) CHECK(source_rank.emplace(e["bind_id"].get<std::uint64_t>(), e["pid"].get<long long>()).second);
+  for (const auto& e : t["traceEvents"])
+    if (e.value("flow_in", false)) {
+      ++ends;
+      CHECK(source_rank.at(e["bind_id"].get<std::uint64_t>()) == e["pid"].get<long long>());
+    }
+  CHECK(source_rank.size() == 4 * 60);
+  CHECK(ends == 4 * 60);
   for (int r = 0; r < 4; ++r) {
     const double offset = report["hosts"][r < 2 ? 0 : 1]["offset_ns"].get<double>();
     const auto written = rank_trace(r, shift(r));

@@ -37,6 +37,9 @@ TEST_CASE("JSON strings: quotes, control characters, invalid UTF-8") {
   }
 }
 
+// Arrows are Perfetto's flow binding on slices (its JSON importer's MaybeAddFlow; also read by
+// chrome://tracing): "bind_id" with "flow_out" on the launch's slice, "flow_in" on the GPU
+// work's, so each arrow is bound to those two slices and no other.
 TEST_CASE("Chrome trace: metadata, well-formed X events, flows paired and bound") {
   auto t = sample_trace();
   auto j = nlohmann::json::parse(nvscope::to_chrome_trace(t));
@@ -66,11 +69,13 @@ TEST_CASE("Chrome trace: metadata, well-formed X events, flows paired and bound"
       if (e["cat"] == "kernel") ++kernels;
       if (e["cat"] == "nvtx") ++ranges;
       if (e["cat"] == "memcpy") ++copies;
-    } else if (ph == "s") {
-      ++starts[e["id"].get<std::uint64_t>()];
-    } else if (ph == "f") {
-      CHECK(e["bp"] == "e");
-      ++finishes[e["id"].get<std::uint64_t>()];
+      if (e.contains("bind_id")) {
+        const bool out = e.value("flow_out", false), in = e.value("flow_in", false);
+        CHECK(out != in);                         // a launch is a source, GPU work a destination
+        CHECK(in == (e["pid"] != j["traceEvents"][0]["pid"])); // sources on the host, ends on a GPU
+        CHECK(e["args"].dump().find("correlation") == std::string::npos);
+        ++(out ? starts : finishes)[e["bind_id"].get<std::uint64_t>()];
+      }
     } else if (ph == "i") {
       ++marks;
     } else {
@@ -81,18 +86,29 @@ TEST_CASE("Chrome trace: metadata, well-formed X events, flows paired and bound"
   CHECK(copies == 1);
   CHECK(ranges == 4);
   CHECK(marks == 1);
-  CHECK(starts.size() == 7); // 6 kernels + 1 copy, each with its own arrow
-  CHECK(starts == finishes);
+  // 6 launches: 4 kernels and a copy of their own, a graph of two kernels: one source each,
+  // one end per piece of GPU work
+  CHECK(starts.size() == 6);
   for (const auto& [id, n] : starts) CHECK(n == 1);
-  // every flow end lies at the start of a GPU slice on its track; every start inside a host slice
-  for (const auto& e : ev) {
-    if (e["ph"] != "f" && e["ph"] != "s") continue;
-    bool bound = false;
-    for (const auto& x : ev)
-      if (x["ph"] == "X" && x["pid"] == e["pid"] && x["tid"] == e["tid"] && x["ts"].get<double>() <= e["ts"].get<double>() &&
-          e["ts"].get<double>() <= x["ts"].get<double>() + x["dur"].get<double>())
-        bound = true;
-    CHECK(bound);
+  std::map<std::uint64_t, int> ends_expected;
+  for (const auto& k : t.kernels) ++ends_expected[k.correlation];
+  for (const auto& c : t.copies) ++ends_expected[c.correlation];
+  CHECK(finishes == ends_expected);
+  // each arrow's id is its launch's correlation, and it starts no later than it ends
+  std::map<std::uint64_t, double> out_ts;
+  for (const auto& e : ev)
+    if (e.value("flow_out", false)) out_ts[e["bind_id"].get<std::uint64_t>()] = e["ts"].get<double>();
+  for (const auto& e : ev)
+    if (e.value("flow_in", false)) CHECK(out_ts.at(e["bind_id"].get<std::uint64_t>()) <= e["ts"].get<double>());
+  // no arrows asked for: no flow fields, the slices otherwise the same
+  nvscope::chrome_trace_options no_flows;
+  no_flows.flows = false;
+  const auto plain = nlohmann::json::parse(nvscope::to_chrome_trace(t, no_flows));
+  REQUIRE(plain["traceEvents"].size() == ev.size());
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    auto e = ev[i];
+    for (const char* k : {"bind_id", "flow_in", "flow_out"}) e.erase(k);
+    CHECK(plain["traceEvents"][i] == e);
   }
   // timestamps: relative to the earliest (500 ns) in microseconds
   for (const auto& e : ev)
@@ -154,7 +170,7 @@ TEST_CASE("Chrome trace: each kernel's launch configuration from the trace's tab
 
 // speedscope names a Chrome-trace frame `name {args as JSON}` (its importer's keyForEvent), so
 // two launches of one kernel are one frame only when their args are equal: the correlation,
-// unique per launch, goes on the launch arrow (the flow events Perfetto shows), not in args.
+// unique per launch, is the arrow's id (a top-level "bind_id", which speedscope ignores), not in args.
 TEST_CASE("Chrome trace: launches of one kernel in one range are one speedscope frame; the correlation is on the arrow") {
   nvscope::trace t;
   t.process_id = 5;
@@ -192,10 +208,7 @@ TEST_CASE("Chrome trace: launches of one kernel in one range are one speedscope 
         frames[name].insert(name + (e.contains("args") ? " " + e["args"].dump() : ""));
         ++slices[name];
       }
-      if (e["ph"] == "s" || e["ph"] == "f") {
-        REQUIRE(e.contains("args"));
-        arrow_correlations.insert(e["args"]["correlation"].get<std::uint64_t>());
-      }
+      if (e.contains("bind_id")) arrow_correlations.insert(e["bind_id"].get<std::uint64_t>());
     }
     CHECK(slices["gemm"] == 2);
     CHECK(frames["gemm"].size() == 1);

@@ -2,6 +2,8 @@
 // frames, bars and plots they hold. The browser test (tests/browser, check_svg.mjs) opens them.
 #include <doctest/doctest.h>
 #include "test_seed.hpp"
+#include <nvscope/analyze/reference/step_groups.hpp>
+#include <nvscope/analyze/step_groups.hpp>
 #include <nvscope/export/charts_svg.hpp>
 #include <nvscope/export/flame_svg.hpp>
 
@@ -118,6 +120,85 @@ TEST_CASE("steps picture: two bars a step, outliers past the fence marked, the u
   CHECK(count(svg, "class=\"utilisation\"") == 1);
   CHECK(count(svg, "<g class=\"plot\"") == 2);
   CHECK(nvscope::to_steps_svg({}, {}).find("no step ranges") != std::string::npos);
+}
+
+namespace {
+
+// `n` steps of random windows (a few far above the rest), busy a random part of each.
+std::vector<nvscope::step_metrics> random_steps(std::size_t n, std::mt19937& rng) {
+  std::vector<nvscope::step_metrics> steps(n);
+  for (auto& s : steps) {
+    s.name = "step_N";
+    s.activity.window_ns = 1000 + rng() % 500 + (rng() % 200 == 0 ? 20000 : 0);
+    s.activity.busy_ns = s.activity.window_ns * (rng() % 101) / 100;
+  }
+  return steps;
+}
+
+} // namespace
+
+TEST_CASE("step groups: equal to the plain definition for any count of steps and bars") {
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
+  for (const std::size_t n : {0, 1, 2, 7, 299, 300, 301, 1000, 10007}) {
+    const auto steps = random_steps(n, rng);
+    for (const std::size_t bars : {0, 1, 3, 300, 5000}) {
+      CAPTURE(n);
+      CAPTURE(bars);
+      const double fence = 2000;
+      const auto got = nvscope::group_steps(steps, fence, bars);
+      const auto want = nvscope::reference::step_groups(steps, fence, bars);
+      REQUIRE(got.size() == want.size());
+      CHECK(got.size() <= (bars == 0 ? n : std::min(n, bars)));
+      std::size_t covered = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        CHECK(got[i].first == want[i].first);
+        CHECK(got[i].count == want[i].count);
+        CHECK(got[i].min_ns == want[i].min_ns);
+        CHECK(got[i].median_ns == want[i].median_ns);
+        CHECK(got[i].max_ns == want[i].max_ns);
+        CHECK(got[i].busy_median_ns == want[i].busy_median_ns);
+        CHECK(got[i].outliers == want[i].outliers);
+        covered += got[i].count;
+      }
+      CHECK(covered == n);
+    }
+  }
+}
+
+TEST_CASE("steps picture: a run of 10,000 steps is drawn in at most max_step_bars groups, and says so") {
+  NVSCOPE_SEEDED_RNG(std::mt19937, rng);
+  nvscope::analysis_report r;
+  r.step_details = random_steps(10000, rng);
+  r.diagnosis.steps.fence_ns = 5000;
+  r.diagnosis.steps.median_ns = 1250;
+  std::uint64_t outliers = 0;
+  for (const auto& s : r.step_details) outliers += s.activity.window_ns > 5000;
+  REQUIRE(outliers > 0);
+  const std::string svg = nvscope::to_steps_svg(r, {});
+  const nvscope::chart_options o;
+  const std::size_t per = nvscope::steps_per_group(10000, o.max_step_bars), groups = (10000 + per - 1) / per;
+  CHECK(per == 34);
+  CHECK(groups <= o.max_step_bars);
+  CHECK(count(svg, "<rect class=\"bar\"") == static_cast<int>(2 * groups));
+  CHECK(count(svg, "<line class=\"whisker\"") == static_cast<int>(groups));
+  CHECK(svg.find("Time per step, grouped: " + std::to_string(groups) + " bars of 34 consecutive steps") != std::string::npos);
+  CHECK(svg.find("10000 steps: median") != std::string::npos);
+  CHECK(svg.find(">steps 9997-10000 (4 steps): median") != std::string::npos); // the last group, shorter
+  CHECK(svg.size() < 300000); // a bar a step would be about 20,000 rectangles
+  // every group holding an outlier is red and marked, and its tooltip counts them
+  const auto g = nvscope::group_steps(r.step_details, 5000, o.max_step_bars);
+  int marked = 0;
+  std::uint64_t counted = 0;
+  for (const auto& x : g) marked += x.outliers > 0, counted += x.outliers;
+  CHECK(counted == outliers);
+  CHECK(count(svg, "class=\"outlier\"") == marked);
+  CHECK(count(svg, " past the fence</title>") == 2 * marked);
+  // asked for a bar a step: one, and no grouping said
+  nvscope::chart_options every;
+  every.max_step_bars = 0;
+  const std::string full = nvscope::to_steps_svg(r, {}, every);
+  CHECK(count(full, "<rect class=\"bar\"") == 20000);
+  CHECK(full.find("grouped") == std::string::npos);
 }
 
 TEST_CASE("kernel histograms: the top kernels by GPU time, each run in one bin") {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <nvscope/analysis.hpp>
 #include <nvscope/export/chrome_trace.hpp>
+#include <nvscope/export/diagnosis_json.hpp>
 #include <nvscope/export/provenance.hpp>
 #include <nvscope/export/summary_json.hpp>
 #include <nvscope/version.hpp>
@@ -31,6 +32,7 @@ nvscope::trace trace_with_context() {
   c.cuda_driver_api = 12080;
   c.cuda_runtime = 12080;
   c.cupti_api = 26;
+  c.clocks_locked = 1; // NVML said the SM clock was pinned (collect/detail/nvml_clocks.hpp)
   c.overhead_measured = true;
   c.overhead_ns = 4200;
   c.at_start = {1000, 1764648000123456789ull}; // 2025-12-02T04:00:00.123456789Z
@@ -89,11 +91,25 @@ TEST_CASE("summary: format, and provenance from the process and the collector's 
   CHECK(p["cuda_driver_api_version"] == 12080);
   CHECK(p["cuda_runtime_version"] == 12080);
   CHECK(p["cupti_api_version"] == 26);
-  CHECK(p["clocks_locked"].is_null()); // the collector does not read NVML: not known
+  CHECK(p["clocks_locked"] == true);
   CHECK(p["collector_overhead_ns"] == 4200);
   CHECK(p["clock_start"]["trace_ns"] == 1000);
   CHECK(p["clock_start"]["wall_ns"] == 1764648000123456789ull);
   CHECK(p["clock_end"]["trace_ns"] == 13200);
+}
+
+TEST_CASE("diagnosis JSON: its format named and versioned, alone and inside the summary") {
+  const auto t = trace_with_context();
+  const auto r = nvscope::analyze(t);
+  const std::string text = nvscope::diagnosis_json(t, r.diagnosis);
+  write_sample("diagnosis_gpu.json", text);
+  const auto j = nlohmann::json::parse(text);
+  CHECK(j["format"]["name"] == "nvscope-diagnosis");
+  CHECK(j["format"]["version"] == nvscope::diagnosis_format_version);
+  CHECK(j["format"]["version"] == 1);
+  CHECK(j["samples"]["format"] == "nvscope-samples"); // the samples keep their own, as diff reads them
+  const auto summary = nlohmann::json::parse(nvscope::to_json(r, t, launcher_process()));
+  CHECK(summary["diagnosis"] == j);
 }
 
 TEST_CASE("summary of a trace made without a GPU: device, driver, versions and clocks are null, not invented") {

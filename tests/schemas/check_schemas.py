@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validates nvscope's JSON outputs against schemas/ (issue 46): each FILE is checked against
 the schema its name picks (*.trace.json: chrome_trace, diff*.json: diff, merge*.json: merge,
-else summary), with
+diagnosis*.json: diagnosis, else summary), with
 provenance.schema.json put in place of its relative $ref, so that the check does not depend on
 the jsonschema version's reference resolver. Also checks that a broken output fails (a check
 that passes everything fails too). Exit 77 (skipped) when jsonschema is not installed (Debian:
@@ -55,6 +55,8 @@ def schema_for(path):
         return "diff.schema.json"
     if name.startswith("merge"):
         return "merge.schema.json"
+    if name.startswith("diagnosis"):
+        return "diagnosis.schema.json"
     return "summary.schema.json"
 
 

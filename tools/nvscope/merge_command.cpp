@@ -663,7 +663,7 @@ bool rewrite_event(trace_scanner& in, rank_rewrite& w, std::string& out) {
     if (k == "pid") out += std::to_string(w.pid);
     else if (k == "tid") out += std::to_string(w.tracks.emplace(std::make_pair(pid, tid), w.tracks.size() + 1).first->second);
     else if (const double ts = k == "ts" ? number_in(v) : -1; ts >= 0 && ts < 1e12) out += exact_us(std::llround(ts * 1000.0) + w.shift_ns);
-    else if (const double id = k == "id" ? number_in(v) : -1; id >= 0 && id < 1099511627776.0) out += std::to_string(w.flow_base + static_cast<std::uint64_t>(id));
+    else if (const double id = k == "id" || k == "bind_id" ? number_in(v) : -1; id >= 0 && id < 1099511627776.0) out += std::to_string(w.flow_base + static_cast<std::uint64_t>(id));
     else out.append(v.data(), v.size());
   }
   out += '}';

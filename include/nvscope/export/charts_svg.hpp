@@ -16,6 +16,7 @@
 /// \endcode
 
 #include <nvscope/analyze/report.hpp>
+#include <nvscope/analyze/step_groups.hpp>
 #include <nvscope/export/detail/svg.hpp>
 #include <nvscope/trace.hpp>
 
@@ -36,6 +37,9 @@ struct chart_options {
   std::size_t time_bins = 400;  ///< utilisation: points over the run
   std::size_t top_kernels = 6;  ///< histograms: kernels by total GPU time
   std::size_t duration_bins = 30; ///< histograms: bins per kernel, equal on a log scale
+  /// steps: at most this many bars; more steps are drawn a bar per group of consecutive
+  /// steps (median, whisker from min to max), as the caption says. 0: a bar a step.
+  std::size_t max_step_bars = 300;
 };
 
 namespace detail {
@@ -114,26 +118,41 @@ inline void bar(std::string& out, double x, double y, double w, double h, const 
          "\" height=\"" + fixed(std::max(h, 0.0), 2) + "\" fill=\"" + fill + "\"><title>" + xml(tip) + "</title></rect>\n";
 }
 
+// A group's tooltip: the step's own figures, or a run's median and extremes.
+inline std::string step_group_tip(const analysis_report& r, const step_group& g) {
+  const auto& first = r.step_details[g.first];
+  if (g.count == 1)
+    return first.name + " (step " + std::to_string(g.first + 1) + "): " + readable_ns(g.median_ns) + ", GPU busy " +
+           readable_ns(g.busy_median_ns) + " (" + fixed(first.activity.gpu_busy_percent, 1) + "%)" + (g.outliers ? ", outlier" : "");
+  return "steps " + std::to_string(g.first + 1) + "-" + std::to_string(g.first + g.count) + " (" + std::to_string(g.count) +
+         " steps): median " + readable_ns(g.median_ns) + " (min " + readable_ns(static_cast<double>(g.min_ns)) + ", max " +
+         readable_ns(static_cast<double>(g.max_ns)) + "), GPU busy median " + readable_ns(g.busy_median_ns) +
+         (g.outliers ? ", " + std::to_string(g.outliers) + " past the fence" : "");
+}
+
 // Time per step (the whole bar) and its GPU busy part (the darker one inside), outliers in
-// red with a mark above, the median and the fence dashed.
-inline void write_step_bars(std::string& out, const analysis_report& r, double x, double y, double w, double h) {
-  const auto& steps = r.step_details;
+// red with a mark above, the median and the fence dashed. More steps than `o.max_step_bars`:
+// a bar per group of consecutive steps (analyze/step_groups.hpp), its height the group's
+// median, a whisker from its shortest step to its longest, red when it holds an outlier.
+inline void write_step_bars(std::string& out, const analysis_report& r, const chart_options& o, double x, double y, double w, double h) {
+  const auto groups = group_steps(r.step_details, r.diagnosis.steps.fence_ns, o.max_step_bars);
   std::uint64_t longest = 1;
-  for (const auto& s : steps) longest = std::max(longest, s.activity.window_ns);
-  const double fence = r.diagnosis.steps.fence_ns, slot = w / static_cast<double>(std::max<std::size_t>(steps.size(), 1));
+  for (const auto& g : groups) longest = std::max(longest, g.max_ns);
+  const double fence = r.diagnosis.steps.fence_ns, slot = w / static_cast<double>(std::max<std::size_t>(groups.size(), 1));
   const double scale = h / static_cast<double>(longest);
-  open_plot(out, 1, x, y, w, h, 0, static_cast<double>(steps.size()), "step");
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const auto& a = steps[i].activity;
-    const bool outlier = fence > 0 && static_cast<double>(a.window_ns) > fence;
-    const double bx = x + i * slot + slot * 0.1, bw = slot * 0.8;
-    const std::string tip = steps[i].name + " (step " + std::to_string(i + 1) + "): " + readable_ns(static_cast<double>(a.window_ns)) +
-                            ", GPU busy " + readable_ns(static_cast<double>(a.busy_ns)) + " (" + fixed(a.gpu_busy_percent, 1) + "%)" +
-                            (outlier ? ", outlier" : "");
-    bar(out, bx, y + h - a.window_ns * scale, bw, a.window_ns * scale, outlier ? "rgb(235,120,110)" : "rgb(160,190,230)", tip);
-    bar(out, bx, y + h - a.busy_ns * scale, bw, a.busy_ns * scale, outlier ? "rgb(190,40,40)" : "rgb(40,90,170)", tip);
+  open_plot(out, 1, x, y, w, h, 0, static_cast<double>(r.step_details.size()), "step");
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto& g = groups[i];
+    const bool outlier = g.outliers > 0;
+    const double bx = x + i * slot + slot * 0.1, bw = slot * 0.8, top = y + h - static_cast<double>(g.max_ns) * scale;
+    const std::string tip = step_group_tip(r, g);
+    bar(out, bx, y + h - g.median_ns * scale, bw, g.median_ns * scale, outlier ? "rgb(235,120,110)" : "rgb(160,190,230)", tip);
+    bar(out, bx, y + h - g.busy_median_ns * scale, bw, g.busy_median_ns * scale, outlier ? "rgb(190,40,40)" : "rgb(40,90,170)", tip);
+    if (g.count > 1 && g.max_ns > g.min_ns)
+      out += "<line class=\"whisker\" x1=\"" + fixed(bx + bw / 2, 2) + "\" x2=\"" + fixed(bx + bw / 2, 2) + "\" y1=\"" +
+             fixed(y + h - static_cast<double>(g.min_ns) * scale, 2) + "\" y2=\"" + fixed(top, 2) + "\" stroke=\"#333\"/>\n";
     if (outlier)
-      out += "<path class=\"outlier\" d=\"M" + fixed(bx + bw / 2, 2) + " " + fixed(y + h - a.window_ns * scale - 2, 2) + " l-4 -7 h8 z\" fill=\"rgb(190,40,40)\"/>\n";
+      out += "<path class=\"outlier\" d=\"M" + fixed(bx + bw / 2, 2) + " " + fixed(top - 2, 2) + " l-4 -7 h8 z\" fill=\"rgb(190,40,40)\"/>\n";
   }
   const auto level = [&](double ns, const char* colour) {
     if (ns <= 0 || ns > static_cast<double>(longest)) return;
@@ -146,7 +165,7 @@ inline void write_step_bars(std::string& out, const analysis_report& r, double x
   axis_label(out, x - 4, y + 10, readable_ns(static_cast<double>(longest)), "end");
   axis_label(out, x - 4, y + h, "0", "end");
   axis_label(out, x, y + h + 14, "step 1");
-  axis_label(out, x + w, y + h + 14, "step " + std::to_string(steps.size()), "end");
+  axis_label(out, x + w, y + h + 14, "step " + std::to_string(r.step_details.size()), "end");
 }
 
 // GPU busy over the run, one point a time bin, as a filled line from 0 to 100%.
@@ -173,8 +192,10 @@ inline void write_utilisation(std::string& out, const trace& t, const chart_opti
 
 /// The steps of `r` (its `step_details`, in time order) and GPU utilisation over the run of
 /// `t`, as one SVG file: above, a bar per step (its projected window, the GPU busy part
-/// darker; red past the diagnosis' outlier fence, with the median and the fence dashed);
-/// below, the share of each time bin during which any GPU work ran.
+/// darker; red past the diagnosis' outlier fence, with the median and the fence dashed), or,
+/// past `o.max_step_bars` steps, a bar per group of consecutive steps (its median, a whisker
+/// from its shortest to its longest step; the caption says so); below, the share of each time
+/// bin during which any GPU work ran.
 /// \code
 ///   nvscope::write_file("run.steps.svg", nvscope::to_steps_svg(nvscope::analyze(t), t));
 /// \endcode
@@ -183,13 +204,20 @@ inline std::string to_steps_svg(const analysis_report& r, const trace& t, const 
   const double left = 70, w = o.width - 90.0;
   detail::open_chart(out, "nvscope-steps", o.width, 520, "Steps and GPU utilisation");
   const auto& s = r.diagnosis.steps;
-  std::string line = std::to_string(r.step_details.size()) + " steps";
-  if (!r.step_details.empty())
+  const std::size_t n = r.step_details.size(), per = steps_per_group(n, o.max_step_bars);
+  std::string line = std::to_string(n) + " steps";
+  if (n != 0)
     line += ": median " + detail::readable_ns(s.median_ns) + ", p90 " + detail::readable_ns(s.p90_ns) + ", slowest " +
             detail::readable_ns(static_cast<double>(s.max_ns)) + ", " + std::to_string(s.outlier_count) + " past the fence";
   else line += " (no step ranges: name them step_N, or give nvscope run --steps)";
-  detail::axis_label(out, left, 52, "Time per step (dark: GPU busy; red: outlier; dashed: median and fence). " + line);
-  detail::write_step_bars(out, r, left, 60, w, 230);
+  if (per == 1) {
+    detail::axis_label(out, left, 52, "Time per step (dark: GPU busy; red: outlier; dashed: median and fence). " + line);
+  } else {
+    detail::axis_label(out, left, 44, "Time per step, grouped: " + std::to_string((n + per - 1) / per) + " bars of " +
+                                          std::to_string(per) + " consecutive steps (bar: median; whisker: min to max; dark: median GPU busy;");
+    detail::axis_label(out, left, 57, "red: holds an outlier; dashed: median and fence). " + line);
+  }
+  detail::write_step_bars(out, r, o, left, 60, w, 230);
   detail::axis_label(out, left, 330, "GPU utilisation over the run (share of each stretch with GPU work running)");
   detail::write_utilisation(out, t, o, left, 340, w, 150);
   out += "</svg>\n";

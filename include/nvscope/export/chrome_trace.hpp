@@ -89,18 +89,17 @@ struct chrome_trace_job {
   const chrome_trace_options& options;
   chrome_frame frame;
   chrome_events events;
-  std::uint64_t flow_id = 0;
 
   // `whole`: the text is kept whole (to_chrome_trace), its size guessed and reserved once;
   // else it is streamed (write_chrome_trace) and nothing is reserved.
   chrome_trace_job(const trace& tr, const attribution& at, const chrome_trace_options& o, bool whole = true)
       : t(tr), a(at), options(o), frame(tr), events(tr, frame, whole ? expected_bytes(tr) : 0) {}
 
-  // About what each record takes (a kernel: its slice and the two ends of its arrow), and a
-  // quarter more, so that the text is not copied as it grows (timestamps gain digits as a trace
-  // grows longer). Reserved pages that are never written cost address space, not memory.
+  // About what each record takes (a kernel: its slice, launch configuration and arrow end),
+  // and a quarter more, so that the text is not copied as it grows (timestamps gain digits as
+  // a trace grows longer). Reserved pages that are never written cost address space, not memory.
   static std::size_t expected_bytes(const trace& t) noexcept {
-    const std::size_t guess = 4096 + 420 * t.kernels.size() + 320 * (t.copies.size() + t.memsets.size()) +
+    const std::size_t guess = 4096 + 300 * t.kernels.size() + 240 * (t.copies.size() + t.memsets.size()) +
                               160 * (t.ranges.size() + t.syncs.size() + t.api_calls.size()) + 120 * t.launches.size();
     return guess + guess / 4;
   }
@@ -185,7 +184,7 @@ inline void write_payload(json_writer& w, const recorded_payload& p) {
 }
 
 // Slices carry no per-event id in their args (speedscope would make each its own frame):
-// what links a launch to its GPU work is the arrow, which carries the correlation.
+// what links a launch to its GPU work is the arrow, whose id is the correlation.
 
 // Ranges as slices (push/pop on the thread's track, start/end on their own), marks as
 // instants; args: nesting depth, unclosed, colour, payload.
@@ -222,8 +221,18 @@ inline void write_syncs(chrome_trace_job& job) {
   }
 }
 
-// CUDA API calls when recorded; returns, per launch, whether a call covers it.
-inline std::vector<char> write_api_calls(chrome_trace_job& job) {
+// Per launch, whether it caused GPU work (an arrow goes from it, when arrows are drawn).
+inline std::vector<char> launches_with_gpu_work(const chrome_trace_job& job) {
+  std::vector<char> used(job.t.launches.size(), 0);
+  for (const auto* links : {&job.a.kernel_launch, &job.a.copy_launch, &job.a.memset_launch})
+    for (auto l : *links)
+      if (l != attribution::none) used[l] = 1;
+  return used;
+}
+
+// CUDA API calls when recorded, the one covering a launch of GPU work the source of its
+// arrow; returns, per launch, whether a call covers it.
+inline std::vector<char> write_api_calls(chrome_trace_job& job, const std::vector<char>& used) {
   const trace& t = job.t;
   std::vector<char> covered(t.launches.size(), 0);
   if (!job.options.api_calls || t.api_calls.empty()) return covered;
@@ -233,35 +242,37 @@ inline std::vector<char> write_api_calls(chrome_trace_job& job) {
     const auto& c = t.api_calls[i];
     if (!valid_interval(c.start, c.end)) continue;
     job.events.slice(job.frame.host(c.thread), c.start, c.end).string(t.strings[c.name]);
-    w.key("cat").literal("\"cuda_api\"").end_object(); // its correlation is on its arrow
+    w.key("cat").literal("\"cuda_api\"");
     const auto l = launch_of[i];
-    if (l != attribution::none && c.start <= t.launches[l].time && t.launches[l].time <= c.end) covered[l] = 1;
+    if (l != attribution::none && c.start <= t.launches[l].time && t.launches[l].time <= c.end) {
+      covered[l] = 1;
+      if (used[l] && job.options.flows) job.events.flow_out(t.launches[l].correlation);
+    }
+    w.end_object();
   }
   return covered;
 }
 
-// A 1 ns "launch" slice for each launch that caused GPU work and no API call covers: the
-// arrows start there.
-inline void write_launch_slices(chrome_trace_job& job, const std::vector<char>& covered) {
+// A 1 ns "launch" slice for each launch of GPU work that no API call covers: the arrows
+// start there.
+inline void write_launch_slices(chrome_trace_job& job, const std::vector<char>& used, const std::vector<char>& covered) {
   const trace& t = job.t;
-  std::vector<char> used(t.launches.size(), 0);
-  for (const auto* links : {&job.a.kernel_launch, &job.a.copy_launch, &job.a.memset_launch})
-    for (auto l : *links)
-      if (l != attribution::none) used[l] = 1;
   auto& w = job.events.json();
   for (std::size_t l = 0; l < t.launches.size(); ++l) {
     if (!used[l] || covered[l]) continue;
     const auto& lr = t.launches[l];
     job.events.slice(job.frame.host(lr.thread), lr.time, lr.time + 1).literal("\"launch\"");
-    w.key("cat").literal("\"launch\"").end_object(); // its correlation is on its arrow
+    w.key("cat").literal("\"launch\"");
+    if (job.options.flows) job.events.flow_out(lr.correlation);
+    w.end_object();
   }
 }
 
-// The arrow from `launch` (an index into trace::launches, or none) to GPU work at `to`.
-inline void write_flow(chrome_trace_job& job, std::uint32_t launch, chrome_track to, timestamp_ns start) {
+// The end of the arrow from `launch` (an index into trace::launches, or none), in the open
+// object of the GPU work's slice.
+inline void write_flow_end(chrome_trace_job& job, std::uint32_t launch) {
   if (!job.options.flows || launch == attribution::none) return;
-  const auto& lr = job.t.launches[launch];
-  job.events.flow(++job.flow_id, lr.correlation, job.frame.host(lr.thread), lr.time, to, start);
+  job.events.flow_in(job.t.launches[launch].correlation);
 }
 
 inline void write_kernels(chrome_trace_job& job) {
@@ -281,8 +292,9 @@ inline void write_kernels(chrome_trace_job& job) {
     w.key("registers").value(c.registers).key("shared_bytes").value(c.shared_bytes);
     if (c.graph) w.key("graph").value(c.graph);
     if (job.a.kernel_owner[i] != attribution::none) w.key("range").literal(job.events.name(job.t.ranges[job.a.kernel_owner[i]].name));
-    w.end_object().end_object();
-    write_flow(job, job.a.kernel_launch[i], track, k.start);
+    w.end_object();
+    write_flow_end(job, job.a.kernel_launch[i]);
+    w.end_object();
   }
 }
 
@@ -296,8 +308,9 @@ void write_memory_operations(chrome_trace_job& job, const std::vector<Record>& r
     if (!valid_interval(r.start, r.end)) continue;
     const auto track = job.frame.stream(r.device, r.stream);
     job.events.slice(track, r.start, r.end).string(name_of(r));
-    w.key("cat").string(category).key("args").begin_object().key("bytes").value(r.bytes).end_object().end_object();
-    write_flow(job, launches[i], track, r.start);
+    w.key("cat").string(category).key("args").begin_object().key("bytes").value(r.bytes).end_object();
+    write_flow_end(job, launches[i]);
+    w.end_object();
   }
 }
 
@@ -318,7 +331,8 @@ inline void write_chrome_events(chrome_trace_job& job) {
   name_extra_host_tracks(job);
   write_ranges(job);
   write_syncs(job);
-  write_launch_slices(job, write_api_calls(job));
+  const auto used = launches_with_gpu_work(job);
+  write_launch_slices(job, used, write_api_calls(job, used));
   write_kernels(job);
   write_memory_operations(job, t.copies, a.copy_launch, "memcpy", [](const copy_record& c) { return copy_operation_name(c.kind); });
   write_memory_operations(job, t.memsets, a.memset_launch, "memset", [](const memset_record&) { return "[CUDA memset]"; });

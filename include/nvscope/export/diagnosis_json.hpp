@@ -2,7 +2,8 @@
 #pragma once
 
 /// \file export/diagnosis_json.hpp
-/// The diagnosis and a run comparison as JSON. `diagnosis_json` writes one object: verdict
+/// The diagnosis and a run comparison as JSON. `diagnosis_json` writes one object: its
+/// `"format"` (`{"name": "nvscope-diagnosis", "version": 1}`, schemas/diagnosis.schema.json), verdict
 /// (class, shares, findings with ranges and kernels by name), idle breakdown, launch
 /// statistics, expert rules, steps and `samples`, the durations `nvscope diff` compares
 /// (`{"format": "nvscope-samples", "version": 1, "kernels": [{"name", "count", "ns": [...]}],
@@ -19,6 +20,7 @@
 #include <nvscope/analyze/diagnosis.hpp>
 #include <nvscope/export/detail/json_text.hpp>
 #include <nvscope/export/diagnosis_text.hpp>
+#include <nvscope/export/provenance.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cstdint>
@@ -230,6 +232,7 @@ inline std::string diagnosis_json(const trace& t, const diagnosis& d) {
   std::string out;
   {
     detail::diag_json::object o(out);
+    o.key("format") += format_json("nvscope-diagnosis", diagnosis_format_version);
     detail::diag_json::verdict(o.key("verdict"), t, d.verdict);
     detail::diag_json::idle(o.key("idle"), t, d.idle);
     detail::diag_json::launches(o.key("launches"), t, d.launches);

@@ -38,6 +38,7 @@ inline namespace v1 {
 /// when a field changes meaning or goes; new fields do not raise it.
 inline constexpr int summary_format_version = 1;      ///< "nvscope-summary" (older summaries have no "format")
 inline constexpr int chrome_trace_format_version = 1; ///< "nvscope-chrome-trace"
+inline constexpr int diagnosis_format_version = 1;    ///< "nvscope-diagnosis" (older ones have no "format")
 
 /// The variables read for a process's place in a job, first set wins (rank: as `%r` tries
 /// them, without LOCAL_RANK, which is the local rank).

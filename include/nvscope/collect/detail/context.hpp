@@ -5,10 +5,12 @@
 // `recording_context` and `device_info` (trace.hpp), so that no CUDA type passes the collector:
 // each device's name and UUID, the CUDA driver API and runtime versions, CUPTI's API version,
 // NVIDIA's driver version (/proc/driver/nvidia/version, as nvidia-smi prints it), and the clock
-// reference (CUPTI's timestamp and the wall clock read together). Whether clocks were locked
-// needs NVML, which the collector does not load: left unknown (-1).
+// reference (CUPTI's timestamp and the wall clock read together), and whether the devices'
+// clocks were pinned, from NVML where the driver's library loads (nvml_clocks.hpp; else
+// unknown, -1).
 
 #include <nvscope/collect/detail/cupti_api.hpp>
+#include <nvscope/collect/detail/nvml_clocks.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cuda_runtime_api.h>
@@ -85,6 +87,7 @@ inline void read_recording_context(trace& t) {
   if (!api.loaded || api.cuptiGetVersion(&c.cupti_api) != CUPTI_SUCCESS) c.cupti_api = 0;
   c.driver = nvidia_driver_version();
   read_devices(t);
+  c.clocks_locked = nvml_clocks_locked(device_uuids(t));
 }
 
 } // namespace detail

@@ -121,20 +121,15 @@ class chrome_events {
     w_.begin_object().key("ph").literal("\"i\"").key("s").literal("\"t\"").key("pid").value(at.pid);
     return w_.key("tid").value(at.tid).key("ts").microseconds(frame_.relative(time)).key("name");
   }
-  // The two ends of a launch arrow: from the launching thread to the GPU work ("bp":"e":
-  // bound to the slice that encloses the arrow's end). The launch's correlation id rides on
-  // the arrow (Perfetto lists it with the slice's flows), not in the slices' args: speedscope
-  // names a frame by its name and args, and a per-launch id would make every launch a frame.
-  void flow(std::uint64_t id, std::uint32_t correlation, chrome_track from, timestamp_ns launched, chrome_track to,
-            timestamp_ns started) {
-    w_.begin_object().key("ph").literal("\"s\"").key("id").value(id).key("pid").value(from.pid).key("tid").value(from.tid);
-    w_.key("ts").microseconds(frame_.relative(launched)).key("name").literal("\"launch\"").key("cat").literal("\"launch\"");
-    w_.key("args").begin_object().key("correlation").value(correlation).end_object().end_object();
-    w_.begin_object().key("ph").literal("\"f\"").key("bp").literal("\"e\"").key("id").value(id).key("pid").value(to.pid);
-    w_.key("tid").value(to.tid).key("ts").microseconds(frame_.relative(started));
-    w_.key("name").literal("\"launch\"").key("cat").literal("\"launch\"");
-    w_.key("args").begin_object().key("correlation").value(correlation).end_object().end_object();
-  }
+  // The ends of a launch arrow, written into the open slice object of the launch (or the API
+  // call covering it) and of each piece of GPU work it caused: Perfetto's and chrome://tracing's
+  // flow binding on slices ("bind_id" with "flow_out" on the source, "flow_in" on each
+  // destination), which ties the arrow to the very slice, whatever else starts at the same
+  // time on that track. The id is the launch's correlation id, so that the arrow is found by it
+  // (Perfetto's flow table); it is a top-level field, not in args: speedscope names a frame by
+  // its name and args, and a per-launch value there would make every launch a frame.
+  void flow_out(std::uint64_t correlation) { w_.key("bind_id").value(correlation).key("flow_out").value(true); }
+  void flow_in(std::uint64_t correlation) { w_.key("bind_id").value(correlation).key("flow_in").value(true); }
 
   // A string of the trace's table as a JSON string, escaped once on first use: kernel names
   // repeat millions of times.
