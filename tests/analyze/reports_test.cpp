@@ -203,7 +203,9 @@ TEST_CASE("reports: API and kernel figures worked out by hand") {
   t.process_id = 42;
   t.threads = {{1001, 0}};
   const auto launch = t.strings.intern("cudaLaunchKernel_v7000"), sync = t.strings.intern("cudaStreamSynchronize");
-  t.api_calls = {{100, 130, launch, 1, 0, false}, {200, 220, launch, 2, 0, false}, {300, 900, sync, 3, 0, false}, {1000, 1050, launch, 4, 0, false}};
+  const auto last_error = t.strings.intern("cudaGetLastError_v3020"); // nsys lists none of these
+  t.api_calls = {{100, 130, launch, 1, 0, false}, {200, 220, launch, 2, 0, false}, {300, 900, sync, 3, 0, false},
+                 {1000, 1050, launch, 4, 0, false}, {1060, 5000, last_error, 5, 0, false}};
   kernel_record k1, k2;
   k1.start = 120, k1.end = 170, k1.correlation = 1, k1.name = t.strings.intern("gemm"); // starts before the call returns: no queue time
   k2.start = 260, k2.end = 300, k2.correlation = 2, k2.name = k1.name;                   // queued 40 ns
@@ -218,6 +220,9 @@ TEST_CASE("reports: API and kernel figures worked out by hand") {
   CHECK(api[1].name == "cudaLaunchKernel"); // "_v7000" cut
   CHECK(api[1].time.count == 3);
   CHECK(api[1].time.total == 100);
+  CHECK(cuda_api_trace(t).size() == 4);
+  CHECK(reference::cuda_api_sum(t).size() == 2);
+  CHECK(reference::cuda_api_trace(t).size() == 4);
 
   const auto both = cuda_api_gpu_sum(t);
   REQUIRE(both.size() == 3); // two API functions and one kernel

@@ -42,6 +42,29 @@ inline std::string api_spelling(std::string_view name) {
   return std::string(name);
 }
 
+// Whether nsys's CUDA API reports list a call of this function: every runtime and driver call
+// CUPTI records but cudaGetLastError, which nsys leaves out of CUPTI_ACTIVITY_KIND_RUNTIME
+// (nsys 2025.3.1 against nvscope on one program: bench/fidelity, docs/analysis.md).
+inline bool nsys_lists_api(std::string_view spelled) noexcept { return spelled != "cudaGetLastError"; }
+
+// The API calls nsys's reports read: a valid interval and a function nsys_lists_api takes.
+// Each distinct name is spelled once.
+class listed_api_calls {
+ public:
+  explicit listed_api_calls(const trace& t) : t_(t) {}
+  bool operator()(std::size_t i) {
+    const auto& a = t_.api_calls[i];
+    if (!(a.end != 0 && a.end >= a.start)) return false;
+    auto it = listed_.find(a.name);
+    if (it == listed_.end()) it = listed_.emplace(a.name, nsys_lists_api(api_spelling(t_.strings[a.name]))).first;
+    return it->second;
+  }
+
+ private:
+  const trace& t_;
+  std::unordered_map<string_id, bool> listed_;
+};
+
 // Per distinct key_of(i) over the items with keep(i), ascending by key: the key and the
 // statistics of value_of(i). One sort of (key, value) pairs.
 template <class Key, class Keep, class KeyOf, class ValueOf>
@@ -72,8 +95,9 @@ inline bool has_interval(timestamp_ns start, timestamp_ns end) noexcept { return
 /// \endcode
 inline std::vector<api_summary_row> cuda_api_sum(const trace& t) {
   const auto& calls = t.api_calls;
+  detail::listed_api_calls listed(t);
   const auto groups = detail::stats_by_key<string_id>(
-      calls.size(), [&](std::size_t i) { return detail::has_interval(calls[i].start, calls[i].end); },
+      calls.size(), [&](std::size_t i) { return listed(i); },
       [&](std::size_t i) { return calls[i].name; }, [&](std::size_t i) { return calls[i].end - calls[i].start; });
   std::vector<api_summary_row> rows;
   std::vector<string_id> ids;
@@ -92,8 +116,9 @@ inline std::vector<api_summary_row> cuda_api_sum(const trace& t) {
 /// \endcode
 inline std::vector<api_trace_row> cuda_api_trace(const trace& t) {
   std::vector<std::uint32_t> order;
+  detail::listed_api_calls listed(t);
   for (std::uint32_t i = 0; i < t.api_calls.size(); ++i)
-    if (detail::has_interval(t.api_calls[i].start, t.api_calls[i].end)) order.push_back(i);
+    if (listed(i)) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return t.api_calls[a].start < t.api_calls[b].start; });
   std::vector<api_trace_row> rows;
   rows.reserve(order.size());
@@ -223,8 +248,9 @@ inline std::vector<gpu_summary_row> cuda_api_gpu_sum(const trace& t, name_form f
   std::unordered_map<string_id, std::string> spelled; // one spelling per name id, stable while `ops` reads it
   for (const auto& a : t.api_calls) spelled.emplace(a.name, detail::api_spelling(t.strings[a.name]));
   std::vector<detail::named_duration> ops;
-  for (const auto& a : t.api_calls)
-    if (detail::has_interval(a.start, a.end)) ops.push_back({spelled[a.name], a.end - a.start, operation_category::cuda_api});
+  detail::listed_api_calls listed(t);
+  for (std::size_t i = 0; i < t.api_calls.size(); ++i)
+    if (listed(i)) ops.push_back({spelled[t.api_calls[i].name], t.api_calls[i].end - t.api_calls[i].start, operation_category::cuda_api});
   const auto rows = detail::gpu_operation_rows(t, form);
   detail::add_gpu_operations(ops, rows);
   return detail::summary_by_name(ops);
@@ -374,8 +400,10 @@ inline void child_sums(const trace& t, const attribution& a, std::vector<std::ui
   }
 }
 
-// Per range (marks left out), its RangeStack (":outer:...:range"), parents' stacks made first (by depth).
-inline std::vector<std::string> range_stacks(const trace& t, const attribution& a) {
+// Per range (marks left out), its RangeStack (":outer:...:range"), parents' stacks made first
+// (by depth); `a`: an attribution or a containment (its parent and depth).
+template <class Links>
+std::vector<std::string> range_stacks(const trace& t, const Links& a) {
   std::vector<std::uint32_t> order;
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r)
     if (!t.ranges[r].is_mark) order.push_back(r);
@@ -416,16 +444,66 @@ inline std::vector<range_trace_row> nvtx_pushpop_trace(const trace& t) {
   return rows;
 }
 
+namespace detail {
+
+// nsys's NVTX_PARENT for nvtx_gpu_proj_trace: every range of either style (start/end ones
+// counted by `rule`) nested by containment on its thread. A range's parent is the range of
+// its thread that holds it (start at or before, end at or after) with the least slack
+// (start difference plus end difference); of equal slack the lower index; of two identical
+// ranges the earlier holds the later. Walked per thread in (start, end descending, index)
+// order, which puts every possible parent before its child: the ranges still open at a
+// range's start are the only candidates.
+struct containment {
+  std::vector<std::uint32_t> parent;
+  std::vector<std::uint32_t> depth;
+};
+
+inline bool counted_by(const range_record& r, start_end_rule rule) noexcept {
+  return !r.is_mark && (r.is_push_pop || rule == start_end_rule::opening_thread || r.closing_thread() == r.thread);
+}
+
+inline containment contain_ranges(const trace& t, const std::vector<timestamp_ns>& end, start_end_rule rule) {
+  const auto n = static_cast<std::uint32_t>(t.ranges.size());
+  containment c{std::vector<std::uint32_t>(n, no_index), std::vector<std::uint32_t>(n, 0)};
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t r = 0; r < n; ++r)
+    if (counted_by(t.ranges[r], rule)) order.push_back(r);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const auto& a = t.ranges[x];
+    const auto& b = t.ranges[y];
+    return std::make_tuple(a.thread, a.start, descending(end[x]), x) < std::make_tuple(b.thread, b.start, descending(end[y]), y);
+  });
+  std::vector<std::uint32_t> open; // this thread's ranges so far that end at or after the current start
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto r = order[i];
+    const auto& range = t.ranges[r];
+    if (i == 0 || t.ranges[order[i - 1]].thread != range.thread) open.clear();
+    open.erase(std::remove_if(open.begin(), open.end(), [&](std::uint32_t q) { return end[q] < range.start; }), open.end());
+    std::uint64_t least = ~std::uint64_t{0};
+    for (const auto q : open) {
+      if (end[q] < end[r]) continue;
+      const std::uint64_t slack = (range.start - t.ranges[q].start) + (end[q] - end[r]);
+      if (slack < least || (slack == least && q < c.parent[r])) least = slack, c.parent[r] = q;
+    }
+    if (c.parent[r] != no_index) c.depth[r] = c.depth[c.parent[r]] + 1;
+    open.push_back(r);
+  }
+  return c;
+}
+
+} // namespace detail
+
 /// `nvtx_gpu_proj_trace`: each range instance that launched GPU work, projected onto the GPU
 /// (first start to last end of that work), with its launches, level, parent, children that
-/// launched work and stack; in projected start order, longer first.
+/// launched work and stack, ranges of both styles nested by containment on their thread as
+/// nsys's script nests them; in projected start order, longer first.
 /// \code
 ///   for (const auto& r : nvscope::nvtx_gpu_proj_trace(t)) { /* r.projected_duration against r.duration */ }
 /// \endcode
 inline std::vector<range_projection_trace_row> nvtx_gpu_proj_trace(const trace& t, start_end_rule rule = start_end_rule::nsys) {
   const auto x = index_trace(t, rule);
   const auto p = project_ranges(t, x);
-  const auto& a = x.links;
+  const auto a = detail::contain_ranges(t, x.links.range_end, rule);
   std::vector<std::uint64_t> children(t.ranges.size(), 0);
   for (std::size_t c = 0; c < t.ranges.size(); ++c)
     if (!t.ranges[c].is_mark && a.parent[c] < t.ranges.size() && p.ops[c] > 0) ++children[a.parent[c]];
@@ -436,7 +514,7 @@ inline std::vector<range_projection_trace_row> nvtx_gpu_proj_trace(const trace& 
     if (range.is_mark || p.ops[r] == 0) continue;
     range_projection_trace_row row;
     row.name = detail::range_label(t, range), row.projected_start = p.first[r], row.projected_duration = p.last[r] - p.first[r];
-    row.start = range.start, row.duration = a.range_end[r] - range.start, row.push_pop = range.is_push_pop;
+    row.start = range.start, row.duration = x.links.range_end[r] - range.start, row.push_pop = range.is_push_pop;
     row.pid = t.process_id, row.tid = detail::os_thread_id(t, range.thread), row.gpu_ops = p.ops[r], row.level = a.depth[r];
     row.children = children[r], row.range = r, row.parent = a.parent[r], row.stack = std::move(stacks[r]);
     rows.push_back(std::move(row));

@@ -36,13 +36,20 @@ inline std::string api_name(std::string_view name) {
   return std::string(name);
 }
 
+/// A call nsys's API reports read: CUPTI_ACTIVITY_KIND_RUNTIME holds every runtime and driver
+/// call but cudaGetLastError (nsys 2025.3.1 records none of the calls nvscope sees on the
+/// fidelity workload), and the scripts take the rows with an end.
+inline bool nsys_api_row(const trace& t, const api_record& a) {
+  return valid(a.start, a.end) && api_name(t.strings[a.name]) != "cudaGetLastError";
+}
+
 /// `cuda_api_sum`: `SELECT sum(end - start), count(*), avg, median, min, max, stdev FROM
 /// CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY nameId ORDER BY total DESC`, the name printed by
 /// `api_name`; calls without a valid end left out; ties by count, then name.
 inline std::vector<api_summary_row> cuda_api_sum(const trace& t) {
   std::map<string_id, std::vector<std::uint64_t>> by_name;
   for (const auto& a : t.api_calls)
-    if (valid(a.start, a.end)) by_name[a.name].push_back(a.end - a.start);
+    if (nsys_api_row(t, a)) by_name[a.name].push_back(a.end - a.start);
   std::vector<api_summary_row> rows;
   std::uint64_t whole = 0;
   for (const auto& [name, values] : by_name) {
@@ -61,7 +68,7 @@ inline std::vector<api_summary_row> cuda_api_sum(const trace& t) {
 inline std::vector<api_trace_row> cuda_api_trace(const trace& t) {
   std::vector<api_trace_row> rows;
   for (const auto& a : t.api_calls) {
-    if (!valid(a.start, a.end)) continue;
+    if (!nsys_api_row(t, a)) continue;
     const auto named = a.thread < t.threads.size() ? t.threads[a.thread].name : 0;
     rows.push_back({a.start, a.end - a.start, api_name(t.strings[a.name]), a.correlation, t.process_id, tid_of(t, a.thread),
                     named ? std::string(t.strings[named]) : std::string()});
@@ -162,7 +169,7 @@ inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form)
 inline std::vector<gpu_summary_row> cuda_api_gpu_sum(const trace& t, name_form form) {
   std::vector<std::tuple<std::string, std::uint64_t, operation_category>> ops;
   for (const auto& a : t.api_calls)
-    if (valid(a.start, a.end)) ops.emplace_back(api_name(t.strings[a.name]), a.end - a.start, operation_category::cuda_api);
+    if (nsys_api_row(t, a)) ops.emplace_back(api_name(t.strings[a.name]), a.end - a.start, operation_category::cuda_api);
   for (const auto& r : gpu_operations(t, form)) ops.emplace_back(r.name, r.duration, category_of(r.op));
   return summary_by_name(ops);
 }
@@ -294,15 +301,44 @@ inline std::vector<range_trace_row> nvtx_pushpop_trace(const trace& t) {
   return rows;
 }
 
+/// nvtx_gpu_proj_trace.py's `NVTX_PARENT`: `SELECT cr.rangeId, pr.rangeId, min((cr.startNS -
+/// pr.startNS) + (pr.endNS - cr.endNS)) ... ON pr.rangeId != cr.rangeId AND pr.startNS <=
+/// cr.startNS AND pr.endNS >= cr.endNS AND pr.tid == cr.tid GROUP BY cid` over the ranges of
+/// both styles (start/end ones by `rule`); its `tree` gives the level (0 at a range with no
+/// parent). Of equal slack the lower index; nvscope's departure: of two identical ranges only
+/// the earlier can hold the later, where the script makes each the other's parent.
+inline nesting containment(const trace& t, const std::vector<timestamp_ns>& end, start_end_rule rule) {
+  const auto n = static_cast<std::uint32_t>(t.ranges.size());
+  const auto counted = [&](const range_record& r) {
+    return !r.is_mark && (r.is_push_pop || rule == start_end_rule::opening_thread || r.closing_thread() == r.thread);
+  };
+  nesting out{std::vector<std::uint32_t>(n, no_index), std::vector<std::uint16_t>(n, 0)};
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const auto& cr = t.ranges[c];
+    if (!counted(cr)) continue;
+    std::uint64_t least = ~std::uint64_t{0};
+    for (std::uint32_t q = 0; q < n; ++q) {
+      const auto& pr = t.ranges[q];
+      if (q == c || !counted(pr) || pr.thread != cr.thread || pr.start > cr.start || end[q] < end[c]) continue;
+      if (pr.start == cr.start && end[q] == end[c] && q > c) continue;
+      const std::uint64_t slack = (cr.start - pr.start) + (end[q] - end[c]);
+      if (slack < least) least = slack, out.parent[c] = q;
+    }
+  }
+  for (std::uint32_t c = 0; c < n; ++c)
+    for (auto up = out.parent[c]; up != no_index; up = out.parent[up]) ++out.depth[c];
+  return out;
+}
+
 /// `nvtx_gpu_proj_trace`: each range (both styles; start/end ranges by `rule`, nsys's keeps
 /// those ended on their own thread) with the GPU work launched inside it (`projections`:
 /// `min(op.start)`, `max(op.end) - min(op.start)`, `count(DISTINCT correlationId)`), its level,
-/// parent and stack by nvscope's nesting (push/pop only, as in `nvtx_gpu_proj_sum`: issue 48,
-/// item 3), and its children that launched work; `ORDER BY projected start, projected
-/// duration DESC`, ties by index.
+/// parent and stack by the script's containment (`containment`), and its children that
+/// launched work (`child`: `count(parentId)` over the projected rows); `ORDER BY projected
+/// start, projected duration DESC`, ties by index.
 inline std::vector<range_projection_trace_row> nvtx_gpu_proj_trace(const trace& t, start_end_rule rule) {
   const auto end = range_ends(t);
-  const auto n = nest(t, end);
+  const auto n = containment(t, end, rule);
   const auto p = projections(t, rule);
   std::vector<range_projection_trace_row> rows;
   for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
