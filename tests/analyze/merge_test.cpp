@@ -8,7 +8,9 @@
 #include <nvscope/analyze/merge.hpp>
 #include <nvscope/analyze/reference/merge.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <random>
 #include <string>
@@ -249,5 +251,94 @@ TEST_CASE("differences: the fastest and slowest rank by median step, the names t
         CHECK(x[i].difference_ns == y[i].difference_ns);
       }
     }
+  }
+}
+
+namespace {
+
+// Random per-rank durations of `names` kernel names and two range groups: rank r's values of
+// name n are scaled by 1 + 0.5 x ((r + n) mod ranks), at least 400 of them, so that each name's
+// slowest rank is ahead of the next by far more than the sketch's 1 % (and than the noise of a
+// sample median); some ranks run a name not at all.
+template <class Key>
+std::vector<nvscope::reference::rank_values<Key>> random_values(std::mt19937_64& rng, int ranks, const std::vector<Key>& keys) {
+  std::lognormal_distribution<double> base(9.0, 0.6); // ~8 us, from about 1 us to 50 us
+  std::uniform_int_distribution<int> count(400, 1500), none(0, 5);
+  std::vector<nvscope::reference::rank_values<Key>> out(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    out[static_cast<std::size_t>(r)].rank = 10 + r;
+    for (std::size_t n = 0; n < keys.size(); ++n) {
+      if (none(rng) == 0) continue;
+      auto& v = out[static_cast<std::size_t>(r)].values[keys[n]];
+      const double scale = 1.0 + 0.5 * static_cast<double>((static_cast<std::size_t>(r) + n) % static_cast<std::size_t>(ranks));
+      const int c = count(rng);
+      for (int i = 0; i < c; ++i) v.push_back(i % 97 == 0 ? 0 : static_cast<std::uint64_t>(base(rng) * scale)); // zeros too
+    }
+  }
+  return out;
+}
+
+nvscope::duration_sketch sketch_of(const std::vector<std::uint64_t>& v) {
+  nvscope::duration_sketch s;
+  for (const auto x : v) s.add(x);
+  return s;
+}
+
+void check_rows(const std::vector<nvscope::merged_total>& got, const std::vector<nvscope::merged_total>& want) {
+  REQUIRE(got.size() == want.size());
+  const double e = nvscope::duration_sketch::relative_error;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const auto &g = got[i], &w = want[i];
+    INFO(w.domain << ":" << w.name);
+    CHECK(g.name == w.name);
+    CHECK(g.domain == w.domain);
+    CHECK(g.push_pop == w.push_pop);
+    CHECK(g.ranks == w.ranks);
+    CHECK(g.count == w.count);
+    CHECK(g.sum_ns == w.sum_ns);
+    CHECK(g.min_ns == w.min_ns);
+    CHECK(g.max_ns == w.max_ns);
+    CHECK(std::fabs(g.p50_ns - w.p50_ns) <= e * w.p50_ns + 1e-9);
+    CHECK(std::fabs(g.p90_ns - w.p90_ns) <= e * w.p90_ns + 1e-9);
+    CHECK(std::fabs(g.p99_ns - w.p99_ns) <= e * w.p99_ns + 1e-9);
+    CHECK(g.slowest_rank == w.slowest_rank);
+    CHECK(std::fabs(g.slowest_p50_ns - w.slowest_p50_ns) <= e * w.slowest_p50_ns + 1e-9);
+  }
+}
+
+} // namespace
+
+TEST_CASE("totals across ranks: the sketch merge within the sketch's error of the exact merge, merge(A, B) the union's") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  MESSAGE("random seed (NVSCOPE_TEST_SEED replays it): ", rng_seed);
+  const std::vector<std::string> kernel_names = {"gemm", "softmax", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "layer_norm", "copy"};
+  const std::vector<nvscope::range_key> range_keys = {{"", "forward", true}, {"nccl", "allreduce", false}};
+  for (int round = 0; round < 6; ++round) {
+    const int ranks = 2 + round;
+    const auto kv = random_values(rng, ranks, kernel_names);
+    const auto rv = random_values(rng, ranks, range_keys);
+    std::vector<nvscope::rank_totals> totals(static_cast<std::size_t>(ranks));
+    for (std::size_t r = 0; r < totals.size(); ++r) {
+      totals[r].rank = kv[r].rank;
+      for (const auto& [name, v] : kv[r].values) totals[r].run.kernels[name] = sketch_of(v);
+      for (const auto& [key, v] : rv[r].values) totals[r].run.ranges[key] = sketch_of(v);
+    }
+    const auto m = nvscope::merge_rank_totals(totals);
+    CHECK(m.ranks == static_cast<std::uint64_t>(ranks));
+    check_rows(m.kernels, nvscope::reference::merged_exact(kv));
+    check_rows(m.ranges, nvscope::reference::merged_exact(rv));
+    // merge(A, B) is the sketch of the union, bucket for bucket, in any order
+    std::map<std::string, std::vector<std::uint64_t>> union_values;
+    for (const auto& r : kv)
+      for (const auto& [name, v] : r.values) union_values[name].insert(union_values[name].end(), v.begin(), v.end());
+    for (const auto& [name, v] : union_values) {
+      INFO(name);
+      if (!v.empty()) CHECK(m.all.kernels.at(name) == sketch_of(v));
+    }
+    auto reversed = totals;
+    std::reverse(reversed.begin(), reversed.end());
+    const auto again = nvscope::merge_rank_totals(reversed);
+    for (const auto& [name, s] : again.all.kernels) CHECK(s == m.all.kernels.at(name));
+    check_rows(again.kernels, m.kernels);
   }
 }

@@ -452,5 +452,59 @@ inline std::vector<name_difference> largest_differences(const rank_profile& fast
   return out;
 }
 
+namespace detail {
+
+inline void name_row(merged_total& row, const std::string& name) { row.name = name; }
+inline void name_row(merged_total& row, const range_key& key) {
+  row.name = key.name, row.domain = key.domain, row.push_pop = key.push_pop;
+}
+
+// Per key of `get(rank.run)` (the kernels' or the ranges' map): every rank's sketch merged,
+// and the rank with the largest median of its own. Rows by sum descending, then name.
+template <class Key, class Get>
+std::vector<merged_total> merged_rows(const std::vector<rank_totals>& ranks, Get get) {
+  std::map<Key, std::pair<duration_sketch, merged_total>> by_key;
+  for (const auto& r : ranks)
+    for (const auto& [key, s] : get(r.run)) {
+      if (s.count() == 0) continue;
+      auto& [all, row] = by_key[key];
+      all.merge(s);
+      ++row.ranks;
+      const double p50 = s.quantile(0.5);
+      if (row.slowest_rank < 0 || p50 > row.slowest_p50_ns || (p50 == row.slowest_p50_ns && r.rank < row.slowest_rank))
+        row.slowest_rank = r.rank, row.slowest_p50_ns = p50;
+    }
+  std::vector<merged_total> rows;
+  for (auto& [key, v] : by_key) {
+    auto& [all, row] = v;
+    name_row(row, key);
+    row.count = all.count(), row.sum_ns = all.sum(), row.min_ns = all.min(), row.max_ns = all.max();
+    row.p50_ns = all.quantile(0.5), row.p90_ns = all.quantile(0.9), row.p99_ns = all.quantile(0.99);
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const merged_total& a, const merged_total& b) { return a.sum_ns > b.sum_ns; });
+  return rows;
+}
+
+} // namespace detail
+
+/// The running totals of every rank merged as the sketch defines it (bucket counts added, count,
+/// sum and extremes exact): per kernel name and per range group over all ranks, count, sum, min,
+/// max, p50, p90 and p99 of the merged sketch and the rank whose own p50 is the largest; `all`
+/// is trace/totals.hpp's `merge` of every rank's. Merging the ranks in any order or grouping
+/// gives the totals of their union, bucket for bucket. Linear in the ranks' sketches' buckets.
+/// \code
+///   auto m = nvscope::merge_rank_totals(ranks);    // ranks: {rank, totals} from each summary
+///   m.kernels[0].p99_ns;                           // within 1 % of the p99 over every rank
+/// \endcode
+inline merged_totals merge_rank_totals(const std::vector<rank_totals>& ranks) {
+  merged_totals m;
+  m.kernels = detail::merged_rows<std::string>(ranks, [](const totals& t) -> const auto& { return t.kernels; });
+  m.ranges = detail::merged_rows<range_key>(ranks, [](const totals& t) -> const auto& { return t.ranges; });
+  for (const auto& r : ranks) merge(m.all, r.run);
+  m.ranks = ranks.size();
+  return m;
+}
+
 } // namespace v1
 } // namespace nvscope

@@ -13,13 +13,16 @@
 ///   clocks' difference where nothing matched;
 /// - stragglers by HTA's rule: `find_stragglers_with_late_start_comm_kernels`
 ///   (hta/analyzers/straggler.py), see hta_late_steps below;
-/// - the names that differ most between the fastest and the slowest rank: a GROUP BY name.
+/// - the names that differ most between the fastest and the slowest rank: a GROUP BY name;
+/// - the running totals merged over the ranks: every rank's raw values of a name concatenated,
+///   std::sort, the quantile by nearest rank (what the merged sketch answers within its error).
 ///
 /// \code
 ///   auto o = nvscope::reference::overlap(rank.kernels);
 /// \endcode
 
 #include <nvscope/analyze/merge_types.hpp>
+#include <nvscope/analyze/reference/common.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -227,6 +230,50 @@ inline std::vector<name_difference> largest_differences(const rank_profile& fast
   });
   if (out.size() > top) out.resize(top);
   return out;
+}
+
+/// A row's name from its key: a kernel name, or a range group's domain, name and style.
+inline void key_row(merged_total& row, const std::string& name) { row.name = name; }
+inline void key_row(merged_total& row, const range_key& key) { row.name = key.name, row.domain = key.domain, row.push_pop = key.push_pop; }
+
+/// One rank's raw durations per key (a kernel name, or a range group's range_key).
+template <class Key>
+struct rank_values {
+  long long rank = -1;
+  std::map<Key, std::vector<std::uint64_t>> values;
+};
+
+/// The exact form of `merge_rank_totals`' rows: per key, the values of every rank concatenated
+/// and sorted; count, sum, min, max, p50, p90 and p99 by nearest rank; the rank whose own
+/// nearest-rank p50 is the largest (ties to the lower rank). Rows by sum descending, then key.
+template <class Key>
+std::vector<merged_total> merged_exact(const std::vector<rank_values<Key>>& ranks) {
+  std::map<Key, std::vector<std::uint64_t>> all;
+  std::map<Key, merged_total> rows;
+  for (const auto& r : ranks)
+    for (const auto& [key, v] : r.values) {
+      if (v.empty()) continue;
+      all[key].insert(all[key].end(), v.begin(), v.end());
+      auto& row = rows[key];
+      ++row.ranks;
+      const double p50 = reference::nearest_rank(v, 0.5);
+      if (row.slowest_rank < 0 || p50 > row.slowest_p50_ns || (p50 == row.slowest_p50_ns && r.rank < row.slowest_rank))
+        row.slowest_rank = r.rank, row.slowest_p50_ns = p50;
+    }
+  std::vector<std::pair<Key, merged_total>> out;
+  for (auto& [key, v] : all) {
+    std::sort(v.begin(), v.end());
+    auto row = rows[key];
+    reference::key_row(row, key);
+    row.count = v.size(), row.min_ns = v.front(), row.max_ns = v.back();
+    for (const auto x : v) row.sum_ns += x;
+    row.p50_ns = reference::nearest_rank(v, 0.5), row.p90_ns = reference::nearest_rank(v, 0.9), row.p99_ns = reference::nearest_rank(v, 0.99);
+    out.emplace_back(key, row);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second.sum_ns > b.second.sum_ns; });
+  std::vector<merged_total> result;
+  for (const auto& [key, row] : out) result.push_back(row);
+  return result;
 }
 
 } // namespace reference
