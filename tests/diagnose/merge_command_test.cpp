@@ -12,6 +12,7 @@
 #include <nvscope/analyze/analyze.hpp>
 #include <nvscope/export/chrome_trace.hpp>
 #include <nvscope/export/summary_json.hpp>
+#include <nvscope/analyze/totals.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -278,6 +279,62 @@ TEST_CASE("merge: nothing to merge, misuse: exit 2 with the reason") {
   const auto help = merge({"--help"});
   CHECK(help.status == 0);
   CHECK(help.out.rfind("usage: nvscope merge", 0) == 0);
+}
+
+TEST_CASE("merge: the ranks' running totals, read from the summaries the real writer wrote, merged as the exact values are") {
+  const auto dir = fresh("nvscope_merge_totals");
+  std::vector<reference::rank_values<std::string>> exact;
+  for (int r = 0; r < 4; ++r) {
+    write_rank(dir, r, "node0", 1000000000LL, "77");
+    trace t = rank_trace(r, 1000000000LL);
+    for (auto& k : t.kernels) k.end += (k.correlation * 7919u) % 5000u + 20000u * static_cast<timestamp_ns>(r); // spread, rank 3 slowest
+    totals run;
+    fold(t, run);
+    run_provenance p;
+    p.rank = r;
+    p.world_size = 4;
+    std::ofstream(dir / ("train_r" + std::to_string(r) + "_77.json")) << to_json(analyze(t, analysis_options{}), t, p, run);
+    exact.push_back({r, {}});
+    for (const auto& k : t.kernels) exact.back().values[std::string(t.strings[k.name])].push_back(k.end - k.start);
+  }
+  const auto json_path = (dir / "out.json").string();
+  const auto m = merge({dir.string(), "-o", json_path, "--no-trace"});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err.empty());
+  CHECK(m.out.find("running totals over 4 ranks (quantiles within 1 %), largest kernels:\n") != std::string::npos);
+  if (const char* samples = std::getenv("NVSCOPE_SCHEMA_SAMPLES"); samples != nullptr && *samples)
+    fs::copy_file(json_path, fs::path(samples) / "merge_totals.json", fs::copy_options::overwrite_existing),
+        fs::copy_file(dir / "train_r0_77.json", fs::path(samples) / "summary_with_totals.json", fs::copy_options::overwrite_existing);
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  REQUIRE(j["totals"]["ranks"] == 4);
+  const auto want = reference::merged_exact(exact);
+  const auto& got = j["totals"]["kernels"];
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO(want[i].name);
+    CHECK(got[i]["name"] == want[i].name);
+    CHECK(got[i]["ranks"] == 4);
+    CHECK(got[i]["count"] == want[i].count);
+    CHECK(got[i]["sum_ns"] == want[i].sum_ns);
+    CHECK(got[i]["min_ns"] == want[i].min_ns);
+    CHECK(got[i]["max_ns"] == want[i].max_ns);
+    for (const char* q : {"p50_ns", "p90_ns", "p99_ns"})
+      CHECK(std::fabs(got[i][q].get<double>() - (q[1] == '5' ? want[i].p50_ns : q[1] == '9' && q[2] == '0' ? want[i].p90_ns : want[i].p99_ns)) <=
+            duration_sketch::relative_error * want[i].p99_ns);
+    CHECK(got[i]["slowest_rank"] == want[i].slowest_rank);
+    CHECK(got[i]["slowest_rank"] == 3);
+  }
+  CHECK(j["totals"]["ranges"].size() == 30); // step_0 ... step_29, one a step on every rank
+  CHECK(j["totals"]["run"]["kernels"] == 4 * 60);
+  // A rank whose totals are broken: one line, the others' merged.
+  auto broken = nlohmann::json::parse(std::ifstream(dir / "train_r2_77.json"));
+  broken["totals"]["kernels"][0]["sketch"]["buckets"].push_back(0); // a zero count at the end: not a sketch
+  std::ofstream(dir / "train_r2_77.json") << broken.dump();
+  const auto b = merge({dir.string(), "-o", json_path, "--no-trace"});
+  CHECK(b.status == 0);
+  CHECK(b.err.find("rank 2: the running totals in '" + (dir / "train_r2_77.json").string() + "' cannot be read (nvscope: not a duration sketch: a zero count at an end of the buckets): left out of the merged totals\n") != std::string::npos);
+  CHECK(b.out.find("running totals over 3 ranks") != std::string::npos);
 }
 
 namespace {

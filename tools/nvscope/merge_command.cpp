@@ -4,6 +4,7 @@
 
 #include <nvscope/analyze/merge.hpp>
 #include <nvscope/analyze/step_names.hpp>
+#include <nvscope/trace/totals.hpp>
 #include <nvscope/detail/quote.hpp>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include <map>
 #include <new>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -58,6 +60,9 @@ struct rank_input {
   rank_profile profile;
   std::string summary;     // the summary beside it (STEM.json), "" when there is none
   std::uint64_t dropped_records = 0, incomplete_records = 0; // its "losses"
+  bool has_totals = false; // the summary carried "totals" (export/totals_json.hpp)
+  totals run;              // its running totals, sketches whole
+  std::string totals_error; // why its "totals" could not be read, "" when they were or are absent
 };
 
 struct merge_args {
@@ -364,6 +369,55 @@ std::string read_provenance(const json& od, rank_input& in) {
   return "";
 }
 
+std::uint64_t count_of(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_unsigned()) throw std::invalid_argument(std::string("no count \"") + key + "\"");
+  return it->get<std::uint64_t>();
+}
+
+// A sketch as export/totals_json.hpp writes it; throws std::invalid_argument where it is not one.
+duration_sketch sketch_of(const json& j) {
+  if (!j.is_object() || !j.contains("buckets") || !j["buckets"].is_array()) throw std::invalid_argument("a sketch without buckets");
+  sketch_parts p;
+  p.zero_count = count_of(j, "zero_count");
+  const auto first = count_of(j, "first_bucket");
+  if (first >= duration_sketch::max_buckets) throw std::invalid_argument("a bucket past max_buckets");
+  p.first_bucket = static_cast<std::uint32_t>(first);
+  for (const auto& b : j["buckets"]) {
+    if (!b.is_number_unsigned()) throw std::invalid_argument("a bucket count that is not a count");
+    p.buckets.push_back(b.get<std::uint64_t>());
+  }
+  p.min = count_of(j, "min_ns"), p.max = count_of(j, "max_ns"), p.sum_high = count_of(j, "sum_high"), p.sum_low = count_of(j, "sum_low");
+  auto s = duration_sketch::from_parts(p);
+  if (s.count() != count_of(j, "count")) throw std::invalid_argument("its buckets do not add up to its count");
+  return s;
+}
+
+// The summary's "totals" into `in.run`; a sketch that is not one leaves them all out, said why.
+void read_totals(const json& j, rank_input& in) {
+  const auto t = j.find("totals");
+  if (t == j.end()) return;
+  try {
+    if (!t->is_object()) throw std::invalid_argument("not an object");
+    for (const auto& k : t->value("kernels", json::array())) in.run.kernels[k.at("name").get<std::string>()].merge(sketch_of(k.at("sketch")));
+    for (const auto& r : t->value("ranges", json::array()))
+      in.run.ranges[range_key{r.at("domain").get<std::string>(), r.at("name").get<std::string>(), r.value("style", "PushPop") != "StartEnd"}].merge(
+          sketch_of(r.at("sketch")));
+    if (t->contains("steps")) in.run.steps = sketch_of(t->at("steps"));
+    const json run = t->value("run", json::object());
+    auto& r = in.run.run;
+    const std::pair<const char*, std::uint64_t*> fields[] = {{"kernels", &r.kernels}, {"kernel_ns", &r.kernel_ns}, {"copies", &r.copies},
+                                                             {"copy_ns", &r.copy_ns}, {"memsets", &r.memsets}, {"memset_ns", &r.memset_ns},
+                                                             {"syncs", &r.syncs},     {"sync_ns", &r.sync_ns}, {"ranges", &r.ranges},
+                                                             {"dropped_records", &r.lost.dropped_records}};
+    for (const auto& [key, field] : fields) *field = run.contains(key) ? count_of(run, key) : 0;
+    in.has_totals = true;
+  } catch (const std::exception& e) {
+    in.run = totals{};
+    in.totals_error = e.what();
+  }
+}
+
 // The summary nvscope run wrote beside STEM.trace.json (STEM.json, with --outputs=json,trace):
 // its losses, which the Chrome trace does not carry.
 void read_losses(const std::string& file, rank_input& in) {
@@ -376,6 +430,7 @@ void read_losses(const std::string& file, rank_input& in) {
   in.summary = summary;
   in.dropped_records = static_cast<std::uint64_t>(std::max(0LL, number_or(j["losses"], "dropped_records", 0)));
   in.incomplete_records = static_cast<std::uint64_t>(std::max(0LL, number_or(j["losses"], "incomplete_records", 0)));
+  read_totals(j, in);
 }
 
 // One file into `in`; an error line (what is wrong) when it cannot be merged.
@@ -433,6 +488,24 @@ void note_losses(const std::vector<rank_input>& in, std::vector<std::string>& no
       notes.push_back("rank " + std::to_string(r.profile.rank) + " lost records (" + std::to_string(r.dropped_records) +
                       " dropped, " + std::to_string(r.incomplete_records) + " incomplete, by " + in_quotes(r.summary) +
                       "): its figures miss them; merged");
+}
+
+// Every rank's running totals merged; one line for the ranks without (or with unreadable) totals.
+merged_totals merge_totals(const std::vector<rank_input>& in, std::vector<std::string>& notes) {
+  std::vector<rank_totals> with;
+  std::string without;
+  std::size_t missing = 0;
+  for (const auto& r : in) {
+    if (!r.totals_error.empty())
+      notes.push_back("rank " + std::to_string(r.profile.rank) + ": the running totals in " + in_quotes(r.summary) + " cannot be read (" +
+                      detail::escape_input(r.totals_error, 120) + "): left out of the merged totals");
+    if (r.has_totals) with.push_back({r.profile.rank, r.run});
+    else if (r.totals_error.empty() && ++missing <= 8) without += (without.empty() ? "" : ", ") + std::to_string(r.profile.rank);
+  }
+  if (missing && !with.empty())
+    notes.push_back(std::to_string(missing) + " rank(s) without running totals (no STEM.json with \"totals\" beside the trace): " + without +
+                    (missing > 8 ? ", ..." : "") + "; the merged totals are of the other " + std::to_string(with.size()));
+  return merge_rank_totals(with);
 }
 
 void note_missing(const std::vector<rank_input>& in, std::vector<std::string>& notes) {
@@ -501,6 +574,7 @@ struct merged {
   const name_table* names = nullptr;
   std::pair<std::size_t, std::size_t> fastest_slowest{0, 0}; // indexes into ranks
   std::vector<name_difference> kernel_differences, range_differences;
+  merged_totals run; // the ranks' running totals merged (those whose summary carried them)
 };
 
 double host_offset_of(const merged& m, const std::string& host) {
@@ -509,7 +583,7 @@ double host_offset_of(const merged& m, const std::string& host) {
   return 0.0;
 }
 
-constexpr std::size_t differences_kept = 10, differences_shown = 5;
+constexpr std::size_t differences_kept = 10, differences_shown = 5, totals_shown = 5;
 
 json differences_json(const merged& m, const std::vector<name_difference>& v) {
   json a = json::array();
@@ -528,6 +602,29 @@ std::string differences_text(const merged& m, const std::vector<name_difference>
     s += line + detail::escape_input(m.names->spelled[v[i].name], 100) + "\n";
   }
   return s;
+}
+
+json total_rows_json(const std::vector<merged_total>& rows, bool ranges) {
+  json a = json::array();
+  for (const auto& t : rows) {
+    json row = {{"name", t.name}};
+    if (ranges) row["domain"] = t.domain, row["style"] = t.push_pop ? "PushPop" : "StartEnd";
+    row.update({{"ranks", t.ranks}, {"count", t.count}, {"sum_ns", t.sum_ns}, {"min_ns", t.min_ns}, {"max_ns", t.max_ns},
+                {"p50_ns", t.p50_ns}, {"p90_ns", t.p90_ns}, {"p99_ns", t.p99_ns}, {"slowest_rank", t.slowest_rank},
+                {"slowest_p50_ns", t.slowest_p50_ns}});
+    a.push_back(row);
+  }
+  return a;
+}
+
+// The merged running totals: every kernel name and range group over the ranks that carried them.
+json totals_report_json(const merged_totals& t) {
+  const auto& r = t.all.run;
+  return {{"ranks", t.ranks}, {"quantile_relative_error", duration_sketch::relative_error},
+          {"kernels", total_rows_json(t.kernels, false)}, {"ranges", total_rows_json(t.ranges, true)},
+          {"run", {{"kernels", r.kernels}, {"kernel_ns", r.kernel_ns}, {"copies", r.copies}, {"copy_ns", r.copy_ns},
+                   {"memsets", r.memsets}, {"memset_ns", r.memset_ns}, {"syncs", r.syncs}, {"sync_ns", r.sync_ns},
+                   {"ranges", r.ranges}, {"dropped_records", r.lost.dropped_records}}}};
 }
 
 json report_json(const merged& m) {
@@ -557,6 +654,7 @@ json report_json(const merged& m) {
   j["differences"] = {{"fastest_rank", m.ranks[m.fastest_slowest.first].profile.rank},
                       {"slowest_rank", m.ranks[m.fastest_slowest.second].profile.rank},
                       {"kernels", differences_json(m, m.kernel_differences)}, {"ranges", differences_json(m, m.range_differences)}};
+  j["totals"] = totals_report_json(m.run);
   return j;
 }
 
@@ -571,6 +669,23 @@ std::string hta_line(const std::vector<rank_lateness>& lateness) {
     s += (s.empty() ? "" : ", ") + std::to_string(named[i]->rank) + " (" + std::to_string(named[i]->hta_late_steps) + ")";
   if (named.size() > 8) s += ", ... " + std::to_string(named.size() - 8) + " more";
   return s.empty() ? "none" : s;
+}
+
+// The merged totals' largest kernel names by time, `totals_shown` of them.
+std::string totals_text(const merged_totals& t) {
+  if (t.ranks == 0) return "running totals: none (no rank's summary carried them)\n";
+  std::string s = "running totals over " + std::to_string(t.ranks) + " ranks (quantiles within 1 %), largest kernels:\n";
+  s += "       count     sum us    p50 us    p90 us    p99 us  slowest rank (p50 us)  name\n";
+  for (std::size_t i = 0; i < t.kernels.size() && i < totals_shown; ++i) {
+    const auto& k = t.kernels[i];
+    char line[160];
+    std::snprintf(line, sizeof line, "  %10llu %10s %9s %9s %9s  %5lld (%s)  ", static_cast<unsigned long long>(k.count),
+                  us(static_cast<double>(k.sum_ns)).c_str(), us(k.p50_ns).c_str(), us(k.p90_ns).c_str(), us(k.p99_ns).c_str(),
+                  k.slowest_rank, us(k.slowest_p50_ns).c_str());
+    s += line + detail::escape_input(k.name, 80) + "\n";
+  }
+  if (t.kernels.size() > totals_shown) s += "  ... " + std::to_string(t.kernels.size() - totals_shown) + " more names and every range in the JSON\n";
+  return s;
 }
 
 std::string report_text(const merged& m) {
@@ -605,7 +720,7 @@ std::string report_text(const merged& m) {
   s += "GPU time, slowest rank " + std::to_string(m.ranks[m.fastest_slowest.second].profile.rank) + " - fastest rank " +
        std::to_string(m.ranks[m.fastest_slowest.first].profile.rank) + " (by median step), largest differences (kernels: slowest vs fastest):\n";
   s += differences_text(m, m.kernel_differences, "kernels") + differences_text(m, m.range_differences, "ranges");
-  return s;
+  return s + totals_text(m.run);
 }
 
 // How one rank's events go into the merged trace: one process (`pid`, the rank) for all its
@@ -780,6 +895,7 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
   const auto& slow = profiles[m.fastest_slowest.second];
   m.kernel_differences = largest_differences(fast, slow, differences_kept, false);
   m.range_differences = largest_differences(fast, slow, differences_kept, true);
+  m.run = merge_totals(m.ranks, m.notes);
   for (const auto& n : m.notes) err += "nvscope: merge: " + n + "\n";
   out += report_text(m);
   if (!a.output.empty()) {
