@@ -337,6 +337,42 @@ TEST_CASE("merge: the ranks' running totals, read from the summaries the real wr
   CHECK(b.out.find("running totals over 3 ranks") != std::string::npos);
 }
 
+TEST_CASE("merge: a step that lost records on one rank is left out on every rank, said in one line with its count") {
+  const auto dir = fresh("nvscope_merge_lossy");
+  const std::int64_t shift = 1000000000LL;
+  for (int r = 0; r < 2; ++r) write_rank(dir, r, "node0", shift, "77", 2);
+  // rank 1's per-step summaries as the bounded collection writes them: step 5 lossy, a cut last line
+  std::ofstream steps(dir / "train_r1_77.steps.jsonl");
+  for (int k = 0; k < 30; ++k) {
+    const std::int64_t begin = shift + 1000000 + 1000000LL * k;
+    steps << "{\"step\": " << k << ", \"name\": \"step_" << k << "\", \"begin_ns\": " << begin << ", \"end_ns\": " << begin + 990000
+          << ", \"dropped_records\": " << (k == 5 ? 7 : 0) << ", \"buffer_errors\": 0, \"launches_lost\": " << (k == 5 ? 2 : 0)
+          << ", \"lossy\": " << (k == 5 ? "true" : "false") << "}\n";
+  }
+  steps << "{\"step\": 30, \"name\": \"step_30\", \"lossy\": tr";
+  steps.close();
+  const auto json_path = (dir / "out.json").string();
+  const auto m = merge({dir.string(), "-o", json_path, "--no-trace"});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err == "nvscope: merge: rank 1: step 'step_5' lost 9 records: step 5 left out on every rank\n");
+  CHECK(m.out.find("steps left out on every rank for losses: 1 (5; each rank's lost records on stderr)\n") != std::string::npos);
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  CHECK(j["steps_left_out"] == nlohmann::json::array({5}));
+  for (int r = 0; r < 2; ++r) {
+    const auto& rank = j["ranks"][static_cast<std::size_t>(r)];
+    CHECK(rank["steps"].size() == 29);
+    CHECK(rank["collectives"]["matched"] == 29); // the lost step's all-reduce is not compared
+    for (const auto& s : rank["steps"]) CHECK(s["start_ns"] != shift + 6000000);
+  }
+  REQUIRE(j["ranks"][1]["lossy_steps"].size() == 1);
+  CHECK(j["ranks"][1]["lossy_steps"][0]["records_lost"] == 9);
+  CHECK(j["ranks"][1]["lossy_steps"][0]["step"] == 5);
+  CHECK_FALSE(j["ranks"][0].contains("lossy_steps"));
+  if (const char* samples = std::getenv("NVSCOPE_SCHEMA_SAMPLES"); samples != nullptr && *samples)
+    fs::copy_file(json_path, fs::path(samples) / "merge_lossy.json", fs::copy_options::overwrite_existing);
+}
+
 namespace {
 
 // One rank of the scale job: `steps` steps of 1 ms, 4 compute kernels and an all-reduce each

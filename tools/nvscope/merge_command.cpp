@@ -51,6 +51,15 @@ constexpr const char* usage_text =
 
 std::string in_quotes(const std::string& s) { return "'" + detail::escape_input(s, 200) + "'"; }
 
+// A step that lost records on one rank, as STEM.steps.jsonl says (the bounded collection's
+// per-step summaries: collect/detail/long_run.hpp).
+struct lossy_step {
+  std::string name;
+  timestamp_ns begin = 0, end = 0; // the trace clock
+  std::uint64_t records_lost = 0;   // dropped records + buffer errors + launches lost
+  std::size_t step = 0;             // its index among the rank's steps (the merge's numbering)
+};
+
 // One rank's input, as read.
 struct rank_input {
   std::string file;
@@ -63,6 +72,7 @@ struct rank_input {
   bool has_totals = false; // the summary carried "totals" (export/totals_json.hpp)
   totals run;              // its running totals, sketches whole
   std::string totals_error; // why its "totals" could not be read, "" when they were or are absent
+  std::vector<lossy_step> lossy; // its steps that lost records (STEM.steps.jsonl)
 };
 
 struct merge_args {
@@ -433,6 +443,24 @@ void read_losses(const std::string& file, rank_input& in) {
   read_totals(j, in);
 }
 
+// The lossy steps of STEM.steps.jsonl beside STEM.trace.json (nvscope run's bounded
+// collection, the default, writes it); a line that is not JSON (a cut last line) is skipped.
+void read_lossy_steps(const std::string& file, rank_input& in) {
+  std::ifstream f(file.substr(0, file.size() - 11) + ".steps.jsonl", std::ios::binary);
+  std::string line;
+  while (f && std::getline(f, line)) {
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.value("lossy", false)) continue;
+    lossy_step s;
+    s.name = j.value("name", "");
+    s.begin = static_cast<timestamp_ns>(std::max(0LL, number_or(j, "begin_ns", 0)));
+    s.end = static_cast<timestamp_ns>(std::max(0LL, number_or(j, "end_ns", 0)));
+    for (const char* key : {"dropped_records", "buffer_errors", "launches_lost"})
+      s.records_lost += static_cast<std::uint64_t>(std::max(0LL, number_or(j, key, 0)));
+    in.lossy.push_back(s);
+  }
+}
+
 // One file into `in`; an error line (what is wrong) when it cannot be merged.
 // `text`: the caller's buffer, kept from file to file.
 std::string read_rank(const std::string& file, name_table& names, rank_input& in, std::string& text) {
@@ -451,6 +479,7 @@ std::string read_rank(const std::string& file, name_table& names, rank_input& in
   std::sort(in.profile.steps.begin(), in.profile.steps.end(),
             [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
   read_losses(file, in);
+  read_lossy_steps(file, in);
   return "";
 }
 
@@ -488,6 +517,20 @@ void note_losses(const std::vector<rank_input>& in, std::vector<std::string>& no
       notes.push_back("rank " + std::to_string(r.profile.rank) + " lost records (" + std::to_string(r.dropped_records) +
                       " dropped, " + std::to_string(r.incomplete_records) + " incomplete, by " + in_quotes(r.summary) +
                       "): its figures miss them; merged");
+}
+
+// The steps lost on any rank (indexes into each rank's steps), each said in one line.
+std::vector<std::size_t> lossy_steps(std::vector<rank_input>& in, std::vector<std::string>& notes) {
+  std::set<std::size_t> all;
+  for (auto& r : in)
+    for (auto& s : r.lossy) {
+      s.step = step_at(r.profile, s.begin);
+      if (s.step < r.profile.steps.size()) all.insert(s.step);
+      notes.push_back("rank " + std::to_string(r.profile.rank) + ": step " + in_quotes(s.name) + " lost " + std::to_string(s.records_lost) +
+                      " records" + (s.step < r.profile.steps.size() ? ": step " + std::to_string(s.step) + " left out on every rank"
+                                                                    : ": not a step of its trace, nothing left out"));
+    }
+  return {all.begin(), all.end()};
 }
 
 // Every rank's running totals merged; one line for the ranks without (or with unreadable) totals.
@@ -575,6 +618,7 @@ struct merged {
   std::pair<std::size_t, std::size_t> fastest_slowest{0, 0}; // indexes into ranks
   std::vector<name_difference> kernel_differences, range_differences;
   merged_totals run; // the ranks' running totals merged (those whose summary carried them)
+  std::vector<std::size_t> left_out; // steps lost on some rank, left out on every rank
 };
 
 double host_offset_of(const merged& m, const std::string& host) {
@@ -636,6 +680,9 @@ json report_json(const merged& m) {
   for (std::size_t i = 0; i < m.ranks.size(); ++i) {
     const auto& in = m.ranks[i];
     json r = {{"rank", in.profile.rank}, {"host", in.profile.host}, {"file", in.file}};
+    for (const auto& s : in.lossy)
+      r["lossy_steps"].push_back({{"step", s.step}, {"name", s.name}, {"begin_ns", s.begin}, {"end_ns", s.end}, {"records_lost", s.records_lost},
+                                  {"left_out", s.step < in.profile.steps.size()}});
     if (!in.summary.empty())
       r["losses"] = {{"summary", in.summary}, {"dropped_records", in.dropped_records}, {"incomplete_records", in.incomplete_records}};
     for (const auto& s : m.steps[i])
@@ -655,6 +702,7 @@ json report_json(const merged& m) {
                       {"slowest_rank", m.ranks[m.fastest_slowest.second].profile.rank},
                       {"kernels", differences_json(m, m.kernel_differences)}, {"ranges", differences_json(m, m.range_differences)}};
   j["totals"] = totals_report_json(m.run);
+  j["steps_left_out"] = m.left_out;
   return j;
 }
 
@@ -697,6 +745,12 @@ std::string report_text(const merged& m) {
          (h.from_wall_clock ? "  (wall clock: no collective matched)" : "  (" + std::to_string(h.samples) + " ends)") + "\n";
   }
   if (m.hosts.size() > 8) s += "  ... " + std::to_string(m.hosts.size() - 8) + " more hosts in the JSON\n";
+  if (!m.left_out.empty()) {
+    std::string which;
+    for (std::size_t i = 0; i < m.left_out.size() && i < 8; ++i) which += (i ? ", " : "") + std::to_string(m.left_out[i]);
+    s += "steps left out on every rank for losses: " + std::to_string(m.left_out.size()) + " (" + which + (m.left_out.size() > 8 ? ", ..." : "") +
+         "; each rank's lost records on stderr)\n";
+  }
   s += "  rank  steps  step med us  busy us  comm us  compute us  overlap %  late us\n";
   for (std::size_t i = 0; i < m.ranks.size() && i < 16; ++i) {
     char line[160];
@@ -880,6 +934,8 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
   }
   std::vector<rank_profile> profiles;
   for (const auto& r : m.ranks) profiles.push_back(r.profile);
+  m.left_out = lossy_steps(m.ranks, m.notes);
+  leave_out_steps(profiles, m.left_out);
   m.hosts = measure_host_offsets(profiles);
   for (const auto& h : m.hosts)
     if (h.from_wall_clock && h.host != m.hosts[0].host)

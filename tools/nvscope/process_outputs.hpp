@@ -7,6 +7,7 @@
 #include "run_options.hpp"
 
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/step_names.hpp>
 #include <nvscope/analyze/totals.hpp>
 #include <nvscope/export.hpp>
 

@@ -452,6 +452,38 @@ inline std::vector<name_difference> largest_differences(const rank_profile& fast
   return out;
 }
 
+/// The index of the step of `p` that `at` falls in ([a step's start, the next one's start), the
+/// last open-ended); `p.steps.size()` before the first step.
+/// \code
+///   std::size_t k = nvscope::step_at(rank, lossy.begin);
+/// \endcode
+inline std::size_t step_at(const rank_profile& p, timestamp_ns at) {
+  const auto after = std::upper_bound(p.steps.begin(), p.steps.end(), at, [](timestamp_ns v, const time_window& s) { return v < s.begin; });
+  return after == p.steps.begin() ? p.steps.size() : static_cast<std::size_t>(after - p.steps.begin()) - 1;
+}
+
+/// Leaves the steps `left_out` (indexes into every rank's steps, in time order) out of every
+/// rank: the steps and the kernels that start inside them (to the next step's start), so that
+/// the k-th collective and the k-th step of every rank still match. A lossy step on one rank
+/// is left out on all: the other ranks' figures of it have nothing to be compared with.
+/// \code
+///   nvscope::leave_out_steps(ranks, {4, 13});
+/// \endcode
+inline void leave_out_steps(std::vector<rank_profile>& ranks, const std::vector<std::size_t>& left_out) {
+  if (left_out.empty()) return;
+  for (auto& p : ranks) {
+    std::vector<char> out(p.steps.size() + 1, 0);
+    for (const auto k : left_out)
+      if (k < p.steps.size()) out[k] = 1;
+    p.kernels.erase(std::remove_if(p.kernels.begin(), p.kernels.end(), [&](const rank_kernel& k) { return out[step_at(p, k.start)] != 0; }),
+                    p.kernels.end());
+    std::vector<time_window> kept;
+    for (std::size_t i = 0; i < p.steps.size(); ++i)
+      if (!out[i]) kept.push_back(p.steps[i]);
+    p.steps = std::move(kept);
+  }
+}
+
 namespace detail {
 
 inline void name_row(merged_total& row, const std::string& name) { row.name = name; }
