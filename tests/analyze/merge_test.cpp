@@ -342,3 +342,55 @@ TEST_CASE("totals across ranks: the sketch merge within the sketch's error of th
     check_rows(again.kernels, m.kernels);
   }
 }
+
+TEST_CASE("collectives matched by order: names in another order with the same counts all matched; a rank with more or fewer on the common prefix") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const int steps = 30;
+  auto ranks = job(4, 2, steps, 2, rng);
+  // A second communicator's collective every step on every rank, ending 5 us after the all-reduce;
+  // on rank 1 the two end in the other order (its clock's jitter): same counts, all matched.
+  for (auto& p : ranks) {
+    std::vector<nvscope::rank_kernel> more;
+    for (const auto& k : p.kernels)
+      if (k.communication) more.push_back({k.end - 50000, k.end + (p.rank == 1 ? -5000 : 5000), other_collective, true, 14});
+    p.kernels.insert(p.kernels.end(), more.begin(), more.end());
+  }
+  auto counts = nvscope::match_collectives(ranks);
+  REQUIRE(counts.size() == 4);
+  for (const auto& c : counts) {
+    CHECK(c.counts_agree);
+    CHECK(c.collectives == 2 * steps);
+    CHECK(c.matched == 2 * steps);
+  }
+  CHECK(nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks))[1].collectives == 2 * steps);
+  // Rank 2 ran one more collective in step 10 (after that step's all-reduce), rank 3 stopped
+  // after 25 steps: each matched on the prefix where its names agree with rank 0's, in order.
+  auto& extra = ranks[2].kernels;
+  const auto tenth = std::find_if(extra.begin(), extra.end(), [&](const nvscope::rank_kernel& k) {
+    return k.name == allreduce && k.end > ranks[2].steps[10].begin && k.end < ranks[2].steps[10].end;
+  });
+  REQUIRE(tenth != extra.end());
+  extra.push_back({tenth->end + 1000, tenth->end + 2000, 99, true, 15});
+  auto& fewer = ranks[3].kernels;
+  fewer.erase(std::remove_if(fewer.begin(), fewer.end(), [&](const nvscope::rank_kernel& k) { return k.start >= ranks[3].steps[25].begin; }), fewer.end());
+  counts = nvscope::match_collectives(ranks);
+  CHECK(counts[2].collectives == 2 * steps + 1);
+  CHECK_FALSE(counts[2].counts_agree);
+  CHECK(counts[2].matched == 2 * 10 + 1); // steps 0-9 and step 10's all-reduce: then rank 2's extra one
+  CHECK(counts[3].collectives == 2 * 25);
+  CHECK_FALSE(counts[3].counts_agree);
+  CHECK(counts[3].matched == 2 * 25);
+  const auto lateness = nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks));
+  CHECK(lateness[2].collectives == 2 * 10 + 1);
+  CHECK(lateness[3].collectives == 2 * 25);
+  // the offsets still within 5 us, and the engine equal to the reference on them
+  const auto a = nvscope::measure_host_offsets(ranks), b = nvscope::reference::host_offsets(ranks);
+  REQUIRE(a.size() == 2);
+  CHECK(std::fabs(a[1].offset_ns - (true_offset(1) - true_offset(0))) < 5000.0);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].samples == b[i].samples);
+    CHECK(a[i].offset_ns == doctest::Approx(b[i].offset_ns));
+    CHECK(a[i].uncertainty_ns == doctest::Approx(b[i].uncertainty_ns));
+  }
+  CHECK(a[1].samples == 2 * 10 + 1 + 2 * 25); // ranks 2 and 3 on host 1
+}

@@ -49,7 +49,7 @@ result merge(std::vector<std::string> args) {
 // Rank `rank`'s trace: 30 steps of 1 ms; compute until 40 us before the all-reduce's end, the
 // all-reduce from (100 + rank) us before its end: overlap (60 + rank) / (100 + rank); the late
 // rank's starts 30 us before its end, after the compute: overlap 0.
-trace rank_trace(int rank, std::int64_t shift) {
+trace rank_trace(int rank, std::int64_t shift, int steps = 30) {
   trace t;
   t.threads.push_back({static_cast<std::uint64_t>(1000 + rank), 0});
   const auto at = [shift](std::int64_t v) { return static_cast<timestamp_ns>(v + shift); };
@@ -63,7 +63,7 @@ trace rank_trace(int rank, std::int64_t shift) {
     k.stream = 7;
     t.kernels.push_back(k);
   };
-  for (int s = 0; s < 30; ++s) {
+  for (int s = 0; s < steps; ++s) {
     const std::int64_t step = 1000000 + 1000000LL * s, end = step + 800000 + (s % 3) * 500; // all-reduce end
     range_record r;
     r.name = t.strings.intern("step_" + std::to_string(s));
@@ -80,7 +80,7 @@ trace rank_trace(int rank, std::int64_t shift) {
 }
 
 void write_rank(const fs::path& dir, int rank, const std::string& host, std::int64_t shift, const std::string& job,
-                int world = 4) {
+                int world = 4, int steps = 30) {
   run_provenance p;
   p.host = host;
   p.pid = static_cast<std::uint64_t>(100 + rank);
@@ -90,7 +90,7 @@ void write_rank(const fs::path& dir, int rank, const std::string& host, std::int
   chrome_trace_options o;
   o.provenance = &p;
   const auto path = (dir / ("train_r" + std::to_string(rank) + "_" + job + ".trace.json")).string();
-  REQUIRE(write_chrome_trace(path, rank_trace(rank, shift), o));
+  REQUIRE(write_chrome_trace(path, rank_trace(rank, shift, steps), o));
 }
 
 fs::path fresh(const char* name) {
@@ -371,6 +371,23 @@ TEST_CASE("merge: a step that lost records on one rank is left out on every rank
   CHECK_FALSE(j["ranks"][0].contains("lossy_steps"));
   if (const char* samples = std::getenv("NVSCOPE_SCHEMA_SAMPLES"); samples != nullptr && *samples)
     fs::copy_file(json_path, fs::path(samples) / "merge_lossy.json", fs::copy_options::overwrite_existing);
+}
+
+TEST_CASE("merge: a rank that ran fewer collectives is matched on the common prefix, said in one line") {
+  const auto dir = fresh("nvscope_merge_fewer");
+  for (int r = 0; r < 4; ++r) write_rank(dir, r, r < 2 ? "node0" : "node1", 7000000000LL + (r < 2 ? 0 : host1_offset), "77", 4, r == 3 ? 20 : 30);
+  const auto json_path = (dir / "out.json").string();
+  const auto m = merge({dir.string(), "-o", json_path, "--no-trace"});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err == "nvscope: merge: rank 3 ran 20 collectives, the reference rank 0 30: matched on the first 20, where their kernel names agree in order\n");
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  CHECK(std::fabs(j["hosts"][1]["offset_ns"].get<double>() - host1_offset) < 5000.0);
+  CHECK(j["ranks"][3]["collectives"]["ran"] == 20);
+  CHECK(j["ranks"][3]["collectives"]["compared"] == 20);
+  CHECK_FALSE(j["ranks"][3]["collectives"]["counts_agree"].get<bool>());
+  CHECK(j["ranks"][0]["collectives"]["counts_agree"].get<bool>());
+  CHECK(j["ranks"][2]["collectives"]["straggler_by_offsets"].get<bool>()); // still found
 }
 
 namespace {

@@ -619,6 +619,7 @@ struct merged {
   std::vector<name_difference> kernel_differences, range_differences;
   merged_totals run; // the ranks' running totals merged (those whose summary carried them)
   std::vector<std::size_t> left_out; // steps lost on some rank, left out on every rank
+  std::vector<collective_match> matching; // per rank, its collectives against the reference rank's
 };
 
 double host_offset_of(const merged& m, const std::string& host) {
@@ -695,7 +696,8 @@ json report_json(const merged& m) {
     r["collectives"] = {{"matched", l.collectives}, {"arrival_late_ns", l.arrival_late_ns}, {"latest_count", l.latest_count},
                         {"wait_short_ns", l.wait_short_ns}, {"straggler_by_offsets", l.straggler_by_offsets},
                         {"straggler_by_wait", l.straggler_by_wait}, {"hta_late_steps", l.hta_late_steps},
-                        {"straggler_by_hta", l.straggler_by_hta}};
+                        {"straggler_by_hta", l.straggler_by_hta}, {"ran", m.matching[i].collectives},
+                        {"compared", m.matching[i].matched}, {"counts_agree", m.matching[i].counts_agree}};
     j["ranks"].push_back(r);
   }
   j["differences"] = {{"fastest_rank", m.ranks[m.fastest_slowest.first].profile.rank},
@@ -940,6 +942,12 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
   for (const auto& h : m.hosts)
     if (h.from_wall_clock && h.host != m.hosts[0].host)
       m.notes.push_back("host " + h.host + ": no collective matched the reference rank's; aligned by the wall clocks read at start");
+  m.matching = match_collectives(profiles);
+  for (const auto& c : m.matching)
+    if (!c.counts_agree)
+      m.notes.push_back("rank " + std::to_string(c.rank) + " ran " + std::to_string(c.collectives) + " collectives, the reference rank " +
+                        std::to_string(m.ranks[0].profile.rank) + " " + std::to_string(c.reference_collectives) + ": matched on the first " +
+                        std::to_string(c.matched) + ", where their kernel names agree in order");
   m.lateness = collective_lateness(profiles, m.hosts);
   for (const auto& p : profiles) {
     m.steps.push_back(rank_steps(p, host_offset_of(m, p.host)));

@@ -111,12 +111,42 @@ inline double median_of(std::vector<double>& v) {
   return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)) + hi) / 2.0;
 }
 
-// Ends of each communication kernel name, in time order.
-inline std::map<std::uint32_t, std::vector<timestamp_ns>> collective_ends(const rank_profile& p) {
-  std::map<std::uint32_t, std::vector<timestamp_ns>> ends;
+// A rank's communication kernels in order of their ends (ties by start, then name).
+inline std::vector<rank_kernel> collectives_by_end(const rank_profile& p) {
+  std::vector<rank_kernel> v;
   for (const auto& k : p.kernels)
-    if (k.communication) ends[k.name].push_back(k.end);
-  for (auto& e : ends) std::sort(e.second.begin(), e.second.end());
+    if (k.communication) v.push_back(k);
+  std::sort(v.begin(), v.end(), [](const rank_kernel& a, const rank_kernel& b) { return std::tie(a.end, a.start, a.name) < std::tie(b.end, b.start, b.name); });
+  return v;
+}
+
+// How many of `mine`'s first collectives (by end) are compared with the reference's: all when
+// every name runs as often on both, else the common prefix of the two name sequences.
+inline bool same_counts(const std::vector<rank_kernel>& mine, const std::vector<rank_kernel>& ref) {
+  std::map<std::uint32_t, std::int64_t> balance;
+  for (const auto& k : mine) ++balance[k.name];
+  for (const auto& k : ref) --balance[k.name];
+  return std::all_of(balance.begin(), balance.end(), [](const auto& b) { return b.second == 0; });
+}
+
+inline std::size_t comparable_prefix(const std::vector<rank_kernel>& mine, const std::vector<rank_kernel>& ref) {
+  if (same_counts(mine, ref)) return mine.size();
+  std::size_t n = 0;
+  while (n < mine.size() && n < ref.size() && mine[n].name == ref[n].name) ++n;
+  return n;
+}
+
+// `p`'s collectives that are compared with the reference's (`ref`: collectives_by_end of it).
+inline std::vector<rank_kernel> comparable_collectives(const rank_profile& p, const std::vector<rank_kernel>& ref) {
+  auto mine = collectives_by_end(p);
+  mine.resize(comparable_prefix(mine, ref));
+  return mine;
+}
+
+// Ends of each communication kernel name, in time order.
+inline std::map<std::uint32_t, std::vector<timestamp_ns>> collective_ends(const std::vector<rank_kernel>& collectives) {
+  std::map<std::uint32_t, std::vector<timestamp_ns>> ends;
+  for (const auto& k : collectives) ends[k.name].push_back(k.end);
   return ends;
 }
 
@@ -162,7 +192,8 @@ inline host_offset estimate_host(std::string host, std::vector<std::vector<doubl
 inline std::vector<host_offset> measure_host_offsets(const std::vector<rank_profile>& ranks) {
   std::vector<host_offset> out;
   if (ranks.empty()) return out;
-  const auto ref = detail::collective_ends(ranks[0]);
+  const auto ref_order = detail::collectives_by_end(ranks[0]);
+  const auto ref = detail::collective_ends(ref_order);
   const auto wall_of = [](const rank_profile& p) {
     return static_cast<double>(p.at_start.trace_ns) - static_cast<double>(p.at_start.wall_ns);
   };
@@ -171,9 +202,27 @@ inline std::vector<host_offset> measure_host_offsets(const std::vector<rank_prof
   std::map<std::string, double> wall;
   for (const auto& p : ranks) {
     if (!samples.count(p.host)) hosts.push_back(p.host), wall[p.host] = wall_of(p) - wall_of(ranks[0]);
-    samples[p.host].push_back(detail::end_differences(detail::collective_ends(p), ref));
+    samples[p.host].push_back(detail::end_differences(detail::collective_ends(detail::comparable_collectives(p, ref_order)), ref));
   }
   for (const auto& h : hosts) out.push_back(detail::estimate_host(h, samples[h], wall[h]));
+  return out;
+}
+
+/// Per rank, how its collectives compare with the reference rank's (the first profile): how
+/// many it ran, how many the reference ran, and how many are matched (all when every kernel
+/// name runs as often on both; else the common prefix of the two sequences of names, in order
+/// of their ends).
+/// \code
+///   for (const auto& c : nvscope::match_collectives(ranks)) if (!c.counts_agree) say(c.rank, c.matched);
+/// \endcode
+inline std::vector<collective_match> match_collectives(const std::vector<rank_profile>& ranks) {
+  std::vector<collective_match> out;
+  if (ranks.empty()) return out;
+  const auto ref = detail::collectives_by_end(ranks[0]);
+  for (const auto& p : ranks) {
+    const auto mine = detail::collectives_by_end(p);
+    out.push_back({p.rank, mine.size(), ref.size(), detail::comparable_prefix(mine, ref), detail::same_counts(mine, ref)});
+  }
   return out;
 }
 
@@ -195,14 +244,11 @@ namespace detail {
 
 using collectives_by_name = std::map<std::uint32_t, std::vector<rank_kernel>>;
 
-// Each rank's communication kernels by name, each name's in order of their ends (the k-th is
-// the k-th collective).
-inline collectives_by_name matched_collectives(const rank_profile& p) {
+// Each rank's compared collectives (comparable_collectives) by name, each name's in order of
+// their ends (the k-th is the k-th collective).
+inline collectives_by_name matched_collectives(const std::vector<rank_kernel>& collectives) {
   collectives_by_name by_name;
-  for (const auto& k : p.kernels)
-    if (k.communication) by_name[k.name].push_back(k);
-  for (auto& [name, v] : by_name)
-    std::sort(v.begin(), v.end(), [](const rank_kernel& a, const rank_kernel& b) { return a.end < b.end; });
+  for (const auto& k : collectives) by_name[k.name].push_back(k);
   return by_name;
 }
 
@@ -337,8 +383,9 @@ inline std::vector<rank_lateness> collective_lateness(const std::vector<rank_pro
   std::vector<rank_lateness> out(ranks.size());
   std::vector<detail::collectives_by_name> coll(ranks.size());
   std::vector<double> offset(ranks.size(), 0.0);
+  const auto ref_order = ranks.empty() ? std::vector<rank_kernel>{} : detail::collectives_by_end(ranks[0]);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    coll[r] = detail::matched_collectives(ranks[r]);
+    coll[r] = detail::matched_collectives(detail::comparable_collectives(ranks[r], ref_order));
     for (const auto& h : hosts)
       if (h.host == ranks[r].host) offset[r] = h.offset_ns;
   }

@@ -54,6 +54,15 @@ struct host_offset {
   bool from_wall_clock = false;     ///< no collective matched: the wall-clock reference
 };
 
+/// How one rank's collectives compare with the reference rank's (analyze/merge.hpp).
+struct collective_match {
+  long long rank = -1;
+  std::uint64_t collectives = 0;           ///< communication kernels it ran
+  std::uint64_t reference_collectives = 0; ///< the reference rank's
+  std::uint64_t matched = 0;               ///< its collectives compared with the reference's
+  bool counts_agree = true;                ///< every kernel name ran as often on both: all matched by name and order
+};
+
 /// Communication time and the compute time inside it.
 struct overlap_figures {
   std::uint64_t communication_ns = 0;

@@ -75,9 +75,34 @@ inline std::vector<timestamp_ns> ends_of(const rank_profile& p, std::uint32_t na
   return e;
 }
 
+/// The collectives of `p` compared with `ref`'s: every communication kernel where each name
+/// runs as often on both; else, in order of their ends, those of the longest prefix in which
+/// the two ranks' kernel names are the same one by one.
+inline rank_profile compared(const rank_profile& p, const rank_profile& ref) {
+  const auto by_end = [](const rank_profile& x) {
+    std::vector<rank_kernel> v;
+    for (const auto& k : x.kernels)
+      if (k.communication) v.push_back(k);
+    std::sort(v.begin(), v.end(), [](const rank_kernel& a, const rank_kernel& b) { return std::tie(a.end, a.start, a.name) < std::tie(b.end, b.start, b.name); });
+    return v;
+  };
+  const auto mine = by_end(p), theirs = by_end(ref);
+  std::map<std::uint32_t, std::size_t> count_mine, count_theirs;
+  for (const auto& k : mine) ++count_mine[k.name];
+  for (const auto& k : theirs) ++count_theirs[k.name];
+  rank_profile out = p;
+  out.kernels = mine;
+  if (count_mine == count_theirs) return out;
+  std::size_t n = 0;
+  while (n < mine.size() && n < theirs.size() && mine[n].name == theirs[n].name) ++n;
+  out.kernels.resize(n);
+  return out;
+}
+
 /// One rank's samples: for every communication name and every k, its k-th end minus the
-/// first profile's k-th end.
-inline std::vector<double> samples(const rank_profile& p, const rank_profile& ref) {
+/// first profile's k-th end, over its collectives compared with the first profile's.
+inline std::vector<double> samples(const rank_profile& whole, const rank_profile& ref) {
+  const rank_profile p = reference::compared(whole, ref);
   std::set<std::uint32_t> names;
   for (const auto& k : p.kernels)
     if (k.communication) names.insert(k.name);
