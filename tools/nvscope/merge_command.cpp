@@ -45,8 +45,10 @@ constexpr const char* usage_text =
     "                      process per rank, on the aligned clock) to OUT.trace.json (OUT less .json)\n"
     "  --no-trace          with -o: the JSON report only\n"
     "One screen on stdout: each host's clock offset (from the collectives' ends), per rank its steps,\n"
-    "GPU busy, communication and compute time, overlap, and the stragglers. Partial input is said in\n"
-    "one line each on stderr and the rest merged. docs/merge.md has every definition.\n"
+    "GPU busy, communication and compute time, overlap, the stragglers, and the ranks' running totals\n"
+    "(from the STEM.json beside each trace) merged. A step lost on any rank (STEM.steps.jsonl) is left\n"
+    "out on every rank. Partial input is said in one line each on stderr and the rest merged.\n"
+    "docs/merge.md has every definition.\n"
     "exit status: 0 merged, 2 misuse or nothing to merge\n";
 
 std::string in_quotes(const std::string& s) { return "'" + detail::escape_input(s, 200) + "'"; }

@@ -8,9 +8,13 @@
 /// Plain C++ over plain per-rank records; `analyze/reference/merge.hpp` states the same
 /// definitions in their plainest form and `tests/analyze/merge_test.cpp` holds them equal.
 ///
+/// **Matching.** A rank's communication kernels in order of their ends are compared with the
+/// reference rank's (the first profile): all of them where every name runs as often on both,
+/// else the common prefix of the two name sequences (`match_collectives` says which).
+///
 /// **Offsets.** An all-reduce (any NCCL collective) ends on every rank at nearly the same
-/// instant: the last rank to arrive releases all. The k-th communication kernel of one name on
-/// each rank is taken as the same collective (one communicator per kernel name: two
+/// instant: the last rank to arrive releases all. The k-th compared communication kernel of one
+/// name on each rank is taken as the same collective (one communicator per kernel name: two
 /// communicators running kernels of one name in different orders are not told apart). For
 /// every rank and every k the difference of its end from the reference rank's (the first
 /// profile) is one sample; a host's offset is the median of its ranks' samples, its uncertainty
@@ -32,6 +36,10 @@
 /// median rank's by more than `late_ns` (median over collectives) is named by it. HTA's rule
 /// (`straggler_by_hta`, hta_late_steps below) counts the steps in which a rank starts its last
 /// long collective among the two latest ranks, on the aligned clock.
+///
+/// **Lossy steps** (`leave_out_steps`): a step lost on one rank is taken out of every rank, with
+/// the kernels that start in it, before any of the above. **Totals** (`merge_rank_totals`): the
+/// ranks' running totals merged as the sketch defines it, per kernel name and range group.
 ///
 /// \code
 ///   std::vector<nvscope::rank_profile> ranks = ...;      // one per rank, lowest rank first
