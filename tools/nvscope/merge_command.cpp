@@ -727,14 +727,14 @@ std::string hta_line(const std::vector<rank_lateness>& lateness) {
 std::string totals_text(const merged_totals& t) {
   if (t.ranks == 0) return "running totals: none (no rank's summary carried them)\n";
   std::string s = "running totals over " + std::to_string(t.ranks) + " ranks (quantiles within 1 %), largest kernels:\n";
-  s += "       count     sum us    p50 us    p90 us    p99 us  slowest rank (p50 us)  name\n";
+  s += "       count     sum us    p50 us    p90 us    p99 us  slowest rank  its p50 us  name\n";
   for (std::size_t i = 0; i < t.kernels.size() && i < totals_shown; ++i) {
     const auto& k = t.kernels[i];
     char line[160];
-    std::snprintf(line, sizeof line, "  %10llu %10s %9s %9s %9s  %5lld (%s)  ", static_cast<unsigned long long>(k.count),
+    std::snprintf(line, sizeof line, "  %10llu %10s %9s %9s %9s  %12lld  %10s  ", static_cast<unsigned long long>(k.count),
                   us(static_cast<double>(k.sum_ns)).c_str(), us(k.p50_ns).c_str(), us(k.p90_ns).c_str(), us(k.p99_ns).c_str(),
                   k.slowest_rank, us(k.slowest_p50_ns).c_str());
-    s += line + detail::escape_input(k.name, 80) + "\n";
+    s += line + detail::escape_input(k.name, 35) + "\n"; // 120 columns at most
   }
   if (t.kernels.size() > totals_shown) s += "  ... " + std::to_string(t.kernels.size() - totals_shown) + " more names and every range in the JSON\n";
   return s;
