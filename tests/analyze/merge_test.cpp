@@ -394,3 +394,28 @@ TEST_CASE("collectives matched by order: names in another order with the same co
   }
   CHECK(a[1].samples == 2 * 10 + 1 + 2 * 25); // ranks 2 and 3 on host 1
 }
+
+TEST_CASE("lossy steps: leave_out_steps equal to the plain definition, the k-th collective still matched on every rank") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  for (int round = 0; round < 4; ++round) {
+    auto ranks = job(4, 2, 20, 3, rng, round % 2 ? 1 : -1);
+    std::uniform_int_distribution<std::size_t> pick(0, 19);
+    std::vector<std::size_t> out = {pick(rng), pick(rng), 19};
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    const auto want = nvscope::reference::without_steps(ranks, out);
+    nvscope::leave_out_steps(ranks, out);
+    REQUIRE(ranks.size() == want.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      CHECK(ranks[r].steps.size() == 20 - out.size());
+      REQUIRE(ranks[r].kernels.size() == want[r].kernels.size());
+      for (std::size_t i = 0; i < ranks[r].kernels.size(); ++i) {
+        CHECK(ranks[r].kernels[i].start == want[r].kernels[i].start);
+        CHECK(ranks[r].kernels[i].name == want[r].kernels[i].name);
+      }
+      REQUIRE(ranks[r].steps.size() == want[r].steps.size());
+      for (std::size_t i = 0; i < ranks[r].steps.size(); ++i) CHECK(ranks[r].steps[i].begin == want[r].steps[i].begin);
+    }
+    for (const auto& l : nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks))) CHECK(l.collectives == 20 - out.size());
+  }
+}

@@ -257,6 +257,26 @@ inline std::vector<name_difference> largest_differences(const rank_profile& fast
   return out;
 }
 
+/// Every rank without the steps `left_out` (indexes into each rank's steps in time order): a
+/// kernel is dropped when the step it starts in (step_of: the last step starting at or before
+/// it) is one of them, and the steps themselves.
+inline std::vector<rank_profile> without_steps(std::vector<rank_profile> ranks, const std::vector<std::size_t>& left_out) {
+  const std::set<std::size_t> out(left_out.begin(), left_out.end());
+  for (auto& p : ranks) {
+    std::vector<rank_kernel> kept;
+    for (const auto& k : p.kernels) {
+      const long long s = reference::step_of(p, k.start);
+      if (s < 0 || !out.count(static_cast<std::size_t>(s))) kept.push_back(k);
+    }
+    std::vector<time_window> steps;
+    for (std::size_t i = 0; i < p.steps.size(); ++i)
+      if (!out.count(i)) steps.push_back(p.steps[i]);
+    p.kernels = kept;
+    p.steps = steps;
+  }
+  return ranks;
+}
+
 /// A row's name from its key: a kernel name, or a range group's domain, name and style.
 inline void key_row(merged_total& row, const std::string& name) { row.name = name; }
 inline void key_row(merged_total& row, const range_key& key) { row.name = key.name, row.domain = key.domain, row.push_pop = key.push_pop; }
