@@ -7,8 +7,11 @@
 /// - overlap: nsys's recipe `nccl_gpu_overlap_trace`, communication kernels by name ("nccl",
 ///   any case), overlap = compute time during communication / communication time, taken here
 ///   stretch by stretch between every two kernel boundaries (quadratic: small inputs only);
-/// - host offsets: per host, every matched collective end's difference (the k-th kernel of one
-///   communication name on the rank and on the first profile), the whole list sorted, its
+/// - collectives compared (`compared`): all where every name runs as often as on the first
+///   profile, else the longest common prefix of the two name sequences in order of their ends;
+/// - lossy steps left out (`without_steps`): the steps and the kernels that start in them;
+/// - host offsets: per host, every matched collective end's difference (the k-th compared kernel
+///   of one communication name on the rank and on the first profile), the whole list sorted, its
 ///   median, the median absolute deviation x 1.4826 / sqrt(n) as its uncertainty, the wall
 ///   clocks' difference where nothing matched;
 /// - stragglers by HTA's rule: `find_stragglers_with_late_start_comm_kernels`
