@@ -364,6 +364,8 @@ TEST_CASE("merge: a step that lost records on one rank is left out on every rank
     CHECK(rank["steps"].size() == 29);
     CHECK(rank["collectives"]["matched"] == 29); // the lost step's all-reduce is not compared
     for (const auto& s : rank["steps"]) CHECK(s["start_ns"] != shift + 6000000);
+    CHECK(rank["steps"][4]["step"] == 4);
+    CHECK(rank["steps"][5]["step"] == 6); // numbered as read: step 5 is the one left out
   }
   REQUIRE(j["ranks"][1]["lossy_steps"].size() == 1);
   CHECK(j["ranks"][1]["lossy_steps"][0]["records_lost"] == 9);

@@ -688,9 +688,12 @@ json report_json(const merged& m) {
                                   {"left_out", s.step < in.profile.steps.size()}});
     if (!in.summary.empty())
       r["losses"] = {{"summary", in.summary}, {"dropped_records", in.dropped_records}, {"incomplete_records", in.incomplete_records}};
-    for (const auto& s : m.steps[i])
-      r["steps"].push_back({{"start_ns", s.start}, {"duration_ns", s.duration}, {"gpu_busy_ns", s.busy},
+    std::size_t step = 0; // its index among the rank's steps as read, the steps left out counted
+    for (const auto& s : m.steps[i]) {
+      while (std::binary_search(m.left_out.begin(), m.left_out.end(), step)) ++step;
+      r["steps"].push_back({{"step", step++}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"gpu_busy_ns", s.busy},
                             {"communication_ns", s.communication}, {"compute_ns", s.compute}});
+    }
     if (!r.contains("steps")) r["steps"] = json::array();
     r["overlap"] = {{"communication_ns", m.overlap[i].communication_ns}, {"overlap_ns", m.overlap[i].overlap_ns},
                     {"fraction", m.overlap[i].fraction}};
