@@ -2,7 +2,8 @@
 # GPU check of `nvscope merge` (issue 49), for a machine with 2 GPUs, PyTorch and NCCL: torchrun
 # --nproc_per_node=2 of bench/run/ddp_train.py over NCCL under `nvscope run`, rank 1 sleeping
 # 20 ms in each step before its backward pass; the two traces merged. Checks: NCCL kernels on
-# both ranks, overlap per rank, rank 1 named the straggler by both rules; where nsys is present,
+# both ranks, overlap per rank, rank 1 named the straggler by both rules, both ranks' running
+# totals merged, the lossy steps left out (none expected); where nsys is present,
 # the same script under nsys and its nccl_gpu_overlap_trace recipe for the overlap to compare.
 # Writes $OUT/merge_gpu.json (the figures) and $OUT/merged.trace.json (the merged Chrome trace)
 # beside the logs. Not run by CI.
@@ -45,6 +46,13 @@ figures = {
     "hta_late_steps": {str(k): r["collectives"]["hta_late_steps"] for k, r in ranks.items()},
     "differences": {k: m["differences"][k] if k.endswith("rank") else m["differences"][k][:3]
                     for k in ("fastest_rank", "slowest_rank", "kernels", "ranges")},
+    # the ranks' running totals (each STEM.json's "totals") merged: both ranks expected
+    "totals_ranks": m.get("totals", {}).get("ranks", 0),
+    "totals_top_kernels": [{k: row[k] for k in ("name", "ranks", "count", "p50_ns", "p99_ns", "slowest_rank")}
+                           for row in m.get("totals", {}).get("kernels", [])[:3]],
+    "steps_left_out": m.get("steps_left_out", []),
+    "collectives_counts_agree": {str(k): r["collectives"].get("counts_agree") for k, r in ranks.items()},
+    "notes": m.get("notes", []),
     "merged_trace_processes": len({e["pid"] for e in json.load(open(os.path.join(out, "merged.trace.json")))["traceEvents"]}),
     "device": open(os.path.join(out, "devices.txt")).read().strip(),
     "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),

@@ -8,7 +8,9 @@
 #include <nvscope/analyze/merge.hpp>
 #include <nvscope/analyze/reference/merge.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <random>
 #include <string>
@@ -249,5 +251,171 @@ TEST_CASE("differences: the fastest and slowest rank by median step, the names t
         CHECK(x[i].difference_ns == y[i].difference_ns);
       }
     }
+  }
+}
+
+namespace {
+
+// Random per-rank durations of `names` kernel names and two range groups: rank r's values of
+// name n are scaled by 1 + 0.5 x ((r + n) mod ranks), at least 400 of them, so that each name's
+// slowest rank is ahead of the next by far more than the sketch's 1 % (and than the noise of a
+// sample median); some ranks run a name not at all.
+template <class Key>
+std::vector<nvscope::reference::rank_values<Key>> random_values(std::mt19937_64& rng, int ranks, const std::vector<Key>& keys) {
+  std::lognormal_distribution<double> base(9.0, 0.6); // ~8 us, from about 1 us to 50 us
+  std::uniform_int_distribution<int> count(400, 1500), none(0, 5);
+  std::vector<nvscope::reference::rank_values<Key>> out(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    out[static_cast<std::size_t>(r)].rank = 10 + r;
+    for (std::size_t n = 0; n < keys.size(); ++n) {
+      if (none(rng) == 0) continue;
+      auto& v = out[static_cast<std::size_t>(r)].values[keys[n]];
+      const double scale = 1.0 + 0.5 * static_cast<double>((static_cast<std::size_t>(r) + n) % static_cast<std::size_t>(ranks));
+      const int c = count(rng);
+      for (int i = 0; i < c; ++i) v.push_back(i % 97 == 0 ? 0 : static_cast<std::uint64_t>(base(rng) * scale)); // zeros too
+    }
+  }
+  return out;
+}
+
+nvscope::duration_sketch sketch_of(const std::vector<std::uint64_t>& v) {
+  nvscope::duration_sketch s;
+  for (const auto x : v) s.add(x);
+  return s;
+}
+
+void check_rows(const std::vector<nvscope::merged_total>& got, const std::vector<nvscope::merged_total>& want) {
+  REQUIRE(got.size() == want.size());
+  const double e = nvscope::duration_sketch::relative_error;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const auto &g = got[i], &w = want[i];
+    INFO(w.domain << ":" << w.name);
+    CHECK(g.name == w.name);
+    CHECK(g.domain == w.domain);
+    CHECK(g.push_pop == w.push_pop);
+    CHECK(g.ranks == w.ranks);
+    CHECK(g.count == w.count);
+    CHECK(g.sum_ns == w.sum_ns);
+    CHECK(g.min_ns == w.min_ns);
+    CHECK(g.max_ns == w.max_ns);
+    CHECK(std::fabs(g.p50_ns - w.p50_ns) <= e * w.p50_ns + 1e-9);
+    CHECK(std::fabs(g.p90_ns - w.p90_ns) <= e * w.p90_ns + 1e-9);
+    CHECK(std::fabs(g.p99_ns - w.p99_ns) <= e * w.p99_ns + 1e-9);
+    CHECK(g.slowest_rank == w.slowest_rank);
+    CHECK(std::fabs(g.slowest_p50_ns - w.slowest_p50_ns) <= e * w.slowest_p50_ns + 1e-9);
+  }
+}
+
+} // namespace
+
+TEST_CASE("totals across ranks: the sketch merge within the sketch's error of the exact merge, merge(A, B) the union's") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  MESSAGE("random seed (NVSCOPE_TEST_SEED replays it): ", rng_seed);
+  const std::vector<std::string> kernel_names = {"gemm", "softmax", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "layer_norm", "copy"};
+  const std::vector<nvscope::range_key> range_keys = {{"", "forward", true}, {"nccl", "allreduce", false}};
+  for (int round = 0; round < 6; ++round) {
+    const int ranks = 2 + round;
+    const auto kv = random_values(rng, ranks, kernel_names);
+    const auto rv = random_values(rng, ranks, range_keys);
+    std::vector<nvscope::rank_totals> totals(static_cast<std::size_t>(ranks));
+    for (std::size_t r = 0; r < totals.size(); ++r) {
+      totals[r].rank = kv[r].rank;
+      for (const auto& [name, v] : kv[r].values) totals[r].run.kernels[name] = sketch_of(v);
+      for (const auto& [key, v] : rv[r].values) totals[r].run.ranges[key] = sketch_of(v);
+    }
+    const auto m = nvscope::merge_rank_totals(totals);
+    CHECK(m.ranks == static_cast<std::uint64_t>(ranks));
+    check_rows(m.kernels, nvscope::reference::merged_exact(kv));
+    check_rows(m.ranges, nvscope::reference::merged_exact(rv));
+    // merge(A, B) is the sketch of the union, bucket for bucket, in any order
+    std::map<std::string, std::vector<std::uint64_t>> union_values;
+    for (const auto& r : kv)
+      for (const auto& [name, v] : r.values) union_values[name].insert(union_values[name].end(), v.begin(), v.end());
+    for (const auto& [name, v] : union_values) {
+      INFO(name);
+      if (!v.empty()) CHECK(m.all.kernels.at(name) == sketch_of(v));
+    }
+    auto reversed = totals;
+    std::reverse(reversed.begin(), reversed.end());
+    const auto again = nvscope::merge_rank_totals(reversed);
+    for (const auto& [name, s] : again.all.kernels) CHECK(s == m.all.kernels.at(name));
+    check_rows(again.kernels, m.kernels);
+  }
+}
+
+TEST_CASE("collectives matched by order: names in another order with the same counts all matched; a rank with more or fewer on the common prefix") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const int steps = 30;
+  auto ranks = job(4, 2, steps, 2, rng);
+  // A second communicator's collective every step on every rank, ending 5 us after the all-reduce;
+  // on rank 1 the two end in the other order (its clock's jitter): same counts, all matched.
+  for (auto& p : ranks) {
+    std::vector<nvscope::rank_kernel> more;
+    for (const auto& k : p.kernels)
+      if (k.communication) more.push_back({k.end - 50000, k.end + (p.rank == 1 ? -5000 : 5000), other_collective, true, 14});
+    p.kernels.insert(p.kernels.end(), more.begin(), more.end());
+  }
+  auto counts = nvscope::match_collectives(ranks);
+  REQUIRE(counts.size() == 4);
+  for (const auto& c : counts) {
+    CHECK(c.counts_agree);
+    CHECK(c.collectives == 2 * steps);
+    CHECK(c.matched == 2 * steps);
+  }
+  CHECK(nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks))[1].collectives == 2 * steps);
+  // Rank 2 ran one more collective in step 10 (after that step's all-reduce), rank 3 stopped
+  // after 25 steps: each matched on the prefix where its names agree with rank 0's, in order.
+  auto& extra = ranks[2].kernels;
+  const auto tenth = std::find_if(extra.begin(), extra.end(), [&](const nvscope::rank_kernel& k) {
+    return k.name == allreduce && k.end > ranks[2].steps[10].begin && k.end < ranks[2].steps[10].end;
+  });
+  REQUIRE(tenth != extra.end());
+  extra.push_back({tenth->end + 1000, tenth->end + 2000, 99, true, 15});
+  auto& fewer = ranks[3].kernels;
+  fewer.erase(std::remove_if(fewer.begin(), fewer.end(), [&](const nvscope::rank_kernel& k) { return k.start >= ranks[3].steps[25].begin; }), fewer.end());
+  counts = nvscope::match_collectives(ranks);
+  CHECK(counts[2].collectives == 2 * steps + 1);
+  CHECK_FALSE(counts[2].counts_agree);
+  CHECK(counts[2].matched == 2 * 10 + 1); // steps 0-9 and step 10's all-reduce: then rank 2's extra one
+  CHECK(counts[3].collectives == 2 * 25);
+  CHECK_FALSE(counts[3].counts_agree);
+  CHECK(counts[3].matched == 2 * 25);
+  const auto lateness = nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks));
+  CHECK(lateness[2].collectives == 2 * 10 + 1);
+  CHECK(lateness[3].collectives == 2 * 25);
+  // the offsets still within 5 us, and the engine equal to the reference on them
+  const auto a = nvscope::measure_host_offsets(ranks), b = nvscope::reference::host_offsets(ranks);
+  REQUIRE(a.size() == 2);
+  CHECK(std::fabs(a[1].offset_ns - (true_offset(1) - true_offset(0))) < 5000.0);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].samples == b[i].samples);
+    CHECK(a[i].offset_ns == doctest::Approx(b[i].offset_ns));
+    CHECK(a[i].uncertainty_ns == doctest::Approx(b[i].uncertainty_ns));
+  }
+  CHECK(a[1].samples == 2 * 10 + 1 + 2 * 25); // ranks 2 and 3 on host 1
+}
+
+TEST_CASE("lossy steps: leave_out_steps equal to the plain definition, the k-th collective still matched on every rank") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  for (int round = 0; round < 4; ++round) {
+    auto ranks = job(4, 2, 20, 3, rng, round % 2 ? 1 : -1);
+    std::uniform_int_distribution<std::size_t> pick(0, 19);
+    std::vector<std::size_t> out = {pick(rng), pick(rng), 19};
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    const auto want = nvscope::reference::without_steps(ranks, out);
+    nvscope::leave_out_steps(ranks, out);
+    REQUIRE(ranks.size() == want.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      CHECK(ranks[r].steps.size() == 20 - out.size());
+      REQUIRE(ranks[r].kernels.size() == want[r].kernels.size());
+      for (std::size_t i = 0; i < ranks[r].kernels.size(); ++i) {
+        CHECK(ranks[r].kernels[i].start == want[r].kernels[i].start);
+        CHECK(ranks[r].kernels[i].name == want[r].kernels[i].name);
+      }
+      REQUIRE(ranks[r].steps.size() == want[r].steps.size());
+      for (std::size_t i = 0; i < ranks[r].steps.size(); ++i) CHECK(ranks[r].steps[i].begin == want[r].steps[i].begin);
+    }
+    for (const auto& l : nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks))) CHECK(l.collectives == 20 - out.size());
   }
 }

@@ -12,6 +12,7 @@
 #include <nvscope/analyze/analyze.hpp>
 #include <nvscope/export/chrome_trace.hpp>
 #include <nvscope/export/summary_json.hpp>
+#include <nvscope/analyze/totals.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +50,7 @@ result merge(std::vector<std::string> args) {
 // Rank `rank`'s trace: 30 steps of 1 ms; compute until 40 us before the all-reduce's end, the
 // all-reduce from (100 + rank) us before its end: overlap (60 + rank) / (100 + rank); the late
 // rank's starts 30 us before its end, after the compute: overlap 0.
-trace rank_trace(int rank, std::int64_t shift) {
+trace rank_trace(int rank, std::int64_t shift, int steps = 30) {
   trace t;
   t.threads.push_back({static_cast<std::uint64_t>(1000 + rank), 0});
   const auto at = [shift](std::int64_t v) { return static_cast<timestamp_ns>(v + shift); };
@@ -64,7 +65,7 @@ trace rank_trace(int rank, std::int64_t shift) {
     t.kernels.push_back(k);
     t.launches.push_back({at(s - 5000), k.correlation, 0}); // every rank has the same correlations
   };
-  for (int s = 0; s < 30; ++s) {
+  for (int s = 0; s < steps; ++s) {
     const std::int64_t step = 1000000 + 1000000LL * s, end = step + 800000 + (s % 3) * 500; // all-reduce end
     range_record r;
     r.name = t.strings.intern("step_" + std::to_string(s));
@@ -81,7 +82,7 @@ trace rank_trace(int rank, std::int64_t shift) {
 }
 
 void write_rank(const fs::path& dir, int rank, const std::string& host, std::int64_t shift, const std::string& job,
-                int world = 4) {
+                int world = 4, int steps = 30) {
   run_provenance p;
   p.host = host;
   p.pid = static_cast<std::uint64_t>(100 + rank);
@@ -91,7 +92,7 @@ void write_rank(const fs::path& dir, int rank, const std::string& host, std::int
   chrome_trace_options o;
   o.provenance = &p;
   const auto path = (dir / ("train_r" + std::to_string(rank) + "_" + job + ".trace.json")).string();
-  REQUIRE(write_chrome_trace(path, rank_trace(rank, shift), o));
+  REQUIRE(write_chrome_trace(path, rank_trace(rank, shift, steps), o));
 }
 
 fs::path fresh(const char* name) {
@@ -292,6 +293,117 @@ TEST_CASE("merge: nothing to merge, misuse: exit 2 with the reason") {
   const auto help = merge({"--help"});
   CHECK(help.status == 0);
   CHECK(help.out.rfind("usage: nvscope merge", 0) == 0);
+}
+
+TEST_CASE("merge: the ranks' running totals, read from the summaries the real writer wrote, merged as the exact values are") {
+  const auto dir = fresh("nvscope_merge_totals");
+  std::vector<reference::rank_values<std::string>> exact;
+  for (int r = 0; r < 4; ++r) {
+    write_rank(dir, r, "node0", 1000000000LL, "77");
+    trace t = rank_trace(r, 1000000000LL);
+    for (auto& k : t.kernels) k.end += (k.correlation * 7919u) % 5000u + 20000u * static_cast<timestamp_ns>(r); // spread, rank 3 slowest
+    totals run;
+    fold(t, run);
+    run_provenance p;
+    p.rank = r;
+    p.world_size = 4;
+    std::ofstream(dir / ("train_r" + std::to_string(r) + "_77.json")) << to_json(analyze(t, analysis_options{}), t, p, run);
+    exact.push_back({r, {}});
+    for (const auto& k : t.kernels) exact.back().values[std::string(t.strings[k.name])].push_back(k.end - k.start);
+  }
+  const auto json_path = (dir / "out.json").string();
+  const auto m = merge({dir.string(), "-o", json_path, "--no-trace"});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err.empty());
+  CHECK(m.out.find("running totals over 4 ranks (quantiles within 1 %), largest kernels:\n") != std::string::npos);
+  if (const char* samples = std::getenv("NVSCOPE_SCHEMA_SAMPLES"); samples != nullptr && *samples)
+    fs::copy_file(json_path, fs::path(samples) / "merge_totals.json", fs::copy_options::overwrite_existing),
+        fs::copy_file(dir / "train_r0_77.json", fs::path(samples) / "summary_with_totals.json", fs::copy_options::overwrite_existing);
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  REQUIRE(j["totals"]["ranks"] == 4);
+  const auto want = reference::merged_exact(exact);
+  const auto& got = j["totals"]["kernels"];
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO(want[i].name);
+    CHECK(got[i]["name"] == want[i].name);
+    CHECK(got[i]["ranks"] == 4);
+    CHECK(got[i]["count"] == want[i].count);
+    CHECK(got[i]["sum_ns"] == want[i].sum_ns);
+    CHECK(got[i]["min_ns"] == want[i].min_ns);
+    CHECK(got[i]["max_ns"] == want[i].max_ns);
+    for (const char* q : {"p50_ns", "p90_ns", "p99_ns"})
+      CHECK(std::fabs(got[i][q].get<double>() - (q[1] == '5' ? want[i].p50_ns : q[1] == '9' && q[2] == '0' ? want[i].p90_ns : want[i].p99_ns)) <=
+            duration_sketch::relative_error * want[i].p99_ns);
+    CHECK(got[i]["slowest_rank"] == want[i].slowest_rank);
+    CHECK(got[i]["slowest_rank"] == 3);
+  }
+  CHECK(j["totals"]["ranges"].size() == 30); // step_0 ... step_29, one a step on every rank
+  CHECK(j["totals"]["run"]["kernels"] == 4 * 60);
+  // A rank whose totals are broken: one line, the others' merged.
+  auto broken = nlohmann::json::parse(std::ifstream(dir / "train_r2_77.json"));
+  broken["totals"]["kernels"][0]["sketch"]["buckets"].push_back(0); // a zero count at the end: not a sketch
+  std::ofstream(dir / "train_r2_77.json") << broken.dump();
+  const auto b = merge({dir.string(), "-o", json_path, "--no-trace"});
+  CHECK(b.status == 0);
+  CHECK(b.err.find("rank 2: the running totals in '" + (dir / "train_r2_77.json").string() + "' cannot be read (nvscope: not a duration sketch: a zero count at an end of the buckets): left out of the merged totals\n") != std::string::npos);
+  CHECK(b.out.find("running totals over 3 ranks") != std::string::npos);
+}
+
+TEST_CASE("merge: a step that lost records on one rank is left out on every rank, said in one line with its count") {
+  const auto dir = fresh("nvscope_merge_lossy");
+  const std::int64_t shift = 1000000000LL;
+  for (int r = 0; r < 2; ++r) write_rank(dir, r, "node0", shift, "77", 2);
+  // rank 1's per-step summaries as the bounded collection writes them: step 5 lossy, a cut last line
+  std::ofstream steps(dir / "train_r1_77.steps.jsonl");
+  for (int k = 0; k < 30; ++k) {
+    const std::int64_t begin = shift + 1000000 + 1000000LL * k;
+    steps << "{\"step\": " << k << ", \"name\": \"step_" << k << "\", \"begin_ns\": " << begin << ", \"end_ns\": " << begin + 990000
+          << ", \"dropped_records\": " << (k == 5 ? 7 : 0) << ", \"buffer_errors\": 0, \"launches_lost\": " << (k == 5 ? 2 : 0)
+          << ", \"lossy\": " << (k == 5 ? "true" : "false") << "}\n";
+  }
+  steps << "{\"step\": 30, \"name\": \"step_30\", \"lossy\": tr";
+  steps.close();
+  const auto json_path = (dir / "out.json").string();
+  const auto m = merge({dir.string(), "-o", json_path, "--no-trace"});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err == "nvscope: merge: rank 1: step 'step_5' lost 9 records: step 5 left out on every rank\n");
+  CHECK(m.out.find("steps left out on every rank for losses: 1 (5; each rank's lost records on stderr)\n") != std::string::npos);
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  CHECK(j["steps_left_out"] == nlohmann::json::array({5}));
+  for (int r = 0; r < 2; ++r) {
+    const auto& rank = j["ranks"][static_cast<std::size_t>(r)];
+    CHECK(rank["steps"].size() == 29);
+    CHECK(rank["collectives"]["matched"] == 29); // the lost step's all-reduce is not compared
+    for (const auto& s : rank["steps"]) CHECK(s["start_ns"] != shift + 6000000);
+    CHECK(rank["steps"][4]["step"] == 4);
+    CHECK(rank["steps"][5]["step"] == 6); // numbered as read: step 5 is the one left out
+  }
+  REQUIRE(j["ranks"][1]["lossy_steps"].size() == 1);
+  CHECK(j["ranks"][1]["lossy_steps"][0]["records_lost"] == 9);
+  CHECK(j["ranks"][1]["lossy_steps"][0]["step"] == 5);
+  CHECK_FALSE(j["ranks"][0].contains("lossy_steps"));
+  if (const char* samples = std::getenv("NVSCOPE_SCHEMA_SAMPLES"); samples != nullptr && *samples)
+    fs::copy_file(json_path, fs::path(samples) / "merge_lossy.json", fs::copy_options::overwrite_existing);
+}
+
+TEST_CASE("merge: a rank that ran fewer collectives is matched on the common prefix, said in one line") {
+  const auto dir = fresh("nvscope_merge_fewer");
+  for (int r = 0; r < 4; ++r) write_rank(dir, r, r < 2 ? "node0" : "node1", 7000000000LL + (r < 2 ? 0 : host1_offset), "77", 4, r == 3 ? 20 : 30);
+  const auto json_path = (dir / "out.json").string();
+  const auto m = merge({dir.string(), "-o", json_path, "--no-trace"});
+  INFO(m.out << m.err);
+  REQUIRE(m.status == 0);
+  CHECK(m.err == "nvscope: merge: rank 3 ran 20 collectives, the reference rank 0 30: matched on the first 20, where their kernel names agree in order\n");
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  CHECK(std::fabs(j["hosts"][1]["offset_ns"].get<double>() - host1_offset) < 5000.0);
+  CHECK(j["ranks"][3]["collectives"]["ran"] == 20);
+  CHECK(j["ranks"][3]["collectives"]["compared"] == 20);
+  CHECK_FALSE(j["ranks"][3]["collectives"]["counts_agree"].get<bool>());
+  CHECK(j["ranks"][0]["collectives"]["counts_agree"].get<bool>());
+  CHECK(j["ranks"][2]["collectives"]["straggler_by_offsets"].get<bool>()); // still found
 }
 
 namespace {

@@ -211,3 +211,25 @@ TEST_CASE("--outputs=flame,steps,histograms: nvscope's own SVG pictures beside t
   const run_parse plain = options_in_process({});
   CHECK_FALSE((plain.options.outputs.flame || plain.options.outputs.steps || plain.options.outputs.histograms));
 }
+
+TEST_CASE("--outputs=json: STEM.json carries the run's running totals, every sketch whole, for nvscope merge") {
+  const std::string dir = temp_folder();
+  const run_parse p = options_in_process({"--output-dir=" + dir, "--name=r0", "--outputs=json", "--summary=none"});
+  REQUIRE(p.error.empty());
+  // without the run's totals: those of the trace, folded with the step rule
+  process_end e = end_process(p.options, sample().t, sample().r, sample().a, "1", "exit", false);
+  REQUIRE(e.errors.empty());
+  std::string j = nvscope_test::file_text(dir + "/r0.json");
+  CHECK(j.find("\"totals\": {\"quantile_relative_error\": 0.01,") != std::string::npos);
+  CHECK(j.find("\"run\": {\"kernels\": " + std::to_string(sample().t.kernels.size()) + ",") != std::string::npos);
+  CHECK(j.find("\"buckets\": [") != std::string::npos);
+  // the run's totals as nvscope run hands them over (what the collector folded, and the rest)
+  nvscope::totals run;
+  run.kernels["folded_elsewhere"].add(1234);
+  run.run.kernels = 7;
+  e = end_process(p.options, sample().t, sample().r, sample().a, "1", "exit", false, &run);
+  j = nvscope_test::file_text(dir + "/r0.json");
+  CHECK(j.find("{\"name\": \"folded_elsewhere\", \"sketch\": {\"count\": 1, \"sum_ns\": 1234, \"min_ns\": 1234, \"max_ns\": 1234,") != std::string::npos);
+  CHECK(j.find("\"run\": {\"kernels\": 7,") != std::string::npos);
+  remove_all(dir, e.files);
+}

@@ -125,8 +125,9 @@ std::string totals_json(const totals& all, const collector_stats& st) {
          ", \"dropped_records\": " + n(r.lost.dropped_records) + "}\n";
 }
 
-// Analyses `full` and writes its files under `o`'s names (the end of the process, or a snapshot).
-void write_profile(const trace& full, const run_options& o, const char* why);
+// Analyses `full` and writes its files under `o`'s names (the end of the process, or a snapshot);
+// `run`: the whole run's totals for the summary (null: those of `full`).
+void write_profile(const trace& full, const run_options& o, const char* why, const totals* run = nullptr);
 
 // A bounded collection's end: the steps file closed, the folded totals written.
 void write_totals() {
@@ -186,10 +187,12 @@ void finish_profile(const char* why) {
     session_note("empty", "");
     return;
   }
-  write_profile(full, s.options, why);
+  totals run = s.c->folded(); // every record not in `full`: with it, the whole run's totals
+  merge(run, run_totals_of(s.options, full));
+  write_profile(full, s.options, why, &run);
 }
 
-void write_profile(const trace& full, const run_options& o, const char* why) {
+void write_profile(const trace& full, const run_options& o, const char* why, const totals* run) {
   auto& s = state();
   const window_choice wc = choose_windows(full, o);
   const trace t = wc.whole ? trace{} : restrict_to(full, wc.windows);
@@ -201,7 +204,8 @@ void write_profile(const trace& full, const run_options& o, const char* why) {
   const trace_index x = index_trace(used, ao.start_end, ao.attribute); // its links serve the exports, credited as the tables are
   const analysis_report r = analyze(used, x, ao);
   const bool color = use_color(static_cast<color_when>(s.options.color), stderr);
-  const process_end w = end_process(o, used, r, x.links, pid_text(), why, color);
+  const totals whole = run ? totals{} : run_totals_of(o, full); // the window's file still carries the run's totals
+  const process_end w = end_process(o, used, r, x.links, pid_text(), why, color, run ? run : &whole);
   std::fputs(w.summary.c_str(), stderr);
   if (!wc.note.empty()) say("nvscope: run: process " + pid_text() + ": the window is empty: " + wc.note);
   for (const auto& e : w.errors) say(e);

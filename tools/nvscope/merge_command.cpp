@@ -4,6 +4,7 @@
 
 #include <nvscope/analyze/merge.hpp>
 #include <nvscope/analyze/step_names.hpp>
+#include <nvscope/trace/totals.hpp>
 #include <nvscope/detail/quote.hpp>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include <map>
 #include <new>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -43,11 +45,22 @@ constexpr const char* usage_text =
     "                      process per rank, on the aligned clock) to OUT.trace.json (OUT less .json)\n"
     "  --no-trace          with -o: the JSON report only\n"
     "One screen on stdout: each host's clock offset (from the collectives' ends), per rank its steps,\n"
-    "GPU busy, communication and compute time, overlap, and the stragglers. Partial input is said in\n"
-    "one line each on stderr and the rest merged. docs/merge.md has every definition.\n"
+    "GPU busy, communication and compute time, overlap, the stragglers, and the ranks' running totals\n"
+    "(from the STEM.json beside each trace) merged. A step lost on any rank (STEM.steps.jsonl) is left\n"
+    "out on every rank. Partial input is said in one line each on stderr and the rest merged.\n"
+    "docs/merge.md has every definition.\n"
     "exit status: 0 merged, 2 misuse or nothing to merge\n";
 
 std::string in_quotes(const std::string& s) { return "'" + detail::escape_input(s, 200) + "'"; }
+
+// A step that lost records on one rank, as STEM.steps.jsonl says (the bounded collection's
+// per-step summaries: collect/detail/long_run.hpp).
+struct lossy_step {
+  std::string name;
+  timestamp_ns begin = 0, end = 0; // the trace clock
+  std::uint64_t records_lost = 0;   // dropped records + buffer errors + launches lost
+  std::size_t step = 0;             // its index among the rank's steps (the merge's numbering)
+};
 
 // One rank's input, as read.
 struct rank_input {
@@ -58,6 +71,10 @@ struct rank_input {
   rank_profile profile;
   std::string summary;     // the summary beside it (STEM.json), "" when there is none
   std::uint64_t dropped_records = 0, incomplete_records = 0; // its "losses"
+  bool has_totals = false; // the summary carried "totals" (export/totals_json.hpp)
+  totals run;              // its running totals, sketches whole
+  std::string totals_error; // why its "totals" could not be read, "" when they were or are absent
+  std::vector<lossy_step> lossy; // its steps that lost records (STEM.steps.jsonl)
 };
 
 struct merge_args {
@@ -364,6 +381,55 @@ std::string read_provenance(const json& od, rank_input& in) {
   return "";
 }
 
+std::uint64_t count_of(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_unsigned()) throw std::invalid_argument(std::string("no count \"") + key + "\"");
+  return it->get<std::uint64_t>();
+}
+
+// A sketch as export/totals_json.hpp writes it; throws std::invalid_argument where it is not one.
+duration_sketch sketch_of(const json& j) {
+  if (!j.is_object() || !j.contains("buckets") || !j["buckets"].is_array()) throw std::invalid_argument("a sketch without buckets");
+  sketch_parts p;
+  p.zero_count = count_of(j, "zero_count");
+  const auto first = count_of(j, "first_bucket");
+  if (first >= duration_sketch::max_buckets) throw std::invalid_argument("a bucket past max_buckets");
+  p.first_bucket = static_cast<std::uint32_t>(first);
+  for (const auto& b : j["buckets"]) {
+    if (!b.is_number_unsigned()) throw std::invalid_argument("a bucket count that is not a count");
+    p.buckets.push_back(b.get<std::uint64_t>());
+  }
+  p.min = count_of(j, "min_ns"), p.max = count_of(j, "max_ns"), p.sum_high = count_of(j, "sum_high"), p.sum_low = count_of(j, "sum_low");
+  auto s = duration_sketch::from_parts(p);
+  if (s.count() != count_of(j, "count")) throw std::invalid_argument("its buckets do not add up to its count");
+  return s;
+}
+
+// The summary's "totals" into `in.run`; a sketch that is not one leaves them all out, said why.
+void read_totals(const json& j, rank_input& in) {
+  const auto t = j.find("totals");
+  if (t == j.end()) return;
+  try {
+    if (!t->is_object()) throw std::invalid_argument("not an object");
+    for (const auto& k : t->value("kernels", json::array())) in.run.kernels[k.at("name").get<std::string>()].merge(sketch_of(k.at("sketch")));
+    for (const auto& r : t->value("ranges", json::array()))
+      in.run.ranges[range_key{r.at("domain").get<std::string>(), r.at("name").get<std::string>(), r.value("style", "PushPop") != "StartEnd"}].merge(
+          sketch_of(r.at("sketch")));
+    if (t->contains("steps")) in.run.steps = sketch_of(t->at("steps"));
+    const json run = t->value("run", json::object());
+    auto& r = in.run.run;
+    const std::pair<const char*, std::uint64_t*> fields[] = {{"kernels", &r.kernels}, {"kernel_ns", &r.kernel_ns}, {"copies", &r.copies},
+                                                             {"copy_ns", &r.copy_ns}, {"memsets", &r.memsets}, {"memset_ns", &r.memset_ns},
+                                                             {"syncs", &r.syncs},     {"sync_ns", &r.sync_ns}, {"ranges", &r.ranges},
+                                                             {"dropped_records", &r.lost.dropped_records}};
+    for (const auto& [key, field] : fields) *field = run.contains(key) ? count_of(run, key) : 0;
+    in.has_totals = true;
+  } catch (const std::exception& e) {
+    in.run = totals{};
+    in.totals_error = e.what();
+  }
+}
+
 // The summary nvscope run wrote beside STEM.trace.json (STEM.json, with --outputs=json,trace):
 // its losses, which the Chrome trace does not carry.
 void read_losses(const std::string& file, rank_input& in) {
@@ -376,6 +442,25 @@ void read_losses(const std::string& file, rank_input& in) {
   in.summary = summary;
   in.dropped_records = static_cast<std::uint64_t>(std::max(0LL, number_or(j["losses"], "dropped_records", 0)));
   in.incomplete_records = static_cast<std::uint64_t>(std::max(0LL, number_or(j["losses"], "incomplete_records", 0)));
+  read_totals(j, in);
+}
+
+// The lossy steps of STEM.steps.jsonl beside STEM.trace.json (nvscope run's bounded
+// collection, the default, writes it); a line that is not JSON (a cut last line) is skipped.
+void read_lossy_steps(const std::string& file, rank_input& in) {
+  std::ifstream f(file.substr(0, file.size() - 11) + ".steps.jsonl", std::ios::binary);
+  std::string line;
+  while (f && std::getline(f, line)) {
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.value("lossy", false)) continue;
+    lossy_step s;
+    s.name = j.value("name", "");
+    s.begin = static_cast<timestamp_ns>(std::max(0LL, number_or(j, "begin_ns", 0)));
+    s.end = static_cast<timestamp_ns>(std::max(0LL, number_or(j, "end_ns", 0)));
+    for (const char* key : {"dropped_records", "buffer_errors", "launches_lost"})
+      s.records_lost += static_cast<std::uint64_t>(std::max(0LL, number_or(j, key, 0)));
+    in.lossy.push_back(s);
+  }
 }
 
 // One file into `in`; an error line (what is wrong) when it cannot be merged.
@@ -396,6 +481,7 @@ std::string read_rank(const std::string& file, name_table& names, rank_input& in
   std::sort(in.profile.steps.begin(), in.profile.steps.end(),
             [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
   read_losses(file, in);
+  read_lossy_steps(file, in);
   return "";
 }
 
@@ -433,6 +519,38 @@ void note_losses(const std::vector<rank_input>& in, std::vector<std::string>& no
       notes.push_back("rank " + std::to_string(r.profile.rank) + " lost records (" + std::to_string(r.dropped_records) +
                       " dropped, " + std::to_string(r.incomplete_records) + " incomplete, by " + in_quotes(r.summary) +
                       "): its figures miss them; merged");
+}
+
+// The steps lost on any rank (indexes into each rank's steps), each said in one line.
+std::vector<std::size_t> lossy_steps(std::vector<rank_input>& in, std::vector<std::string>& notes) {
+  std::set<std::size_t> all;
+  for (auto& r : in)
+    for (auto& s : r.lossy) {
+      s.step = step_at(r.profile, s.begin);
+      if (s.step < r.profile.steps.size()) all.insert(s.step);
+      notes.push_back("rank " + std::to_string(r.profile.rank) + ": step " + in_quotes(s.name) + " lost " + std::to_string(s.records_lost) +
+                      " records" + (s.step < r.profile.steps.size() ? ": step " + std::to_string(s.step) + " left out on every rank"
+                                                                    : ": not a step of its trace, nothing left out"));
+    }
+  return {all.begin(), all.end()};
+}
+
+// Every rank's running totals merged; one line for the ranks without (or with unreadable) totals.
+merged_totals merge_totals(const std::vector<rank_input>& in, std::vector<std::string>& notes) {
+  std::vector<rank_totals> with;
+  std::string without;
+  std::size_t missing = 0;
+  for (const auto& r : in) {
+    if (!r.totals_error.empty())
+      notes.push_back("rank " + std::to_string(r.profile.rank) + ": the running totals in " + in_quotes(r.summary) + " cannot be read (" +
+                      detail::escape_input(r.totals_error, 120) + "): left out of the merged totals");
+    if (r.has_totals) with.push_back({r.profile.rank, r.run});
+    else if (r.totals_error.empty() && ++missing <= 8) without += (without.empty() ? "" : ", ") + std::to_string(r.profile.rank);
+  }
+  if (missing && !with.empty())
+    notes.push_back(std::to_string(missing) + " rank(s) without running totals (no STEM.json with \"totals\" beside the trace): " + without +
+                    (missing > 8 ? ", ..." : "") + "; the merged totals are of the other " + std::to_string(with.size()));
+  return merge_rank_totals(with);
 }
 
 void note_missing(const std::vector<rank_input>& in, std::vector<std::string>& notes) {
@@ -501,6 +619,9 @@ struct merged {
   const name_table* names = nullptr;
   std::pair<std::size_t, std::size_t> fastest_slowest{0, 0}; // indexes into ranks
   std::vector<name_difference> kernel_differences, range_differences;
+  merged_totals run; // the ranks' running totals merged (those whose summary carried them)
+  std::vector<std::size_t> left_out; // steps lost on some rank, left out on every rank
+  std::vector<collective_match> matching; // per rank, its collectives against the reference rank's
 };
 
 double host_offset_of(const merged& m, const std::string& host) {
@@ -509,7 +630,7 @@ double host_offset_of(const merged& m, const std::string& host) {
   return 0.0;
 }
 
-constexpr std::size_t differences_kept = 10, differences_shown = 5;
+constexpr std::size_t differences_kept = 10, differences_shown = 5, totals_shown = 5;
 
 json differences_json(const merged& m, const std::vector<name_difference>& v) {
   json a = json::array();
@@ -530,6 +651,29 @@ std::string differences_text(const merged& m, const std::vector<name_difference>
   return s;
 }
 
+json total_rows_json(const std::vector<merged_total>& rows, bool ranges) {
+  json a = json::array();
+  for (const auto& t : rows) {
+    json row = {{"name", t.name}};
+    if (ranges) row["domain"] = t.domain, row["style"] = t.push_pop ? "PushPop" : "StartEnd";
+    row.update({{"ranks", t.ranks}, {"count", t.count}, {"sum_ns", t.sum_ns}, {"min_ns", t.min_ns}, {"max_ns", t.max_ns},
+                {"p50_ns", t.p50_ns}, {"p90_ns", t.p90_ns}, {"p99_ns", t.p99_ns}, {"slowest_rank", t.slowest_rank},
+                {"slowest_p50_ns", t.slowest_p50_ns}});
+    a.push_back(row);
+  }
+  return a;
+}
+
+// The merged running totals: every kernel name and range group over the ranks that carried them.
+json totals_report_json(const merged_totals& t) {
+  const auto& r = t.all.run;
+  return {{"ranks", t.ranks}, {"quantile_relative_error", duration_sketch::relative_error},
+          {"kernels", total_rows_json(t.kernels, false)}, {"ranges", total_rows_json(t.ranges, true)},
+          {"run", {{"kernels", r.kernels}, {"kernel_ns", r.kernel_ns}, {"copies", r.copies}, {"copy_ns", r.copy_ns},
+                   {"memsets", r.memsets}, {"memset_ns", r.memset_ns}, {"syncs", r.syncs}, {"sync_ns", r.sync_ns},
+                   {"ranges", r.ranges}, {"dropped_records", r.lost.dropped_records}}}};
+}
+
 json report_json(const merged& m) {
   json j = {{"format", {{"name", "nvscope-merge"}, {"version", 1}}}, {"notes", m.notes}};
   for (const auto& h : m.hosts)
@@ -539,11 +683,17 @@ json report_json(const merged& m) {
   for (std::size_t i = 0; i < m.ranks.size(); ++i) {
     const auto& in = m.ranks[i];
     json r = {{"rank", in.profile.rank}, {"host", in.profile.host}, {"file", in.file}};
+    for (const auto& s : in.lossy)
+      r["lossy_steps"].push_back({{"step", s.step}, {"name", s.name}, {"begin_ns", s.begin}, {"end_ns", s.end}, {"records_lost", s.records_lost},
+                                  {"left_out", s.step < in.profile.steps.size()}});
     if (!in.summary.empty())
       r["losses"] = {{"summary", in.summary}, {"dropped_records", in.dropped_records}, {"incomplete_records", in.incomplete_records}};
-    for (const auto& s : m.steps[i])
-      r["steps"].push_back({{"start_ns", s.start}, {"duration_ns", s.duration}, {"gpu_busy_ns", s.busy},
+    std::size_t step = 0; // its index among the rank's steps as read, the steps left out counted
+    for (const auto& s : m.steps[i]) {
+      while (std::binary_search(m.left_out.begin(), m.left_out.end(), step)) ++step;
+      r["steps"].push_back({{"step", step++}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"gpu_busy_ns", s.busy},
                             {"communication_ns", s.communication}, {"compute_ns", s.compute}});
+    }
     if (!r.contains("steps")) r["steps"] = json::array();
     r["overlap"] = {{"communication_ns", m.overlap[i].communication_ns}, {"overlap_ns", m.overlap[i].overlap_ns},
                     {"fraction", m.overlap[i].fraction}};
@@ -551,12 +701,15 @@ json report_json(const merged& m) {
     r["collectives"] = {{"matched", l.collectives}, {"arrival_late_ns", l.arrival_late_ns}, {"latest_count", l.latest_count},
                         {"wait_short_ns", l.wait_short_ns}, {"straggler_by_offsets", l.straggler_by_offsets},
                         {"straggler_by_wait", l.straggler_by_wait}, {"hta_late_steps", l.hta_late_steps},
-                        {"straggler_by_hta", l.straggler_by_hta}};
+                        {"straggler_by_hta", l.straggler_by_hta}, {"ran", m.matching[i].collectives},
+                        {"compared", m.matching[i].matched}, {"counts_agree", m.matching[i].counts_agree}};
     j["ranks"].push_back(r);
   }
   j["differences"] = {{"fastest_rank", m.ranks[m.fastest_slowest.first].profile.rank},
                       {"slowest_rank", m.ranks[m.fastest_slowest.second].profile.rank},
                       {"kernels", differences_json(m, m.kernel_differences)}, {"ranges", differences_json(m, m.range_differences)}};
+  j["totals"] = totals_report_json(m.run);
+  j["steps_left_out"] = m.left_out;
   return j;
 }
 
@@ -573,6 +726,23 @@ std::string hta_line(const std::vector<rank_lateness>& lateness) {
   return s.empty() ? "none" : s;
 }
 
+// The merged totals' largest kernel names by time, `totals_shown` of them.
+std::string totals_text(const merged_totals& t) {
+  if (t.ranks == 0) return "running totals: none (no rank's summary carried them)\n";
+  std::string s = "running totals over " + std::to_string(t.ranks) + " ranks (quantiles within 1 %), largest kernels:\n";
+  s += "       count     sum us    p50 us    p90 us    p99 us  slowest rank  its p50 us  name\n";
+  for (std::size_t i = 0; i < t.kernels.size() && i < totals_shown; ++i) {
+    const auto& k = t.kernels[i];
+    char line[160];
+    std::snprintf(line, sizeof line, "  %10llu %10s %9s %9s %9s  %12lld  %10s  ", static_cast<unsigned long long>(k.count),
+                  us(static_cast<double>(k.sum_ns)).c_str(), us(k.p50_ns).c_str(), us(k.p90_ns).c_str(), us(k.p99_ns).c_str(),
+                  k.slowest_rank, us(k.slowest_p50_ns).c_str());
+    s += line + detail::escape_input(k.name, 35) + "\n"; // 120 columns at most
+  }
+  if (t.kernels.size() > totals_shown) s += "  ... " + std::to_string(t.kernels.size() - totals_shown) + " more names and every range in the JSON\n";
+  return s;
+}
+
 std::string report_text(const merged& m) {
   std::string s = "nvscope merge: " + std::to_string(m.ranks.size()) + " ranks on " + std::to_string(m.hosts.size()) + " hosts\n";
   s += "host offsets (from the collectives' ends, against " + m.hosts[0].host + "):\n";
@@ -582,6 +752,12 @@ std::string report_text(const merged& m) {
          (h.from_wall_clock ? "  (wall clock: no collective matched)" : "  (" + std::to_string(h.samples) + " ends)") + "\n";
   }
   if (m.hosts.size() > 8) s += "  ... " + std::to_string(m.hosts.size() - 8) + " more hosts in the JSON\n";
+  if (!m.left_out.empty()) {
+    std::string which;
+    for (std::size_t i = 0; i < m.left_out.size() && i < 8; ++i) which += (i ? ", " : "") + std::to_string(m.left_out[i]);
+    s += "steps left out on every rank for losses: " + std::to_string(m.left_out.size()) + " (" + which + (m.left_out.size() > 8 ? ", ..." : "") +
+         "; each rank's lost records on stderr)\n";
+  }
   s += "  rank  steps  step med us  busy us  comm us  compute us  overlap %  late us\n";
   for (std::size_t i = 0; i < m.ranks.size() && i < 16; ++i) {
     char line[160];
@@ -605,7 +781,7 @@ std::string report_text(const merged& m) {
   s += "GPU time, slowest rank " + std::to_string(m.ranks[m.fastest_slowest.second].profile.rank) + " - fastest rank " +
        std::to_string(m.ranks[m.fastest_slowest.first].profile.rank) + " (by median step), largest differences (kernels: slowest vs fastest):\n";
   s += differences_text(m, m.kernel_differences, "kernels") + differences_text(m, m.range_differences, "ranges");
-  return s;
+  return s + totals_text(m.run);
 }
 
 // How one rank's events go into the merged trace: one process (`pid`, the rank) for all its
@@ -765,10 +941,18 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
   }
   std::vector<rank_profile> profiles;
   for (const auto& r : m.ranks) profiles.push_back(r.profile);
+  m.left_out = lossy_steps(m.ranks, m.notes);
+  leave_out_steps(profiles, m.left_out);
   m.hosts = measure_host_offsets(profiles);
   for (const auto& h : m.hosts)
     if (h.from_wall_clock && h.host != m.hosts[0].host)
       m.notes.push_back("host " + h.host + ": no collective matched the reference rank's; aligned by the wall clocks read at start");
+  m.matching = match_collectives(profiles);
+  for (const auto& c : m.matching)
+    if (!c.counts_agree)
+      m.notes.push_back("rank " + std::to_string(c.rank) + " ran " + std::to_string(c.collectives) + " collectives, the reference rank " +
+                        std::to_string(m.ranks[0].profile.rank) + " " + std::to_string(c.reference_collectives) + ": matched on the first " +
+                        std::to_string(c.matched) + ", where their kernel names agree in order");
   m.lateness = collective_lateness(profiles, m.hosts);
   for (const auto& p : profiles) {
     m.steps.push_back(rank_steps(p, host_offset_of(m, p.host)));
@@ -780,6 +964,7 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
   const auto& slow = profiles[m.fastest_slowest.second];
   m.kernel_differences = largest_differences(fast, slow, differences_kept, false);
   m.range_differences = largest_differences(fast, slow, differences_kept, true);
+  m.run = merge_totals(m.ranks, m.notes);
   for (const auto& n : m.notes) err += "nvscope: merge: " + n + "\n";
   out += report_text(m);
   if (!a.output.empty()) {

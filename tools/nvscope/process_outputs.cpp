@@ -67,7 +67,8 @@ void write_recipes(process_end& w, const std::string& stem, const std::string& l
 }
 
 // Every file `o` asks for; the stem of their names when they could be placed, else empty.
-std::string write_outputs(process_end& w, const run_options& o, const trace& t, const analysis_report& r, const attribution& a) {
+std::string write_outputs(process_end& w, const run_options& o, const trace& t, const analysis_report& r, const attribution& a,
+                          const totals* run) {
   const auto dir = expand_output_path(o.output_dir);
   const auto name = expand_output_path(o.name);
   if (!dir || !name) {
@@ -82,7 +83,7 @@ std::string write_outputs(process_end& w, const run_options& o, const trace& t, 
   if (o.outputs.summary) write_one(w, stem, ".txt", to_text(r, t));
   if (o.outputs.csv)
     for (report which : all_reports) write_one(w, stem, (std::string(".") + report_name(which) + ".csv").c_str(), to_csv(r, which));
-  if (o.outputs.json) write_one(w, stem, ".json", to_json(r, t));
+  if (o.outputs.json) write_one(w, stem, ".json", to_json(r, t, process_provenance(), run ? *run : run_totals_of(o, t)));
   if (!o.reports.empty()) write_reports(w, stem, parse_reports(o.reports).reports, t, r);
   if (!o.recipes.empty()) write_recipes(w, stem, o.recipes, t);
   if (o.outputs.trace) note_write(w, stem + ".trace.json", write_chrome_trace(stem + ".trace.json", t, {}, a)); // streamed: ~270 B a record, never held whole
@@ -106,10 +107,20 @@ std::string path_list(const std::vector<screen_file>& files) {
   return list;
 }
 
+totals run_totals_of(const run_options& o, const trace& t) {
+  analysis_options ao;
+  if (!o.steps.empty()) ao.step_pattern = glob_regex(o.steps);
+  fold_options f;
+  f.steps = step_ranges(t, ao);
+  totals all;
+  fold(t, all, f);
+  return all;
+}
+
 process_end end_process(const run_options& o, const trace& t, const analysis_report& r, const attribution& a,
-                        const std::string& pid, const char* why, bool color) {
+                        const std::string& pid, const char* why, bool color, const totals* run) {
   process_end e;
-  const std::string stem = write_outputs(e, o, t, r, a);
+  const std::string stem = write_outputs(e, o, t, r, a, run);
   const std::string title = "nvscope: run: process " + pid + " (" + why + "):";
   const summary_view shows = o.outputs.summary ? o.summary_shows : summary_view::none;
   if (shows == summary_view::screen) {

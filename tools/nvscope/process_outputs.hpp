@@ -7,6 +7,8 @@
 #include "run_options.hpp"
 
 #include <nvscope/analysis.hpp>
+#include <nvscope/analyze/step_names.hpp>
+#include <nvscope/analyze/totals.hpp>
 #include <nvscope/export.hpp>
 
 #include <string>
@@ -26,9 +28,14 @@ struct process_end {
 
 /// Writes the files of `o` for trace `t` (its report `r`, its attribution `a`) and makes
 /// what the process prints; `pid` and `why` ("exit", "SIGTERM") name the process in it,
-/// `color` says whether the screen is coloured (nvscope::use_color on stderr).
+/// `color` says whether the screen is coloured (nvscope::use_color on stderr). `run`: the whole
+/// run's running totals, written as the JSON summary's "totals" (what `nvscope merge` merges
+/// across ranks); null: those of `t` (run_totals_of).
 process_end end_process(const run_options& o, const trace& t, const analysis_report& r, const attribution& a,
-                        const std::string& pid, const char* why, bool color);
+                        const std::string& pid, const char* why, bool color, const totals* run = nullptr);
+
+/// `t` folded into running totals (analyze/totals.hpp) with `o`'s step rule.
+totals run_totals_of(const run_options& o, const trace& t);
 
 /// The paths of the files, ", " between them (the session note's detail).
 std::string path_list(const std::vector<screen_file>& files);

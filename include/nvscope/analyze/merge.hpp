@@ -8,9 +8,13 @@
 /// Plain C++ over plain per-rank records; `analyze/reference/merge.hpp` states the same
 /// definitions in their plainest form and `tests/analyze/merge_test.cpp` holds them equal.
 ///
+/// **Matching.** A rank's communication kernels in order of their ends are compared with the
+/// reference rank's (the first profile): all of them where every name runs as often on both,
+/// else the common prefix of the two name sequences (`match_collectives` says which).
+///
 /// **Offsets.** An all-reduce (any NCCL collective) ends on every rank at nearly the same
-/// instant: the last rank to arrive releases all. The k-th communication kernel of one name on
-/// each rank is taken as the same collective (one communicator per kernel name: two
+/// instant: the last rank to arrive releases all. The k-th compared communication kernel of one
+/// name on each rank is taken as the same collective (one communicator per kernel name: two
 /// communicators running kernels of one name in different orders are not told apart). For
 /// every rank and every k the difference of its end from the reference rank's (the first
 /// profile) is one sample; a host's offset is the median of its ranks' samples, its uncertainty
@@ -32,6 +36,10 @@
 /// median rank's by more than `late_ns` (median over collectives) is named by it. HTA's rule
 /// (`straggler_by_hta`, hta_late_steps below) counts the steps in which a rank starts its last
 /// long collective among the two latest ranks, on the aligned clock.
+///
+/// **Lossy steps** (`leave_out_steps`): a step lost on one rank is taken out of every rank, with
+/// the kernels that start in it, before any of the above. **Totals** (`merge_rank_totals`): the
+/// ranks' running totals merged as the sketch defines it, per kernel name and range group.
 ///
 /// \code
 ///   std::vector<nvscope::rank_profile> ranks = ...;      // one per rank, lowest rank first
@@ -111,12 +119,42 @@ inline double median_of(std::vector<double>& v) {
   return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)) + hi) / 2.0;
 }
 
-// Ends of each communication kernel name, in time order.
-inline std::map<std::uint32_t, std::vector<timestamp_ns>> collective_ends(const rank_profile& p) {
-  std::map<std::uint32_t, std::vector<timestamp_ns>> ends;
+// A rank's communication kernels in order of their ends (ties by start, then name).
+inline std::vector<rank_kernel> collectives_by_end(const rank_profile& p) {
+  std::vector<rank_kernel> v;
   for (const auto& k : p.kernels)
-    if (k.communication) ends[k.name].push_back(k.end);
-  for (auto& e : ends) std::sort(e.second.begin(), e.second.end());
+    if (k.communication) v.push_back(k);
+  std::sort(v.begin(), v.end(), [](const rank_kernel& a, const rank_kernel& b) { return std::tie(a.end, a.start, a.name) < std::tie(b.end, b.start, b.name); });
+  return v;
+}
+
+// How many of `mine`'s first collectives (by end) are compared with the reference's: all when
+// every name runs as often on both, else the common prefix of the two name sequences.
+inline bool same_counts(const std::vector<rank_kernel>& mine, const std::vector<rank_kernel>& ref) {
+  std::map<std::uint32_t, std::int64_t> balance;
+  for (const auto& k : mine) ++balance[k.name];
+  for (const auto& k : ref) --balance[k.name];
+  return std::all_of(balance.begin(), balance.end(), [](const auto& b) { return b.second == 0; });
+}
+
+inline std::size_t comparable_prefix(const std::vector<rank_kernel>& mine, const std::vector<rank_kernel>& ref) {
+  if (same_counts(mine, ref)) return mine.size();
+  std::size_t n = 0;
+  while (n < mine.size() && n < ref.size() && mine[n].name == ref[n].name) ++n;
+  return n;
+}
+
+// `p`'s collectives that are compared with the reference's (`ref`: collectives_by_end of it).
+inline std::vector<rank_kernel> comparable_collectives(const rank_profile& p, const std::vector<rank_kernel>& ref) {
+  auto mine = collectives_by_end(p);
+  mine.resize(comparable_prefix(mine, ref));
+  return mine;
+}
+
+// Ends of each communication kernel name, in time order.
+inline std::map<std::uint32_t, std::vector<timestamp_ns>> collective_ends(const std::vector<rank_kernel>& collectives) {
+  std::map<std::uint32_t, std::vector<timestamp_ns>> ends;
+  for (const auto& k : collectives) ends[k.name].push_back(k.end);
   return ends;
 }
 
@@ -162,7 +200,8 @@ inline host_offset estimate_host(std::string host, std::vector<std::vector<doubl
 inline std::vector<host_offset> measure_host_offsets(const std::vector<rank_profile>& ranks) {
   std::vector<host_offset> out;
   if (ranks.empty()) return out;
-  const auto ref = detail::collective_ends(ranks[0]);
+  const auto ref_order = detail::collectives_by_end(ranks[0]);
+  const auto ref = detail::collective_ends(ref_order);
   const auto wall_of = [](const rank_profile& p) {
     return static_cast<double>(p.at_start.trace_ns) - static_cast<double>(p.at_start.wall_ns);
   };
@@ -171,9 +210,27 @@ inline std::vector<host_offset> measure_host_offsets(const std::vector<rank_prof
   std::map<std::string, double> wall;
   for (const auto& p : ranks) {
     if (!samples.count(p.host)) hosts.push_back(p.host), wall[p.host] = wall_of(p) - wall_of(ranks[0]);
-    samples[p.host].push_back(detail::end_differences(detail::collective_ends(p), ref));
+    samples[p.host].push_back(detail::end_differences(detail::collective_ends(detail::comparable_collectives(p, ref_order)), ref));
   }
   for (const auto& h : hosts) out.push_back(detail::estimate_host(h, samples[h], wall[h]));
+  return out;
+}
+
+/// Per rank, how its collectives compare with the reference rank's (the first profile): how
+/// many it ran, how many the reference ran, and how many are matched (all when every kernel
+/// name runs as often on both; else the common prefix of the two sequences of names, in order
+/// of their ends).
+/// \code
+///   for (const auto& c : nvscope::match_collectives(ranks)) if (!c.counts_agree) say(c.rank, c.matched);
+/// \endcode
+inline std::vector<collective_match> match_collectives(const std::vector<rank_profile>& ranks) {
+  std::vector<collective_match> out;
+  if (ranks.empty()) return out;
+  const auto ref = detail::collectives_by_end(ranks[0]);
+  for (const auto& p : ranks) {
+    const auto mine = detail::collectives_by_end(p);
+    out.push_back({p.rank, mine.size(), ref.size(), detail::comparable_prefix(mine, ref), detail::same_counts(mine, ref)});
+  }
   return out;
 }
 
@@ -195,14 +252,11 @@ namespace detail {
 
 using collectives_by_name = std::map<std::uint32_t, std::vector<rank_kernel>>;
 
-// Each rank's communication kernels by name, each name's in order of their ends (the k-th is
-// the k-th collective).
-inline collectives_by_name matched_collectives(const rank_profile& p) {
+// Each rank's compared collectives (comparable_collectives) by name, each name's in order of
+// their ends (the k-th is the k-th collective).
+inline collectives_by_name matched_collectives(const std::vector<rank_kernel>& collectives) {
   collectives_by_name by_name;
-  for (const auto& k : p.kernels)
-    if (k.communication) by_name[k.name].push_back(k);
-  for (auto& [name, v] : by_name)
-    std::sort(v.begin(), v.end(), [](const rank_kernel& a, const rank_kernel& b) { return a.end < b.end; });
+  for (const auto& k : collectives) by_name[k.name].push_back(k);
   return by_name;
 }
 
@@ -337,8 +391,9 @@ inline std::vector<rank_lateness> collective_lateness(const std::vector<rank_pro
   std::vector<rank_lateness> out(ranks.size());
   std::vector<detail::collectives_by_name> coll(ranks.size());
   std::vector<double> offset(ranks.size(), 0.0);
+  const auto ref_order = ranks.empty() ? std::vector<rank_kernel>{} : detail::collectives_by_end(ranks[0]);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    coll[r] = detail::matched_collectives(ranks[r]);
+    coll[r] = detail::matched_collectives(detail::comparable_collectives(ranks[r], ref_order));
     for (const auto& h : hosts)
       if (h.host == ranks[r].host) offset[r] = h.offset_ns;
   }
@@ -450,6 +505,92 @@ inline std::vector<name_difference> largest_differences(const rank_profile& fast
   std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keep), out.end(), larger);
   out.resize(keep);
   return out;
+}
+
+/// The index of the step of `p` that `at` falls in ([a step's start, the next one's start), the
+/// last open-ended); `p.steps.size()` before the first step.
+/// \code
+///   std::size_t k = nvscope::step_at(rank, lossy.begin);
+/// \endcode
+inline std::size_t step_at(const rank_profile& p, timestamp_ns at) {
+  const auto after = std::upper_bound(p.steps.begin(), p.steps.end(), at, [](timestamp_ns v, const time_window& s) { return v < s.begin; });
+  return after == p.steps.begin() ? p.steps.size() : static_cast<std::size_t>(after - p.steps.begin()) - 1;
+}
+
+/// Leaves the steps `left_out` (indexes into every rank's steps, in time order) out of every
+/// rank: the steps and the kernels that start inside them (to the next step's start), so that
+/// the k-th collective and the k-th step of every rank still match. A lossy step on one rank
+/// is left out on all: the other ranks' figures of it have nothing to be compared with.
+/// \code
+///   nvscope::leave_out_steps(ranks, {4, 13});
+/// \endcode
+inline void leave_out_steps(std::vector<rank_profile>& ranks, const std::vector<std::size_t>& left_out) {
+  if (left_out.empty()) return;
+  for (auto& p : ranks) {
+    std::vector<char> out(p.steps.size() + 1, 0);
+    for (const auto k : left_out)
+      if (k < p.steps.size()) out[k] = 1;
+    p.kernels.erase(std::remove_if(p.kernels.begin(), p.kernels.end(), [&](const rank_kernel& k) { return out[step_at(p, k.start)] != 0; }),
+                    p.kernels.end());
+    std::vector<time_window> kept;
+    for (std::size_t i = 0; i < p.steps.size(); ++i)
+      if (!out[i]) kept.push_back(p.steps[i]);
+    p.steps = std::move(kept);
+  }
+}
+
+namespace detail {
+
+inline void name_row(merged_total& row, const std::string& name) { row.name = name; }
+inline void name_row(merged_total& row, const range_key& key) {
+  row.name = key.name, row.domain = key.domain, row.push_pop = key.push_pop;
+}
+
+// Per key of `get(rank.run)` (the kernels' or the ranges' map): every rank's sketch merged,
+// and the rank with the largest median of its own. Rows by sum descending, then name.
+template <class Key, class Get>
+std::vector<merged_total> merged_rows(const std::vector<rank_totals>& ranks, Get get) {
+  std::map<Key, std::pair<duration_sketch, merged_total>> by_key;
+  for (const auto& r : ranks)
+    for (const auto& [key, s] : get(r.run)) {
+      if (s.count() == 0) continue;
+      auto& [all, row] = by_key[key];
+      all.merge(s);
+      ++row.ranks;
+      const double p50 = s.quantile(0.5);
+      if (row.slowest_rank < 0 || p50 > row.slowest_p50_ns || (p50 == row.slowest_p50_ns && r.rank < row.slowest_rank))
+        row.slowest_rank = r.rank, row.slowest_p50_ns = p50;
+    }
+  std::vector<merged_total> rows;
+  for (auto& [key, v] : by_key) {
+    auto& [all, row] = v;
+    name_row(row, key);
+    row.count = all.count(), row.sum_ns = all.sum(), row.min_ns = all.min(), row.max_ns = all.max();
+    row.p50_ns = all.quantile(0.5), row.p90_ns = all.quantile(0.9), row.p99_ns = all.quantile(0.99);
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const merged_total& a, const merged_total& b) { return a.sum_ns > b.sum_ns; });
+  return rows;
+}
+
+} // namespace detail
+
+/// The running totals of every rank merged as the sketch defines it (bucket counts added, count,
+/// sum and extremes exact): per kernel name and per range group over all ranks, count, sum, min,
+/// max, p50, p90 and p99 of the merged sketch and the rank whose own p50 is the largest; `all`
+/// is trace/totals.hpp's `merge` of every rank's. Merging the ranks in any order or grouping
+/// gives the totals of their union, bucket for bucket. Linear in the ranks' sketches' buckets.
+/// \code
+///   auto m = nvscope::merge_rank_totals(ranks);    // ranks: {rank, totals} from each summary
+///   m.kernels[0].p99_ns;                           // within 1 % of the p99 over every rank
+/// \endcode
+inline merged_totals merge_rank_totals(const std::vector<rank_totals>& ranks) {
+  merged_totals m;
+  m.kernels = detail::merged_rows<std::string>(ranks, [](const totals& t) -> const auto& { return t.kernels; });
+  m.ranges = detail::merged_rows<range_key>(ranks, [](const totals& t) -> const auto& { return t.ranges; });
+  for (const auto& r : ranks) merge(m.all, r.run);
+  m.ranks = ranks.size();
+  return m;
 }
 
 } // namespace v1

@@ -13,6 +13,7 @@
 /// \endcode
 
 #include <nvscope/trace.hpp>
+#include <nvscope/trace/totals.hpp>
 
 #include <cstdint>
 #include <string>
@@ -53,6 +54,15 @@ struct host_offset {
   bool from_wall_clock = false;     ///< no collective matched: the wall-clock reference
 };
 
+/// How one rank's collectives compare with the reference rank's (analyze/merge.hpp).
+struct collective_match {
+  long long rank = -1;
+  std::uint64_t collectives = 0;           ///< communication kernels it ran
+  std::uint64_t reference_collectives = 0; ///< the reference rank's
+  std::uint64_t matched = 0;               ///< its collectives compared with the reference's
+  bool counts_agree = true;                ///< every kernel name ran as often on both: all matched by name and order
+};
+
 /// Communication time and the compute time inside it.
 struct overlap_figures {
   std::uint64_t communication_ns = 0;
@@ -79,6 +89,33 @@ struct name_difference {
   std::uint64_t fastest_ns = 0, slowest_ns = 0; ///< sums of its kernels' durations
   std::uint64_t fastest_count = 0, slowest_count = 0;
   std::int64_t difference_ns = 0; ///< slowest_ns - fastest_ns
+};
+
+/// One rank's running totals (trace/totals.hpp), as its summary carried them.
+struct rank_totals {
+  long long rank = -1;
+  totals run;
+};
+
+/// One kernel name's (or one range group's) figures over every rank that ran it: count, sum,
+/// min and max exact, the quantiles the merged sketch's (within
+/// `duration_sketch::relative_error`), and the rank whose own median of it is the largest.
+struct merged_total {
+  std::string name;
+  std::string domain;   ///< ranges: their domain ("" the default); kernels: ""
+  bool push_pop = true; ///< ranges: false for a start/end range
+  std::uint64_t ranks = 0, count = 0, sum_ns = 0, min_ns = 0, max_ns = 0;
+  double p50_ns = 0, p90_ns = 0, p99_ns = 0;
+  long long slowest_rank = -1; ///< largest p50 of its own; ties to the lower rank
+  double slowest_p50_ns = 0;
+};
+
+/// The running totals of every rank merged (analyze/merge.hpp's `merge_rank_totals`).
+struct merged_totals {
+  std::vector<merged_total> kernels; ///< by sum descending, then name
+  std::vector<merged_total> ranges;  ///< the same order
+  totals all;                        ///< the plain merge of every rank's (trace/totals.hpp's `merge`)
+  std::uint64_t ranks = 0;           ///< ranks whose totals were merged
 };
 
 } // namespace v1

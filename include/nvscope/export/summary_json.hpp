@@ -15,6 +15,7 @@
 #include <nvscope/export/diagnosis_json.hpp>
 #include <nvscope/export/provenance.hpp>
 #include <nvscope/export/table.hpp>
+#include <nvscope/export/totals_json.hpp>
 
 #include <algorithm>
 #include <string>
@@ -203,6 +204,20 @@ inline std::string to_json(const analysis_report& r, const trace& t, const run_p
   out += ",\n \"step_times\": ";
   detail::json_step_times(out, r, t);
   return out + ",\n \"diagnosis\": " + diagnosis_json(t, r.diagnosis) + "\n}\n";
+}
+
+/// The same, with the run's running totals as "totals" (export/totals_json.hpp: every sketch
+/// whole, what `nvscope merge` merges across ranks); `run` is usually `fold` of the whole run's
+/// trace merged with what the collector folded (`collector::folded()`).
+/// \code
+///   nvscope::totals run = c.folded();
+///   nvscope::fold(c.result(), run);
+///   nvscope::write_output("summary_%r.json", nvscope::to_json(report, c.result(), nvscope::process_provenance(), run));
+/// \endcode
+inline std::string to_json(const analysis_report& r, const trace& t, const run_provenance& p, const totals& run) {
+  std::string out = to_json(r, t, p);
+  out.resize(out.size() - 3); // "\n}\n"
+  return out + ",\n \"totals\": " + totals_json(run) + "\n}\n";
 }
 
 /// The same, for this process (`process_provenance()`).

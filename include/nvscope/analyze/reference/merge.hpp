@@ -7,19 +7,25 @@
 /// - overlap: nsys's recipe `nccl_gpu_overlap_trace`, communication kernels by name ("nccl",
 ///   any case), overlap = compute time during communication / communication time, taken here
 ///   stretch by stretch between every two kernel boundaries (quadratic: small inputs only);
-/// - host offsets: per host, every matched collective end's difference (the k-th kernel of one
-///   communication name on the rank and on the first profile), the whole list sorted, its
+/// - collectives compared (`compared`): all where every name runs as often as on the first
+///   profile, else the longest common prefix of the two name sequences in order of their ends;
+/// - lossy steps left out (`without_steps`): the steps and the kernels that start in them;
+/// - host offsets: per host, every matched collective end's difference (the k-th compared kernel
+///   of one communication name on the rank and on the first profile), the whole list sorted, its
 ///   median, the median absolute deviation x 1.4826 / sqrt(n) as its uncertainty, the wall
 ///   clocks' difference where nothing matched;
 /// - stragglers by HTA's rule: `find_stragglers_with_late_start_comm_kernels`
 ///   (hta/analyzers/straggler.py), see hta_late_steps below;
-/// - the names that differ most between the fastest and the slowest rank: a GROUP BY name.
+/// - the names that differ most between the fastest and the slowest rank: a GROUP BY name;
+/// - the running totals merged over the ranks: every rank's raw values of a name concatenated,
+///   std::sort, the quantile by nearest rank (what the merged sketch answers within its error).
 ///
 /// \code
 ///   auto o = nvscope::reference::overlap(rank.kernels);
 /// \endcode
 
 #include <nvscope/analyze/merge_types.hpp>
+#include <nvscope/analyze/reference/common.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
@@ -72,9 +78,34 @@ inline std::vector<timestamp_ns> ends_of(const rank_profile& p, std::uint32_t na
   return e;
 }
 
+/// The collectives of `p` compared with `ref`'s: every communication kernel where each name
+/// runs as often on both; else, in order of their ends, those of the longest prefix in which
+/// the two ranks' kernel names are the same one by one.
+inline rank_profile compared(const rank_profile& p, const rank_profile& ref) {
+  const auto by_end = [](const rank_profile& x) {
+    std::vector<rank_kernel> v;
+    for (const auto& k : x.kernels)
+      if (k.communication) v.push_back(k);
+    std::sort(v.begin(), v.end(), [](const rank_kernel& a, const rank_kernel& b) { return std::tie(a.end, a.start, a.name) < std::tie(b.end, b.start, b.name); });
+    return v;
+  };
+  const auto mine = by_end(p), theirs = by_end(ref);
+  std::map<std::uint32_t, std::size_t> count_mine, count_theirs;
+  for (const auto& k : mine) ++count_mine[k.name];
+  for (const auto& k : theirs) ++count_theirs[k.name];
+  rank_profile out = p;
+  out.kernels = mine;
+  if (count_mine == count_theirs) return out;
+  std::size_t n = 0;
+  while (n < mine.size() && n < theirs.size() && mine[n].name == theirs[n].name) ++n;
+  out.kernels.resize(n);
+  return out;
+}
+
 /// One rank's samples: for every communication name and every k, its k-th end minus the
-/// first profile's k-th end.
-inline std::vector<double> samples(const rank_profile& p, const rank_profile& ref) {
+/// first profile's k-th end, over its collectives compared with the first profile's.
+inline std::vector<double> samples(const rank_profile& whole, const rank_profile& ref) {
+  const rank_profile p = reference::compared(whole, ref);
   std::set<std::uint32_t> names;
   for (const auto& k : p.kernels)
     if (k.communication) names.insert(k.name);
@@ -227,6 +258,70 @@ inline std::vector<name_difference> largest_differences(const rank_profile& fast
   });
   if (out.size() > top) out.resize(top);
   return out;
+}
+
+/// Every rank without the steps `left_out` (indexes into each rank's steps in time order): a
+/// kernel is dropped when the step it starts in (step_of: the last step starting at or before
+/// it) is one of them, and the steps themselves.
+inline std::vector<rank_profile> without_steps(std::vector<rank_profile> ranks, const std::vector<std::size_t>& left_out) {
+  const std::set<std::size_t> out(left_out.begin(), left_out.end());
+  for (auto& p : ranks) {
+    std::vector<rank_kernel> kept;
+    for (const auto& k : p.kernels) {
+      const long long s = reference::step_of(p, k.start);
+      if (s < 0 || !out.count(static_cast<std::size_t>(s))) kept.push_back(k);
+    }
+    std::vector<time_window> steps;
+    for (std::size_t i = 0; i < p.steps.size(); ++i)
+      if (!out.count(i)) steps.push_back(p.steps[i]);
+    p.kernels = kept;
+    p.steps = steps;
+  }
+  return ranks;
+}
+
+/// A row's name from its key: a kernel name, or a range group's domain, name and style.
+inline void key_row(merged_total& row, const std::string& name) { row.name = name; }
+inline void key_row(merged_total& row, const range_key& key) { row.name = key.name, row.domain = key.domain, row.push_pop = key.push_pop; }
+
+/// One rank's raw durations per key (a kernel name, or a range group's range_key).
+template <class Key>
+struct rank_values {
+  long long rank = -1;
+  std::map<Key, std::vector<std::uint64_t>> values;
+};
+
+/// The exact form of `merge_rank_totals`' rows: per key, the values of every rank concatenated
+/// and sorted; count, sum, min, max, p50, p90 and p99 by nearest rank; the rank whose own
+/// nearest-rank p50 is the largest (ties to the lower rank). Rows by sum descending, then key.
+template <class Key>
+std::vector<merged_total> merged_exact(const std::vector<rank_values<Key>>& ranks) {
+  std::map<Key, std::vector<std::uint64_t>> all;
+  std::map<Key, merged_total> rows;
+  for (const auto& r : ranks)
+    for (const auto& [key, v] : r.values) {
+      if (v.empty()) continue;
+      all[key].insert(all[key].end(), v.begin(), v.end());
+      auto& row = rows[key];
+      ++row.ranks;
+      const double p50 = reference::nearest_rank(v, 0.5);
+      if (row.slowest_rank < 0 || p50 > row.slowest_p50_ns || (p50 == row.slowest_p50_ns && r.rank < row.slowest_rank))
+        row.slowest_rank = r.rank, row.slowest_p50_ns = p50;
+    }
+  std::vector<std::pair<Key, merged_total>> out;
+  for (auto& [key, v] : all) {
+    std::sort(v.begin(), v.end());
+    auto row = rows[key];
+    reference::key_row(row, key);
+    row.count = v.size(), row.min_ns = v.front(), row.max_ns = v.back();
+    for (const auto x : v) row.sum_ns += x;
+    row.p50_ns = reference::nearest_rank(v, 0.5), row.p90_ns = reference::nearest_rank(v, 0.9), row.p99_ns = reference::nearest_rank(v, 0.99);
+    out.emplace_back(key, row);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second.sum_ns > b.second.sum_ns; });
+  std::vector<merged_total> result;
+  for (const auto& [key, row] : out) result.push_back(row);
+  return result;
 }
 
 } // namespace reference
