@@ -16,6 +16,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 #include <fstream>
 #include <random>
 #include <string>
@@ -302,6 +303,41 @@ TEST_CASE("reports: DurChild and DurNonChild of a push/pop stack worked out by h
   CHECK(proj[1].range == 1);
   CHECK(proj[2].range == 2); // starts at 80 as range 3 does, and lasts longer
   CHECK(proj[3].stack == ":0:2:3");
+}
+
+TEST_CASE("reports: nvtx_gpu_proj_trace nests both styles by containment, as nsys's script does") {
+  trace t;
+  t.threads = {{7, 0}};
+  auto range = [&](timestamp_ns s, timestamp_ns e, const char* n, bool push_pop) {
+    range_record r;
+    r.start = s, r.end = e, r.name = t.strings.intern(n), r.is_push_pop = push_pop;
+    t.ranges.push_back(r);
+  };
+  range(0, 100, "epoch", false);  // start/end, around the push/pop step
+  range(10, 90, "step", true);
+  range(20, 50, "phase", false);  // start/end inside the push/pop step
+  range(30, 40, "fwd", true);     // push/pop inside the start/end phase
+  range(30, 40, "fwd", true);     // the same span again: the earlier holds it
+  t.finish = 200;
+  t.launches = {{35, 1, 0}, {60, 2, 0}};
+  kernel_record a, b;
+  a.start = 36, a.end = 45, a.correlation = 1;
+  b.start = 61, b.end = 70, b.correlation = 2;
+  t.kernels = {a, b};
+  const auto rows = nvtx_gpu_proj_trace(t);
+  REQUIRE(rows.size() == 5);
+  std::map<std::uint32_t, range_projection_trace_row> by_range;
+  for (const auto& r : rows) by_range[r.range] = r;
+  CHECK(by_range[0].level == 0);
+  CHECK(by_range[1].parent == 0); // push/pop nesting alone gives it no parent
+  CHECK(by_range[1].level == 1);
+  CHECK(by_range[2].parent == 1);
+  CHECK(by_range[3].parent == 2);
+  CHECK(by_range[3].level == 3);
+  CHECK(by_range[4].parent == 3);
+  CHECK(by_range[4].stack == ":0:1:2:3:4");
+  CHECK(by_range[1].children == 1);
+  CHECK(reference::nvtx_gpu_proj_trace(t, start_end_rule::nsys).size() == rows.size());
 }
 
 TEST_CASE("reports: the list --reports takes, by nsys's names") {
