@@ -2,9 +2,10 @@
 #pragma once
 
 // The collector's side of a bounded collection (collector_options::bounded), in plain C++:
-// step ranges found in the NVTX log as it grows, losses as they are counted, the launch calls
-// joined to GPU records as these arrive (and kept only for the records kept raw), and the
-// flight recorder's records put back into a trace.
+// step ranges found in the NVTX log as it grows, NVTX events turned into ranges as they close
+// (the log is emptied after each buffer), sync calls paired as their waits end, losses as they
+// are counted, the launch calls joined to GPU records as these arrive (and kept only for the
+// records kept raw), and the flight recorder's records put back into a trace.
 
 #include <nvscope/collect/detail/buffer_decoder.hpp>
 #include <nvscope/collect/detail/finish.hpp>
@@ -52,7 +53,6 @@ inline bool plain_step_name(std::string_view name) noexcept {
 }
 
 struct bounded_state {
-  std::size_t nvtx_scanned = 0;                                        // NVTX events looked at
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::int64_t>> open; // per (thread, domain): each open push's step number, -1 for no step
   std::uint64_t dropped = 0, errors = 0, launches_lost = 0;            // losses counted so far
   std::unordered_map<std::uint32_t, timed_host_call> calls;           // launches whose record has not come
@@ -140,16 +140,22 @@ inline void follow_range_window(bounded_state& b, long_run_folder& folder, const
   b.range_state = state::closed;
 }
 
-// New NVTX events since the last scan: a step range's push begins a step, its pop ends it; the
-// range window (`rule`, when given) opens and closes as its range does.
-template <class ToTrace>
-void scan_step_events(bounded_state& b, long_run_folder& folder, bool (*is_step)(std::string_view), const ToTrace& to_trace,
-                      const range_rule& rule = {}) {
+// The NVTX events logged since the last call, taken out of the log: a bounded collection holds
+// no event longer than the buffer it came with.
+inline std::vector<nvtx_event> take_nvtx_events() {
+  std::vector<nvtx_event> events;
   auto& log = nvtx_log();
   std::lock_guard<std::mutex> lock(log.mutex);
-  if (b.nvtx_scanned > log.events.size()) b.nvtx_scanned = 0; // the log was cleared (a new start)
-  for (; b.nvtx_scanned < log.events.size(); ++b.nvtx_scanned) {
-    const nvtx_event& e = log.events[b.nvtx_scanned];
+  events.swap(log.events);
+  return events;
+}
+
+// New NVTX events: a step range's push begins a step, its pop ends it; the range window (`rule`,
+// when given) opens and closes as its range does.
+template <class ToTrace>
+void scan_step_events(bounded_state& b, long_run_folder& folder, const std::vector<nvtx_event>& events, bool (*is_step)(std::string_view),
+                      const ToTrace& to_trace, const range_rule& rule = {}) {
+  for (const nvtx_event& e : events) {
     if (e.kind == nvtx_event_kind::domain_created) b.domain_names[e.domain] = e.name;
     const bool stacked = e.kind == nvtx_event_kind::push || e.kind == nvtx_event_kind::pop;
     if (!stacked && e.kind != nvtx_event_kind::start && e.kind != nvtx_event_kind::end) continue;
@@ -166,6 +172,102 @@ void scan_step_events(bounded_state& b, long_run_folder& folder, bool (*is_step)
   }
 }
 
+// The same on the events logged since the last call, which it takes out of the log and returns.
+template <class ToTrace>
+std::vector<nvtx_event> scan_step_events(bounded_state& b, long_run_folder& folder, bool (*is_step)(std::string_view),
+                                         const ToTrace& to_trace, const range_rule& rule = {}) {
+  auto events = take_nvtx_events();
+  scan_step_events(b, folder, events, is_step, to_trace, rule);
+  return events;
+}
+
+// NVTX events into range records as they come: the builder writes into the live trace (its
+// string table, its threads' names), and each range is handed on as it closes (a mark at once);
+// only the ranges open now stay in the trace. A step range's name (`step_N`, one per step) is
+// not interned: the range carries `step_marker()` as its name and its own name beside it, and
+// the folder names it only where it is kept (so the string table does not grow with the steps).
+class live_ranges {
+ public:
+  using to_trace_fn = std::function<timestamp_ns(std::uint64_t)>;
+  using thread_fn = std::function<std::uint32_t(std::uint64_t)>;
+  live_ranges(trace& t, to_trace_fn to_trace, thread_fn thread, const nvtx_registrations& known,
+              bool (*is_step)(std::string_view) = nullptr)
+      : t_(t), to_trace_(std::move(to_trace)), thread_(std::move(thread)), is_step_(is_step),
+        builder_(t, to_trace_, thread_, known), marker_(t.strings.intern(step_marker_text())) {}
+  live_ranges(const live_ranges&) = delete;
+  live_ranges& operator=(const live_ranges&) = delete;
+
+  void add(const std::vector<nvtx_event>& events) {
+    for (const auto& e : events) {
+      if (e.kind != nvtx_event_kind::push || e.name.empty() || !(is_step_ ? is_step_(e.name) : plain_step_name(e.name))) {
+        builder_.add(e);
+        continue;
+      }
+      nvtx_event marked = e;
+      marked.name = step_marker_text();
+      builder_.add(marked);
+      step_names_[{t_.ranges.back().start, t_.ranges.back().thread}] = e.name;
+    }
+    builder_.release_closed([this](const range_record& r) {
+      closed_.push_back(r);
+      closed_names_.emplace_back();
+      if (r.name != marker_) return;
+      auto it = step_names_.find({r.start, r.thread});
+      if (it == step_names_.end()) return;
+      closed_names_.back() = std::move(it->second);
+      step_names_.erase(it);
+    });
+  }
+  // The ranges closed since the folder last took them, and beside each its step name (empty
+  // unless it is a step range); long_run_folder::take_ranges empties both.
+  std::vector<range_record>& closed() noexcept { return closed_; }
+  std::vector<std::string>& closed_names() noexcept { return closed_names_; }
+  std::uint64_t unmatched() const noexcept { return builder_.unmatched(); }
+  string_id step_marker() const noexcept { return marker_; }
+  static std::string_view step_marker_text() noexcept { return "\x1e<step range>"; }
+  // Names the step ranges still open in the trace (at stop).
+  void name_open_steps() {
+    for (auto& r : t_.ranges) {
+      auto it = r.name == marker_ ? step_names_.find({r.start, r.thread}) : step_names_.end();
+      if (it != step_names_.end()) r.name = t_.strings.intern(it->second);
+    }
+  }
+
+ private:
+  trace& t_;
+  to_trace_fn to_trace_;
+  thread_fn thread_;
+  bool (*is_step_)(std::string_view);
+  range_builder<to_trace_fn, thread_fn> builder_;
+  string_id marker_;
+  std::map<std::pair<timestamp_ns, std::uint32_t>, std::string> step_names_; // open step ranges' names, by (start, thread)
+  std::vector<range_record> closed_;
+  std::vector<std::string> closed_names_;
+};
+
+// The sync calls of `pending` up to the last point where their thread was outside every sync
+// call, each thread's in its order; the rest (a wait still going on) stays in `pending`, before
+// the calls that come next. Paired by syncs_from_host_calls as each wait ends.
+inline std::vector<sync_call> complete_sync_calls(std::vector<sync_call>& pending) {
+  std::stable_sort(pending.begin(), pending.end(), [](const sync_call& a, const sync_call& b) { return a.thread < b.thread; });
+  std::vector<sync_call> done, rest;
+  std::size_t i = 0;
+  while (i < pending.size()) {
+    const std::uint32_t thread = pending[i].thread;
+    std::size_t j = i, last = i;
+    long depth = 0;
+    for (; j < pending.size() && pending[j].thread == thread; ++j) {
+      depth += (pending[j].flags & host_call_exit) != 0 ? -1 : 1;
+      if (depth <= 0) last = j + 1, depth = 0; // an exit with no entry ends nothing open: counted unpaired
+    }
+    done.insert(done.end(), pending.begin() + static_cast<std::ptrdiff_t>(i), pending.begin() + static_cast<std::ptrdiff_t>(last));
+    rest.insert(rest.end(), pending.begin() + static_cast<std::ptrdiff_t>(last), pending.begin() + static_cast<std::ptrdiff_t>(j));
+    i = j;
+  }
+  pending.swap(rest);
+  return done;
+}
+
 // The losses counted since the last call.
 inline loss_counts new_losses(bounded_state& b, const buffer_counts& c, std::uint64_t launches_lost) {
   loss_counts l;
@@ -176,24 +278,36 @@ inline loss_counts new_losses(bounded_state& b, const buffer_counts& c, std::uin
   return l;
 }
 
+// Sorts `v` by `key` and keeps one record of each key.
+template <class Record, class Key>
+void keep_once(std::vector<Record>& v, const Key& key) {
+  std::sort(v.begin(), v.end(), [&](const Record& a, const Record& b) { return key(a) < key(b); });
+  v.erase(std::unique(v.begin(), v.end(), [&](const Record& a, const Record& b) { return key(a) == key(b); }), v.end());
+}
+
 // The flight recorder's and the windows' records into `t` (each once: a record of a kept step
-// inside a window is in both).
+// inside a window is in both). The ranges still open stay in `t` as they are.
 inline void bounded_records(const long_run_folder& folder, trace& t) {
+  std::vector<range_record> ranges;
   folder.each_kept([&](const step_records& s) {
     t.kernels.insert(t.kernels.end(), s.kernels.begin(), s.kernels.end());
     t.copies.insert(t.copies.end(), s.copies.begin(), s.copies.end());
     t.memsets.insert(t.memsets.end(), s.memsets.begin(), s.memsets.end());
     t.syncs.insert(t.syncs.end(), s.syncs.begin(), s.syncs.end());
+    t.api_calls.insert(t.api_calls.end(), s.api_calls.begin(), s.api_calls.end());
+    for (auto r : s.ranges) {
+      if (r.name == folder.step_marker()) r.name = t.strings.intern(s.summary.name);
+      ranges.push_back(r);
+    }
   });
-  auto once = [](auto& v) {
-    auto key = [](const auto& r) { return std::make_tuple(r.start, r.end, r.correlation); };
-    std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
-    v.erase(std::unique(v.begin(), v.end(), [&](const auto& a, const auto& b) { return key(a) == key(b); }), v.end());
-  };
-  once(t.kernels);
-  once(t.copies);
-  once(t.memsets);
-  once(t.syncs);
+  auto by_time = [](const auto& r) { return std::make_tuple(r.start, r.end, r.correlation); };
+  keep_once(t.kernels, by_time);
+  keep_once(t.copies, by_time);
+  keep_once(t.memsets, by_time);
+  keep_once(t.syncs, by_time);
+  keep_once(t.api_calls, by_time);
+  keep_once(ranges, [](const range_record& r) { return std::make_tuple(r.start, r.end, r.thread, r.domain, r.name, r.is_mark, r.is_push_pop); });
+  t.ranges.insert(t.ranges.end(), ranges.begin(), ranges.end());
 }
 
 } // namespace detail
