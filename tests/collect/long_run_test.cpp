@@ -739,3 +739,66 @@ TEST_CASE("ranges are released from the builder as they close; the open ones sta
   CHECK(live.ranges.empty());
   CHECK(ranges.unmatched() == 1); // the last pop
 }
+
+TEST_CASE("every window source folds from the start: records before the window are counted, not kept; inside it kept raw") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::uint64_t seed = rng();
+  const lf::generator gen(seed, 60, true);
+  constexpr std::uint64_t steps = 30, from = 10, to = 20;
+  enum class source { capture_guard, profiler_api, nvtx_range, step_schedule, delay_duration };
+  for (const source src : {source::capture_guard, source::profiler_api, source::nvtx_range, source::step_schedule, source::delay_duration}) {
+    CAPTURE(static_cast<int>(src));
+    nd::long_run_limits limits;
+    limits.keep_steps = 0, limits.keep_slowest = 0;
+    if (src == source::step_schedule) limits.keep_raw = [](std::uint64_t n) { return n >= from && n < to; }; // --skip=10 --active=10
+    nd::long_run_folder folder(limits);
+    nd::bounded_state b;
+    auto same_clock = [](std::uint64_t t) { return t; };
+    const nd::range_rule rule = [](std::string_view n, std::string_view) { return n == "capture"; }; // --nvtx-capture=capture
+    auto nvtx = [](nd::nvtx_event_kind kind, std::uint64_t t) {
+      nd::nvtx_event e;
+      e.kind = kind, e.time = t, e.os_thread = 9, e.name = kind == nd::nvtx_event_kind::push ? "capture" : "";
+      return std::vector<nd::nvtx_event>{e};
+    };
+    const std::uint64_t w_begin = gen.step(from).begin, w_end = gen.step(to).begin;
+    if (src == source::delay_duration) { // collector::keep_raw_between, known at start
+      folder.window_begun(w_begin);
+      folder.window_ended(w_end);
+    }
+    std::uint64_t before_window = 0; // records placed before the window began: none of them kept
+    lf::feed f;
+    f.run(gen, folder, 0, steps, 256, [&](const lf::step_content& c) {
+      const bool opens = c.expected.number == from, closes = c.expected.number == to;
+      if (opens) {
+        before_window = folder.folded().run.kernels;
+        CHECK(folder.window_records().count() == 0);
+        CHECK(folder.counts().records_kept <= 3 * c.records.size()); // at most the steps held, not yet summarised
+      }
+      if (!opens && !closes) return;
+      switch (src) {
+        case source::capture_guard: opens ? folder.window_begun(c.begin) : folder.window_ended(c.begin); break; // collector::capture_started/stopped
+        case source::profiler_api: nd::follow_profiler_switches(b, folder, {nd::profiler_call{c.begin, opens}}, same_clock); break;
+        case source::nvtx_range:
+          nd::scan_step_events(b, folder, nvtx(opens ? nd::nvtx_event_kind::push : nd::nvtx_event_kind::pop, c.begin), nullptr, same_clock, rule);
+          break;
+        default: break;
+      }
+    }, [](std::uint64_t) {});
+    folder.finish(lf::origin + steps * lf::period);
+    CHECK(before_window > 8 * 60); // steps 0..7 at least were folded by the time the window opened
+    // what the window keeps: every record of steps 10..19 (by launch or start), or with the step
+    // schedule the records inside those steps' ranges
+    std::uint64_t want = 0, ranges = 0;
+    for (std::uint64_t s = from; s < to; ++s) {
+      const auto c = gen.step(s);
+      want += src == source::step_schedule ? c.records.size() - 3 : c.records.size();
+      ranges += src == source::step_schedule ? 5 : 8;
+    }
+    const auto& w = folder.window_records();
+    CHECK(w.count() - w.ranges.size() == want);
+    CHECK(w.ranges.size() == ranges);
+    const auto& t = folder.folded().run;
+    CHECK(t.kernels + t.copies + t.memsets + t.syncs + t.api_calls + w.count() - w.ranges.size() == f.records); // each once
+    CHECK(t.ranges + t.marks + w.ranges.size() == 8 * steps);
+  }
+}

@@ -392,14 +392,8 @@ class collector final : public capture_listener {
   // With only_in_capture: the program's profiler starts and stops open and close windows of
   // raw records as they come (kept for stop()'s capture windows).
   void follow_profiler_calls() {
-    auto calls = detail::collector_state().take_profiler_calls();
-    for (const auto& c : calls) {
-      const timestamp_ns t = calibration_.to_trace(c.time);
-      if (c.start && !bounded_.profiler_on) folder_->window_begun(t);
-      if (!c.start && bounded_.profiler_on) folder_->window_ended(t);
-      bounded_.profiler_on = c.start;
-    }
-    bounded_.profiler_calls.insert(bounded_.profiler_calls.end(), calls.begin(), calls.end());
+    detail::follow_profiler_switches(bounded_, *folder_, detail::collector_state().take_profiler_calls(),
+                                     [this](std::uint64_t h) { return calibration_.to_trace(h); });
   }
 
   // Launch calls into the bounded state (joined to their records as these arrive); sync calls

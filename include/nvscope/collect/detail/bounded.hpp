@@ -268,6 +268,20 @@ inline std::vector<sync_call> complete_sync_calls(std::vector<sync_call>& pendin
   return done;
 }
 
+// The program's profiler starts and stops (with only_in_capture) open and close a window as
+// they come; repeated starts or stops collapse (a runtime call and the driver call inside it).
+// Kept in `b.profiler_calls` for stop()'s capture windows.
+template <class ToTrace>
+void follow_profiler_switches(bounded_state& b, long_run_folder& folder, const std::vector<profiler_call>& calls, const ToTrace& to_trace) {
+  for (const auto& c : calls) {
+    const timestamp_ns t = to_trace(c.time);
+    if (c.start && !b.profiler_on) folder.window_begun(t);
+    if (!c.start && b.profiler_on) folder.window_ended(t);
+    b.profiler_on = c.start;
+  }
+  b.profiler_calls.insert(b.profiler_calls.end(), calls.begin(), calls.end());
+}
+
 // The losses counted since the last call.
 inline loss_counts new_losses(bounded_state& b, const buffer_counts& c, std::uint64_t launches_lost) {
   loss_counts l;
