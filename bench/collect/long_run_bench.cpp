@@ -6,7 +6,9 @@
 //   long_run_bench [records, default 1000000000] [curve file, default none] [seconds, default none] [host]
 //
 // `host`: the feed's host records too (a runtime API record per launch, 15 NVTX events a step:
-// ranges inside and between steps, a mark), through the collector's range builder.
+// ranges inside and between steps, a mark), through the collector's range builder; `join`: as
+// `host`, and each launch logged and joined to its record as the collector's bounded state does
+// (detail/bounded.hpp), the whole CPU path of a bounded collection's buffer.
 // With `seconds`, the feed stops at the first step after that much wall time (a shared machine
 // may not fold 10^9 records in the time it lends): `records` says how many were folded.
 // Prints one JSON object to stdout:
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
   const unsigned long long wanted = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000000ull;
   std::FILE* curve = argc > 2 && argv[2][0] != '\0' ? std::fopen(argv[2], "w") : nullptr;
   const double deadline_s = argc > 3 ? std::atof(argv[3]) : 0.0;
-  const bool host = argc > 4 && std::string(argv[4]) == "host";
+  const std::string mode = argc > 4 ? argv[4] : "";
+  const bool host = mode == "host" || mode == "join";
   namespace lf = long_run_feed;
   nvscope::detail::long_run_limits limits;
   limits.memory_limit = std::size_t{64} << 20;
@@ -78,6 +81,8 @@ int main(int argc, char** argv) {
                                           [](std::string line) { std::fprintf(stderr, "nvscope: %s\n", line.c_str()); });
   const lf::generator gen(47, 200, host);
   lf::feed f;
+  nvscope::detail::bounded_state join;
+  if (mode == "join") f.join = &join;
   const auto t0 = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   long long rss_minute = 0;

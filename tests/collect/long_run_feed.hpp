@@ -227,6 +227,7 @@ struct feed {
   double fold_cpu_s = 0.0; // this thread's CPU time in decode and take, the feed's own work left out
   std::vector<activity> buffer;
   std::unique_ptr<nd::live_ranges> ranges;   // with host records: NVTX events into ranges
+  nd::bounded_state* join = nullptr;          // given: launches logged and joined as the collector joins them
   std::vector<nd::nvtx_event> pending;        // events logged since the last buffer
 
   template <class OnStep, class OnBuffer>
@@ -261,12 +262,38 @@ struct feed {
     }
     events += pending.size();
     pending.clear();
-    for (const auto& a : buffer) decoder.decode(&a.head);
-    folder.take(live, launch_time{});
+    if (join) {
+      log_launches();
+      folder.take(live, [this](std::uint32_t c, nvscope::timestamp_ns s) { return join->launched_at(c, s); });
+      join->prune(folder);
+    } else {
+      for (const auto& a : buffer) decoder.decode(&a.head);
+      folder.take(live, launch_time{});
+    }
     fold_cpu_s += cpu_s() - t0;
     records += buffer.size();
     buffer.clear();
     on_buffer(records);
+  }
+
+  // The buffer's launch calls into `join` (as the collector's drain_launches gives them, a sync
+  // as its wait), then the buffer decoded.
+  void log_launches() {
+    for (const auto& a : buffer) {
+      const auto k = a.head.kind;
+      const std::uint32_t corr = k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? a.kernel.correlationId
+                                 : k == CUPTI_ACTIVITY_KIND_MEMCPY          ? a.copy.correlationId
+                                 : k == CUPTI_ACTIVITY_KIND_MEMSET          ? a.memset.correlationId
+                                 : k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? a.sync.correlationId
+                                                                             : 0;
+      const std::uint64_t start = k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? a.kernel.start
+                                  : k == CUPTI_ACTIVITY_KIND_MEMCPY          ? a.copy.start
+                                  : k == CUPTI_ACTIVITY_KIND_MEMSET          ? a.memset.start
+                                                                              : 0;
+      if (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) join->add_call(nd::timed_host_call{a.sync.start, corr, 0, true});
+      else if (start != 0) join->add_call(nd::timed_host_call{start - lag(corr), corr, 0, false});
+    }
+    for (const auto& a : buffer) decoder.decode(&a.head);
   }
 
   static double cpu_s() noexcept {

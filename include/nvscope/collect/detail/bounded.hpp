@@ -23,7 +23,6 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -55,8 +54,10 @@ inline bool plain_step_name(std::string_view name) noexcept {
 struct bounded_state {
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::int64_t>> open; // per (thread, domain): each open push's step number, -1 for no step
   std::uint64_t dropped = 0, errors = 0, launches_lost = 0;            // losses counted so far
-  std::unordered_map<std::uint32_t, timed_host_call> calls;           // launches whose record has not come
-  std::unordered_map<std::uint32_t, timed_host_call> used;            // launches of records placed (pruned to the kept)
+  std::vector<timed_host_call> calls; // launches whose record has not come, by correlation; time 0: taken
+  std::size_t calls_taken = 0;        // entries of `calls` taken, erased once they are half of it
+  std::size_t hint = 0;               // where the last record's launch was found (records come in launch order)
+  std::vector<timed_host_call> used;  // launches of records placed (pruned to the kept)
   std::vector<std::string> notes;
   std::vector<profiler_call> profiler_calls; // followed while recording, for stop()'s capture windows
   bool profiler_on = false;
@@ -69,42 +70,65 @@ struct bounded_state {
   std::uint64_t range_id = 0;                                 // its id, for a start
   bool range_pushed = false;
 
-  // A launch waits in `calls` for its GPU record; a sync call (no GPU record of its own to wait
-  // for) goes to `used`, kept while a sync record of its correlation is held.
+  // A launch waits in `calls` (sorted by correlation; calls are drained nearly in that order,
+  // so an insert is nearly always at the end) for its GPU record; a sync call (no GPU record of
+  // its own to wait for) goes to `used`, kept while a sync record of its correlation is held.
   void add_call(const timed_host_call& c) {
-    if (c.is_sync) {
-      used.emplace(c.correlation, c);
-      return;
-    }
-    auto it = calls.find(c.correlation);
-    if (it == calls.end() || c.time < it->second.time) calls[c.correlation] = c; // the earliest of a runtime and its driver call
+    if (c.is_sync) return used.push_back(c);
+    if (calls.empty() || calls.back().correlation < c.correlation) return calls.push_back(c);
+    auto it = std::lower_bound(calls.begin(), calls.end(), c.correlation,
+                               [](const timed_host_call& a, std::uint32_t v) { return a.correlation < v; });
+    if (it == calls.end() || it->correlation != c.correlation) calls.insert(it, c);
+    else if (it->time == 0 || c.time < it->time) *it = c; // the earliest of a runtime and its driver call
   }
   // A GPU record's launch time (its start where its launch was not logged).
   timestamp_ns launched_at(std::uint32_t correlation, timestamp_ns start) {
-    auto it = calls.find(correlation);
-    if (it == calls.end()) return start;
-    const timestamp_ns t = it->second.time;
-    used.emplace(correlation, it->second);
-    calls.erase(it);
+    timed_host_call* c = find_call(correlation);
+    if (c == nullptr || c->time == 0) return start;
+    used.push_back(*c);
+    const timestamp_ns t = c->time;
+    c->time = 0;
+    if (++calls_taken * 2 > calls.size() + 64) erase_taken();
     return t;
   }
-  // Keeps `used` to the launches of records the folder still holds, once it is twice their count.
+  // Keeps `used` to the launches of records the folder still holds, once it is four times their
+  // count and 32,768 more (a pass over the kept records, paid once in that many launches).
   void prune(const long_run_folder& folder) {
     const std::size_t kept = folder.counts().records_kept;
-    if (used.size() <= 2 * kept + 4096) return;
-    std::unordered_set<std::uint32_t> live;
+    if (used.size() <= 4 * kept + 32768) return;
+    std::vector<std::uint32_t> live;
+    live.reserve(kept);
     folder.each_kept([&](const step_records& s) {
-      for (const auto& r : s.kernels) live.insert(r.correlation);
-      for (const auto& r : s.copies) live.insert(r.correlation);
-      for (const auto& r : s.memsets) live.insert(r.correlation);
-      for (const auto& r : s.syncs) live.insert(r.correlation);
+      for (const auto& r : s.kernels) live.push_back(r.correlation);
+      for (const auto& r : s.copies) live.push_back(r.correlation);
+      for (const auto& r : s.memsets) live.push_back(r.correlation);
+      for (const auto& r : s.syncs) live.push_back(r.correlation);
     });
-    for (auto it = used.begin(); it != used.end();) it = live.count(it->first) ? std::next(it) : used.erase(it);
+    std::sort(live.begin(), live.end());
+    used.erase(std::remove_if(used.begin(), used.end(),
+                              [&](const timed_host_call& c) { return !std::binary_search(live.begin(), live.end(), c.correlation); }),
+               used.end());
   }
-  // The launch calls of the records kept (stop() joins them).
-  void calls_into(std::vector<timed_host_call>& out) const {
-    for (const auto& [corr, c] : used) out.push_back(c);
+  // The launch calls of the records kept (stop() joins them; host_call_index keeps one of each id).
+  void calls_into(std::vector<timed_host_call>& out) const { out.insert(out.end(), used.begin(), used.end()); }
+  // Launch calls still waiting for their record.
+  std::size_t calls_waiting() const noexcept { return calls.size() - calls_taken; }
+  // `calls` entry of `correlation`, or nullptr: at the hint or just past it first.
+  timed_host_call* find_call(std::uint32_t correlation) noexcept {
+    for (std::size_t i = hint; i < calls.size() && i < hint + 4; ++i)
+      if (calls[i].correlation == correlation) return &calls[hint = i];
+    auto it = std::lower_bound(calls.begin(), calls.end(), correlation,
+                               [](const timed_host_call& a, std::uint32_t v) { return a.correlation < v; });
+    if (it == calls.end() || it->correlation != correlation) return nullptr;
+    hint = static_cast<std::size_t>(it - calls.begin());
+    return &*it;
   }
+  void erase_taken() {
+    calls.erase(std::remove_if(calls.begin(), calls.end(), [](const timed_host_call& c) { return c.time == 0; }), calls.end());
+    calls_taken = 0;
+    hint = 0;
+  }
+
   // Launch records of `t`'s GPU records, as finish_trace would join them (a snapshot).
   void launches_into(trace& t) const {
     std::vector<timed_host_call> mine;

@@ -21,6 +21,7 @@
 #include <nvscope/trace/totals.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -152,7 +153,9 @@ class long_run_folder {
 
   // Returns the step's number, which `step_ended` takes.
   std::uint64_t step_begun(timestamp_ns t, std::string name) {
-    step_records s;
+    step_records s; // room for as many records as the last step summarised had
+    s.kernels.reserve(last_sizes_[0]), s.copies.reserve(last_sizes_[1]), s.memsets.reserve(last_sizes_[2]);
+    s.syncs.reserve(last_sizes_[3]), s.ranges.reserve(last_sizes_[4]), s.api_calls.reserve(last_sizes_[5]);
     s.summary.number = next_step_++;
     s.summary.name = std::move(name);
     s.summary.begin = t;
@@ -401,6 +404,7 @@ class long_run_folder {
     summarise(s, limits_.top_kernels, [this](string_id id) { return names_ ? std::string((*names_)[id]) : std::string(); });
     counts_.bytes_held -= s.shared.bytes();
     s.shared = window_share{};
+    last_sizes_ = {s.kernels.size(), s.copies.size(), s.memsets.size(), s.syncs.size(), s.ranges.size(), s.api_calls.size()};
     last_summarised_ = time_window{s.summary.begin, s.summary.end};
     folded_.steps.add(s.summary.wall_ns);
     ++counts_.steps_summarised;
@@ -506,6 +510,7 @@ class long_run_folder {
   std::vector<time_window> lossy_;
   time_window last_summarised_{0, 0};
   std::uint64_t next_step_ = 0;
+  std::array<std::size_t, 6> last_sizes_{}; // the last step summarised: its kernels, copies, memsets, syncs, ranges, API calls
   totals folded_;
   long_run_counts counts_;
 };
