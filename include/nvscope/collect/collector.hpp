@@ -222,9 +222,9 @@ class collector final : public capture_listener {
   }
 
   /// With `collector_options::bounded`, while recording: a trace of the flight recorder as it
-  /// stands (the kept steps' and the windows' GPU records and syncs, their launches, the
-  /// string and configuration tables; ranges are left to stop()), without stopping. Empty
-  /// otherwise.
+  /// stands (the kept steps' and the windows' GPU records, syncs, API calls and closed NVTX
+  /// ranges, their launches, the string and configuration tables; ranges still open are left
+  /// to stop()), without stopping. Empty otherwise.
   trace snapshot() {
     trace out;
     if (!active_ || !folder_) return out;
