@@ -73,6 +73,16 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 cat "$OUT/overhead.txt"
 
+# Where a bounded run's time goes, per thread (the program's, CUPTI's buffer thread), where perf
+# is installed (PERF=0 skips it): OUT/bounded_perf.txt.
+if [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null 2>&1; then
+  perf record -F 499 -g -o "$OUT/bounded.perf.data" -- "$NV" run --outputs=none --memory-limit=512M -- \
+    python3 "$T" --steps "$SHORT" --layers 2 >/dev/null 2>&1
+  perf report -i "$OUT/bounded.perf.data" --no-children --sort comm,dso,sym --percent-limit 0.5 --stdio >"$OUT/bounded_perf.txt" 2>&1
+  rm -f "$OUT/bounded.perf.data"
+  grep -E '^ +[0-9]' "$OUT/bounded_perf.txt" | head -40
+fi
+
 python3 - "$OUT" "$ROOT" "$STEPS" <<'PY'
 import datetime, glob, json, os, statistics, subprocess, sys
 out, root, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
