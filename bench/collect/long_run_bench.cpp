@@ -3,12 +3,18 @@
 // kernels, copies, a memset and a sync, three kernels between steps) decoded a buffer of 4096
 // at a time and folded, the last 3 and the 3 slowest steps kept raw within 64 MiB.
 //
-//   long_run_bench [records, default 1000000000] [curve file, default none] [seconds, default none]
+//   long_run_bench [records, default 1000000000] [curve file, default none] [seconds, default none] [host]
 //
+// `host`: the feed's host records too (a runtime API record per launch, 15 NVTX events a step:
+// ranges inside and between steps, a mark), through the collector's range builder; `join`: as
+// `host`, and each launch logged and joined to its record as the collector's bounded state does
+// (detail/bounded.hpp), the whole CPU path of a bounded collection's buffer.
 // With `seconds`, the feed stops at the first step after that much wall time (a shared machine
 // may not fold 10^9 records in the time it lends): `records` says how many were folded.
 // Prints one JSON object to stdout:
-//   records                            records decoded and folded
+//   records                            CUPTI records decoded and folded
+//   nvtx_events                        NVTX events built into ranges and folded (0 without `host`)
+//   rss_peak_mb                        VmHWM at the end (the most resident memory the process had)
 //   fold_records_per_s                 records per CPU second of this thread spent decoding and
 //                                      folding (the feed's own generation left out)
 //   rss_after_first_minute_mb, rss_end_mb   VmRSS after the first minute of wall time, at the end
@@ -25,6 +31,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
@@ -32,13 +39,15 @@
 
 namespace {
 
-long long vm_rss_bytes() {
+long long status_bytes(const char* field) {
   std::ifstream in("/proc/self/status");
   std::string line;
+  const std::size_t n = std::strlen(field);
   while (std::getline(in, line))
-    if (line.compare(0, 6, "VmRSS:") == 0) return 1024 * std::atoll(line.c_str() + 6);
+    if (line.compare(0, n, field) == 0) return 1024 * std::atoll(line.c_str() + n);
   return 0;
 }
+long long vm_rss_bytes() { return status_bytes("VmRSS:"); }
 
 double sketch_error(double q) {
   double worst = 0.0;
@@ -62,19 +71,23 @@ int main(int argc, char** argv) {
   const unsigned long long wanted = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000000ull;
   std::FILE* curve = argc > 2 && argv[2][0] != '\0' ? std::fopen(argv[2], "w") : nullptr;
   const double deadline_s = argc > 3 ? std::atof(argv[3]) : 0.0;
+  const std::string mode = argc > 4 ? argv[4] : "";
+  const bool host = mode == "host" || mode == "join";
   namespace lf = long_run_feed;
   nvscope::detail::long_run_limits limits;
   limits.memory_limit = std::size_t{64} << 20;
   std::uint64_t steps = 0;
   nvscope::detail::long_run_folder folder(limits, [&](const nvscope::step_totals&) { ++steps; },
                                           [](std::string line) { std::fprintf(stderr, "nvscope: %s\n", line.c_str()); });
-  const lf::generator gen(47, 200);
+  const lf::generator gen(47, 200, host);
   lf::feed f;
+  nvscope::detail::bounded_state join;
+  if (mode == "join") f.join = &join;
   const auto t0 = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   long long rss_minute = 0;
   std::uint64_t records_minute = 0, next_sample = 0;
-  const std::uint64_t step_count = wanted / 207 + 1;
+  const std::uint64_t step_count = wanted / (host ? 410 : 207) + 1;
   const std::uint64_t chunk = 1000; // steps a run call
   std::uint64_t fed = 0;             // steps fed
   for (std::uint64_t s = 0; s < step_count && f.records < wanted && !(deadline_s > 0 && wall() > deadline_s); s += chunk) {
@@ -88,15 +101,16 @@ int main(int argc, char** argv) {
     });
   }
   folder.finish(lf::origin + fed * lf::period);
-  const long long rss_end = vm_rss_bytes();
+  const long long rss_end = vm_rss_bytes(), rss_peak = status_bytes("VmHWM:"); // before the sketch check's own arrays
   if (rss_minute == 0) rss_minute = rss_end, records_minute = f.records; // ran under a minute
   const double after = static_cast<double>(f.records - records_minute);
   const double growth = after > 0 ? static_cast<double>(rss_end - rss_minute) / 1048576.0 * 1e9 / after : 0.0;
   if (curve) std::fclose(curve);
-  std::printf("{\"records\": %llu, \"fold_records_per_s\": %.0f, \"rss_after_first_minute_mb\": %.1f, \"rss_end_mb\": %.1f, "
+  std::printf("{\"records\": %llu, \"nvtx_events\": %llu, \"rss_peak_mb\": %.1f, \"fold_records_per_s\": %.0f, \"rss_after_first_minute_mb\": %.1f, \"rss_end_mb\": %.1f, "
               "\"rss_growth_mb_per_billion_records\": %.2f, \"steps\": %llu, \"steps_kept\": %zu, \"bytes_high_water\": %zu, "
               "\"wall_s\": %.1f, \"sketch_rel_err_p50\": %.6f, \"sketch_rel_err_p99\": %.6f}\n",
-              static_cast<unsigned long long>(f.records), static_cast<double>(f.records) / f.fold_cpu_s, rss_minute / 1048576.0,
+              static_cast<unsigned long long>(f.records), static_cast<unsigned long long>(f.events), rss_peak / 1048576.0,
+              static_cast<double>(f.records) / f.fold_cpu_s, rss_minute / 1048576.0,
               rss_end / 1048576.0, growth, static_cast<unsigned long long>(steps), folder.recent().size() + folder.slowest().size(),
               folder.counts().bytes_high_water, wall(), sketch_error(0.5), sketch_error(0.99));
   return 0;

@@ -4,12 +4,15 @@
 #   nvscope run                                              the default: 1 GiB of raw records kept, the rest folded
 #   nvscope run --memory-limit=512M                          the flight recorder (the bounded collection)
 #   nvscope run --skip=10000 --active=10 --memory-limit=512M  a window of 10 steps, the rest folded
-# with the program's VmRSS sampled every 5 s, then ROUNDS interleaved fresh processes of plain
-# and bounded runs of SHORT steps for the median step time. Writes OUT/long_run_gpu.json and
+# with the program's VmRSS sampled every 5 s, then ROUNDS interleaved fresh processes of plain,
+# default (nvscope run, not bounded) and bounded runs of SHORT steps for the median step time:
+# the default run's ratio to plain is CUPTI's own cost, the bounded run's to the default what
+# folding adds. Writes OUT/long_run_gpu.json and
 # merges its metrics into bench/results/long_run.json (steps_profiled, rss_growth_mb_gpu: VmRSS
 # growth from 60 s after start to the end, the larger of the two bounded runs; rss_max_mb_gpu_default:
 # the default run's largest VmRSS, at most the program's own + 1 GiB + buffers; step_overhead_long_run:
-# the median over rounds of bounded / plain median step time).
+# the median over rounds of bounded / plain median step time; step_overhead_default_long_run:
+# default / plain; step_overhead_bounded_over_default: bounded / default).
 #   bench/run/long_run.sh           (after bench/run/gpu_run.sh build, or it builds)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -60,14 +63,25 @@ long window --skip=10000 --active=10 --memory-limit=512M
 
 : >"$OUT/overhead.txt"
 for round in $(seq 1 "$ROUNDS"); do
-  for mode in plain bounded; do
+  for mode in plain default bounded; do
     case $mode in
       plain) python3 "$T" --steps "$SHORT" --layers 2 ;;
+      default) "$NV" run --outputs=none -- python3 "$T" --steps "$SHORT" --layers 2 ;;
       bounded) "$NV" run --outputs=none --memory-limit=512M -- python3 "$T" --steps "$SHORT" --layers 2 ;;
     esac 2>/dev/null | awk -v m=$mode -v r=$round '/median_step_ms/ {print r, m, $2}' >>"$OUT/overhead.txt"
   done
 done
 cat "$OUT/overhead.txt"
+
+# Where a bounded run's time goes, per thread (the program's, CUPTI's buffer thread), where perf
+# is installed (PERF=0 skips it): OUT/bounded_perf.txt.
+if [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null 2>&1; then
+  perf record -F 499 -g -o "$OUT/bounded.perf.data" -- "$NV" run --outputs=none --memory-limit=512M -- \
+    python3 "$T" --steps "$SHORT" --layers 2 >/dev/null 2>&1
+  perf report -i "$OUT/bounded.perf.data" --no-children --sort comm,dso,sym --percent-limit 0.5 --stdio >"$OUT/bounded_perf.txt" 2>&1
+  rm -f "$OUT/bounded.perf.data"
+  grep -E '^ +[0-9]' "$OUT/bounded_perf.txt" | head -40
+fi
 
 python3 - "$OUT" "$ROOT" "$STEPS" <<'PY'
 import datetime, glob, json, os, statistics, subprocess, sys
@@ -82,14 +96,20 @@ def steps_in(label):
 rows = {}
 for line in open(os.path.join(out, "overhead.txt")):
     r, m, v = line.split(); rows.setdefault(m, {})[int(r)] = float(v)
-ratios = [rows["bounded"][r] / rows["plain"][r] for r in rows.get("bounded", {}) if r in rows.get("plain", {})]
+def ratio(a, b):
+    return [rows[a][r] / rows[b][r] for r in rows.get(a, {}) if r in rows.get(b, {})]
+ratios = ratio("bounded", "plain")
+def med(v):
+    return round(statistics.median(v), 4) if v else None
 g = [x for x in (growth("bounded"), growth("window")) if x is not None]
 def peak(label):
     rows = [int(l.split()[1]) for l in open(os.path.join(out, label, "rss.txt")) if l.strip()]
     return round(max(rows) / 1024.0, 1) if rows else None
 m = {"steps_profiled": min(steps_in("bounded"), steps_in("window")),
      "rss_growth_mb_gpu": round(max(g), 2) if g else None,
-     "step_overhead_long_run": round(statistics.median(ratios), 4) if ratios else None,
+     "step_overhead_long_run": med(ratios),
+     "step_overhead_default_long_run": med(ratio("default", "plain")),
+     "step_overhead_bounded_over_default": med(ratio("bounded", "default")),
      "rss_max_mb_gpu_default": peak("default")}
 dev = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
 commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -98,7 +118,7 @@ json.dump({"device": dev, "date": datetime.date.today().isoformat(), "commit": c
 p = os.path.join(root, "bench", "results", "long_run.json")
 d = json.load(open(p))
 d["metrics"].update(m)
-d["context"] = d.get("context", "") + " GPU metrics: %s, %s, commit %s, bench/run/long_run.sh with STEPS=%d (VmRSS every 5 s from 60 s on; overhead over interleaved fresh processes)." % (dev, datetime.date.today().isoformat(), commit, steps)
+d["context"] = d.get("context", "").split(" GPU metrics:")[0] + " GPU metrics: %s, %s, commit %s, bench/run/long_run.sh with STEPS=%d (VmRSS every 5 s from 60 s on; overhead over interleaved fresh processes)." % (dev, datetime.date.today().isoformat(), commit, steps)
 json.dump(d, open(p, "w"), indent=2); open(p, "a").write("\n")
 print(json.dumps(m))
 PY

@@ -1,6 +1,7 @@
 // The collector on a real GPU: exact counts for known programs, bytes exact, launches tied to
 // the NVTX range open on the launching thread (graph and driver launches too), one clock for
-// host and GPU, capture windows, a second subscriber refused cleanly, drops reported.
+// host and GPU, capture windows, a second subscriber refused cleanly, drops reported; a bounded
+// collection folding ranges, marks and sync waits as they close, and its window edge rule.
 #include <nvscope/collector.hpp>
 
 #include "workloads.hpp"
@@ -581,4 +582,92 @@ TEST_CASE("the first kernel after start() does not carry CUPTI's start-up wait, 
   CHECK(t.kernels.size() == 1);
   CHECK(t.memsets.empty());  // the warm-up memset is not the program's
   CHECK(c.stats().records_before_start >= 1);
+}
+
+namespace {
+
+std::size_t count_ranges(const ns::trace& t, const char* name) {
+  return static_cast<std::size_t>(
+      std::count_if(t.ranges.begin(), t.ranges.end(), [&](const ns::range_record& r) { return t.strings[r.name] == name; }));
+}
+
+std::uint64_t folded_ranges(const ns::totals& f, const char* name) {
+  const auto it = f.ranges.find(ns::range_key{"", name, true});
+  return it == f.ranges.end() ? 0 : it->second.count();
+}
+
+} // namespace
+
+TEST_CASE("bounded: ranges, marks and sync waits outside the kept steps are folded as they close; the kept steps keep theirs, named") {
+  auto o = quiet_options();
+  o.bounded = true;
+  o.keep_steps = 2;
+  o.keep_slowest = 0;
+  ns::collector c(o);
+  REQUIRE(c.start());
+  constexpr int steps = 40;
+  for (int s = 0; s < steps; ++s) {
+    {
+      nvtx3::scoped_range step{("step_" + std::to_string(s)).c_str()};
+      {
+        nvtx3::scoped_range forward{"forward"};
+        REQUIRE_OK(wl::empty());
+        REQUIRE_OK(wl::empty());
+      }
+      nvtx3::mark("loss");
+      REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    }
+    { nvtx3::scoped_range load{"data_load"}; } // between steps: folded at once
+    if (s % 10 == 9) c.flush();                 // buffers delivered while recording
+  }
+  REQUIRE(c.stop());
+  const auto& t = c.result();
+  const ns::totals f = c.folded();
+  CHECK(count_ranges(t, "step_38") == 1); // the last two steps, their ranges named
+  CHECK(count_ranges(t, "step_39") == 1);
+  CHECK(count_ranges(t, "step_37") == 0);
+  CHECK(count_ranges(t, "forward") == 2);
+  CHECK(count_ranges(t, "data_load") == 0);
+  CHECK(t.kernels.size() == 4);
+  CHECK(t.syncs.size() == 2);
+  CHECK(folded_ranges(f, "data_load") == steps);
+  CHECK(folded_ranges(f, "forward") == steps - 2);
+  CHECK(folded_ranges(f, "step_5") == 0); // step ranges go to the steps' wall times
+  CHECK(f.steps.count() == steps);
+  CHECK(f.run.marks == steps - 2);
+  CHECK(f.run.kernels == 2 * steps - 4);
+  CHECK(f.run.syncs >= steps - 2);
+  CHECK(c.stats().steps_summarised == steps);
+}
+
+TEST_CASE("bounded with only_in_capture: a range goes whole to the side it began on") {
+  auto o = quiet_options();
+  o.bounded = true;
+  o.only_in_capture = true;
+  o.keep_steps = 0;
+  o.keep_slowest = 0;
+  ns::collector c(o);
+  REQUIRE(c.start());
+  {
+    nvtx3::scoped_range before{"before"}; // begun before the window: folded
+    REQUIRE_OK(wl::empty());
+    nvscope::detail::notify_capture(true);
+    nvtx3::scoped_range inside{"inside"};
+    REQUIRE_OK(wl::empty());
+  }
+  {
+    nvtx3::scoped_range straddle{"straddle"}; // begun inside, ends after: kept whole
+    REQUIRE_OK(wl::empty());
+    nvscope::detail::notify_capture(false);
+    REQUIRE_OK(wl::empty());
+  }
+  REQUIRE(c.stop());
+  const auto& t = c.result();
+  CHECK(count_ranges(t, "before") == 0);
+  CHECK(count_ranges(t, "inside") == 1);
+  REQUIRE(count_ranges(t, "straddle") == 1);
+  REQUIRE(t.capture_windows.size() == 1);
+  CHECK(find_range(t, "straddle")->end > t.capture_windows[0].end);
+  CHECK(t.kernels.size() == 2); // launched inside the window
+  CHECK(folded_ranges(c.folded(), "before") == 1);
 }

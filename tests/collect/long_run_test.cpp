@@ -12,6 +12,7 @@
 #include <nvscope/collect/detail/bounded.hpp>
 #include <nvscope/collect/detail/budget.hpp>
 #include <nvscope/collect/detail/demangle.hpp>
+#include <nvscope/analysis.hpp>
 #include <nvscope/collect/options.hpp>
 
 #include <doctest/doctest.h>
@@ -269,7 +270,7 @@ TEST_CASE("a bounded collection's pieces: step ranges found in the NVTX log, ker
   folder.losses_seen(nd::new_losses(b, counts, 0));
   folder.take(live, [&](std::uint32_t c, nvscope::timestamp_ns s) { return b.launched_at(c, s); });
   CHECK(live.kernels.empty());
-  CHECK(b.calls.empty());
+  CHECK(b.calls_waiting() == 0);
   REQUIRE(b.used.size() == 1); // kept for the join at stop while its record is held
   event(nd::nvtx_event_kind::pop, 3000, "", 2);        // step_99
   nd::scan_step_events(b, folder, nullptr, same_clock);
@@ -294,11 +295,11 @@ TEST_CASE("a bounded collection's pieces: step ranges found in the NVTX log, ker
   REQUIRE(calls.size() == 1);
   CHECK(calls[0].correlation == 42);
   // sync calls wait for no GPU record: never left in `calls`; `used` is pruned to what is kept
-  for (std::uint32_t c = 1000; c < 20000; ++c) b.add_call(nd::timed_host_call{5000 + c, c, 0, true});
-  CHECK(b.calls.empty());
+  for (std::uint32_t c = 1000; c < 60000; ++c) b.add_call(nd::timed_host_call{5000 + c, c, 0, true});
+  CHECK(b.calls_waiting() == 0);
   b.prune(folder);
-  CHECK(b.used.size() <= 2 * folder.counts().records_kept + 4096);
-  std::size_t kept_42 = b.used.count(42);
+  CHECK(b.used.size() <= 4 * folder.counts().records_kept + 32768);
+  const auto kept_42 = std::count_if(b.used.begin(), b.used.end(), [](const nd::timed_host_call& c) { return c.correlation == 42; });
   CHECK(kept_42 == 1); // its kernel is in the flight recorder
   std::lock_guard<std::mutex> lock(log.mutex);
   log.events.clear();
@@ -494,4 +495,333 @@ TEST_CASE("an NVTX range window is followed as its range opens and closes: recor
     CHECK(kept_starts(folder) == std::vector<std::uint64_t>{1300, 1900});
     CHECK(folder.folded().run.kernels == 2);
   }
+}
+
+namespace {
+
+// The GPU records' launch calls, as the collector's launch log gives them (the feed's lag).
+std::vector<nd::timed_host_call> launch_calls(const nvscope::trace& t) {
+  std::vector<nd::timed_host_call> calls;
+  auto add = [&](const auto& records) {
+    for (const auto& r : records) calls.push_back(nd::timed_host_call{r.start - lf::lag(r.correlation), r.correlation, 0, false});
+  };
+  add(t.kernels);
+  add(t.copies);
+  add(t.memsets);
+  return calls;
+}
+
+template <class Row, class Name>
+void check_rows(const std::vector<Row>& a, const std::vector<Row>& b, const Name& name) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(name(a[i]) == name(b[i]));
+    const auto& x = a[i].time;
+    const auto& y = b[i].time;
+    CHECK(std::make_tuple(x.count, x.total, x.min, x.max, x.median) == std::make_tuple(y.count, y.total, y.min, y.max, y.median));
+  }
+}
+
+std::vector<std::tuple<std::uint64_t, std::uint64_t, std::string, bool, bool>> range_list(const nvscope::trace& t) {
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::string, bool, bool>> v;
+  for (const auto& r : t.ranges) v.emplace_back(r.start, r.end, std::string(t.strings[r.name]), r.is_mark, r.is_push_pop);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("NVTX ranges, marks and API records outside every kept step are folded as they close: counted, not kept, memory flat") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  nd::long_run_limits limits;
+  limits.memory_limit = std::size_t{1} << 20;
+  nd::long_run_folder folder(limits);
+  const lf::generator gen(rng(), 200, true);
+  lf::feed f;
+  const std::uint64_t steps = feed_records / 410 + 1; // about 410 CUPTI records a step with its API records
+  long long rss_early = 0;
+  f.run(gen, folder, 0, steps, 4096, [](const lf::step_content&) {}, [&](std::uint64_t records) {
+    if (rss_early == 0 && records >= 1'000'000) rss_early = vm_rss_bytes();
+  });
+  folder.finish(lf::origin + steps * lf::period);
+  const long long rss_end = vm_rss_bytes();
+  CHECK(f.events == steps * lf::events_per_step);
+  CHECK(f.live.ranges.empty()); // every range closed, none left in the live trace
+  const auto& folded = folder.folded();
+  const auto& c = folder.counts();
+  CHECK(c.records_kept <= 8 * 420); // 3 + 3 kept, up to 2 held: their GPU records, API calls, ranges
+  CHECK(c.late_records == 0);
+  CHECK(c.bytes_high_water <= limits.memory_limit);
+  // between steps: every data_load, decode and prefetch range folded, none kept
+  auto folded_count = [&](const char* name, bool push_pop = true) {
+    const auto it = folded.ranges.find(nvscope::range_key{"", name, push_pop});
+    return it == folded.ranges.end() ? 0 : it->second.count();
+  };
+  CHECK(folded_count("data_load") == steps);
+  CHECK(folded_count("decode") == steps);
+  CHECK(folded_count("prefetch", false) == steps);
+  CHECK(folded_count("prefetch", true) == 0);
+  // inside steps: kept with the 6 steps of the flight recorder, folded with the rest
+  CHECK(folded_count("forward") == steps - 6);
+  CHECK(folded.run.marks == steps - 6);
+  // step ranges (one name a step) go to the steps' sketch: neither the groups nor the string
+  // table grow with the steps
+  CHECK(folded.ranges.size() == 6);
+  CHECK(f.live.strings.size() < 40);
+  std::uint64_t step_names_kept = 0;
+  auto count_named = [&](const nd::step_records& s) {
+    for (const auto& r : s.ranges) step_names_kept += r.name == folder.step_marker();
+  };
+  for (const auto& s : folder.recent()) count_named(s);
+  for (const auto& s : folder.slowest()) count_named(s);
+  CHECK(step_names_kept == 6); // named only when the result is made (bounded_records)
+  nvscope::trace out;
+  out.strings = f.live.strings;
+  nd::bounded_records(folder, out);
+  std::size_t steps_named = 0;
+  for (const auto& r : out.ranges) steps_named += nd::plain_step_name(out.strings[r.name]) && r.start % lf::period == lf::origin % lf::period;
+  CHECK(steps_named == 6);
+  CHECK(out.ranges.size() == 6 * 5);
+  const auto it = folded.ranges.find(nvscope::range_key{"", "data_load", true});
+  REQUIRE(it != folded.ranges.end());
+  CHECK(it->second.min() == 980'000); // pushed at end + 20 us, popped at end + 1 ms
+  CHECK(it->second.max() == 980'000);
+  const auto whole = folder.whole();
+  CHECK(whole.run.ranges == 7 * steps);
+  CHECK(whole.run.marks == steps);
+  CHECK(whole.run.api_calls + whole.run.kernels + whole.run.copies + whole.run.memsets + whole.run.syncs == f.records);
+  CHECK(whole.run.api_calls > 190 * steps);
+  CHECK(whole.run.api_ns == 2000 * whole.run.api_calls);
+  auto check_kept = [&](const nd::step_records& s) {
+    CHECK(s.ranges.size() == 5); // step_N, forward, backward, allreduce, the mark
+    CHECK(s.api_calls.size() == s.kernels.size() + s.copies.size() + s.memsets.size());
+    for (const auto& r : s.ranges) CHECK(r.start >= s.summary.begin);
+  };
+  for (const auto& s : folder.recent()) check_kept(s);
+  for (const auto& s : folder.slowest()) check_kept(s);
+  if (!sanitized) CHECK(rss_end - rss_early <= 16ll << 20);
+  MESSAGE(f.records << " CUPTI records and " << f.events << " NVTX events: VmRSS after 1 M records " << (rss_early >> 20)
+                    << " MiB, at the end " << (rss_end >> 20) << " MiB");
+}
+
+TEST_CASE("a window's raw records and tables equal those of a collection that kept only the window (only_in_capture's rule)") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::uint64_t seed = rng();
+  const lf::generator gen(seed, 50, true);
+  constexpr std::uint64_t steps = 40;
+  // from the middle of step 10 to the middle of step 20: step_10's range begins before it
+  // (folded), step_20's inside it and ends after (kept whole); kernels by their launch
+  const nvscope::time_window w{lf::origin + 10 * lf::period + 2'500'000, lf::origin + 20 * lf::period + 2'500'000};
+  nd::long_run_limits limits;
+  limits.keep_steps = 0, limits.keep_slowest = 0;
+  std::uint64_t summaries = 0;
+  nd::long_run_folder folder(limits, [&](const nvscope::step_totals& t) { // a step inside the window, one across its edge
+    if (t.number == 15 || t.number == 20) check_summary(t, gen.step(t.number).expected), ++summaries;
+  });
+  folder.window_begun(w.begin);
+  folder.window_ended(w.end);
+  lf::feed f;
+  f.run(gen, folder, 0, steps, 512, [](const lf::step_content&) {}, [](std::uint64_t) {});
+  folder.finish(lf::origin + steps * lf::period);
+  nvscope::trace bounded;
+  bounded.strings = f.live.strings, bounded.kernel_names = f.live.kernel_names, bounded.kernel_configs = f.live.kernel_configs;
+  bounded.threads = f.live.threads;
+  nd::bounded_records(folder, bounded);
+  nd::finish_trace(bounded, launch_calls(bounded), nullptr);
+
+  // the reference: every record and range kept to the end, then only_in_capture's filter
+  nvscope::trace all;
+  nd::activity_decoder decoder{all, true};
+  std::vector<nd::nvtx_event> events;
+  for (std::uint64_t s = 0; s < steps; ++s) {
+    const auto c = gen.step(s);
+    for (const auto& a : c.records) decoder.decode(&a.head);
+    events.insert(events.end(), c.events.begin(), c.events.end());
+  }
+  nd::nvtx_events_to_ranges(events, all, [](std::uint64_t t) { return t; }, [](std::uint64_t) { return 0u; });
+  const std::vector<nvscope::time_window> windows{w};
+  nd::finish_trace(all, launch_calls(all), &windows);
+
+  for (auto* t : {&bounded, &all}) t->begin = lf::origin, t->finish = lf::origin + steps * lf::period;
+  CHECK(same_records(bounded.kernels, all.kernels));
+  CHECK(same_records(bounded.copies, all.copies));
+  CHECK(same_records(bounded.memsets, all.memsets));
+  CHECK(same_records(bounded.syncs, all.syncs));
+  CHECK(same_records(bounded.api_calls, all.api_calls));
+  CHECK(bounded.launches.size() == all.launches.size());
+  CHECK(range_list(bounded) == range_list(all));
+  REQUIRE(bounded.kernels.size() > 300);
+  // the edges: step_10 began before the window (not kept), step_20 inside it (kept whole)
+  bool step_10 = false, step_20_whole = false;
+  for (const auto& r : bounded.ranges) {
+    step_10 = step_10 || bounded.strings[r.name] == "step_10";
+    step_20_whole = step_20_whole || (bounded.strings[r.name] == "step_20" && r.end > w.end);
+  }
+  CHECK_FALSE(step_10);
+  CHECK(step_20_whole);
+  // the nsys tables of the window
+  const auto a = nvscope::analyze(bounded), b = nvscope::analyze(all);
+  check_rows(a.kernels, b.kernels, [](const auto& r) { return r.name; });
+  check_rows(a.ranges, b.ranges, [](const auto& r) { return r.range + r.style; });
+  check_rows(a.range_kernels, b.range_kernels, [](const auto& r) { return r.range + r.style + r.kernel; });
+  REQUIRE(a.projections.size() == b.projections.size());
+  for (std::size_t i = 0; i < a.projections.size(); ++i) {
+    CHECK(a.projections[i].range == b.projections[i].range);
+    CHECK(a.projections[i].projected.total == b.projections[i].projected.total);
+    CHECK(a.projections[i].total_gpu_ops == b.projections[i].total_gpu_ops);
+  }
+  CHECK(summaries == 2);
+  // each record once: kept in the window or folded, never both
+  const auto whole = folder.whole();
+  CHECK(whole.run.api_calls + whole.run.kernels + whole.run.copies + whole.run.memsets + whole.run.syncs == f.records);
+  CHECK(whole.run.ranges + whole.run.marks == steps * 8);
+  // and what the window left out is in the totals: 10 steps' worth of the in-step ranges folded
+  const auto& folded = folder.folded();
+  const auto fw = folded.ranges.find(nvscope::range_key{"", "forward", true});
+  REQUIRE(fw != folded.ranges.end());
+  std::uint64_t forward_kept = 0;
+  for (const auto& r : bounded.ranges) forward_kept += bounded.strings[r.name] == "forward";
+  CHECK(fw->second.count() + forward_kept == steps);
+}
+
+TEST_CASE("sync calls from host callbacks are paired as each wait ends; a wait still going on is held to the next buffer") {
+  auto call = [](std::uint32_t thread, std::uint64_t t, bool exit, std::uint32_t corr) {
+    nd::sync_call c;
+    c.time = t, c.thread = thread, c.correlation = corr, c.flags = exit ? nd::host_call_exit : 0u;
+    return c;
+  };
+  std::vector<nd::sync_call> pending{call(1, 10, false, 1), call(2, 11, false, 2), call(1, 20, true, 1), call(2, 12, false, 3),
+                                     call(1, 30, false, 4), call(2, 13, true, 3), call(2, 40, true, 2)};
+  auto done = nd::complete_sync_calls(pending);
+  REQUIRE(pending.size() == 1); // thread 1's second wait
+  CHECK(pending[0].correlation == 4);
+  nd::sync_pairing_counts n;
+  auto syncs = nd::syncs_from_host_calls(done, &n);
+  REQUIRE(syncs.size() == 2);
+  CHECK(syncs[0].correlation == 1);
+  CHECK(syncs[0].end == 20);
+  CHECK(syncs[1].correlation == 2); // thread 2's nested call folded into the outer wait
+  CHECK(syncs[1].end == 40);
+  CHECK(n.nested == 1);
+  pending.push_back(call(1, 50, true, 4));
+  done = nd::complete_sync_calls(pending);
+  CHECK(pending.empty());
+  syncs = nd::syncs_from_host_calls(done, &n);
+  REQUIRE(syncs.size() == 1);
+  CHECK(syncs[0].start == 30);
+  CHECK(syncs[0].end == 50);
+}
+
+TEST_CASE("ranges are released from the builder as they close; the open ones stay, renumbered, and close later") {
+  nvscope::trace live;
+  nd::live_ranges ranges(live, [](std::uint64_t t) { return t; }, [](std::uint64_t) { return 0u; }, nvscope::nvtx_registrations{});
+  auto ev = [](nd::nvtx_event_kind kind, std::uint64_t t, const char* name, std::uint64_t key = 0) {
+    nd::nvtx_event e;
+    e.kind = kind, e.time = t, e.os_thread = 1, e.name = name, e.key = key;
+    return e;
+  };
+  using k = nd::nvtx_event_kind;
+  ranges.add({ev(k::push, 10, "outer"), ev(k::push, 20, "a"), ev(k::pop, 30, ""), ev(k::start, 35, "io", 9), ev(k::mark, 40, "m"),
+              ev(k::push, 50, "b")});
+  REQUIRE(ranges.closed().size() == 2); // a, the mark
+  CHECK(live.strings[ranges.closed()[0].name] == "a");
+  CHECK(ranges.closed()[1].is_mark);
+  CHECK(live.ranges.size() == 3); // outer, io, b: open
+  ranges.closed().clear();
+  ranges.add({ev(k::pop, 60, ""), ev(k::end, 65, "", 9), ev(k::pop, 70, ""), ev(k::pop, 80, "")});
+  REQUIRE(ranges.closed().size() == 3);
+  CHECK(live.strings[ranges.closed()[0].name] == "outer"); // in the order they opened
+  CHECK(ranges.closed()[0].end == 70);
+  CHECK(live.strings[ranges.closed()[1].name] == "io");
+  CHECK(ranges.closed()[1].end == 65);
+  CHECK(live.strings[ranges.closed()[2].name] == "b");
+  CHECK(ranges.closed()[2].end == 60);
+  CHECK(live.ranges.empty());
+  CHECK(ranges.unmatched() == 1); // the last pop
+}
+
+TEST_CASE("every window source folds from the start: records before the window are counted, not kept; inside it kept raw") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  const std::uint64_t seed = rng();
+  const lf::generator gen(seed, 60, true);
+  constexpr std::uint64_t steps = 30, from = 10, to = 20;
+  enum class source { capture_guard, profiler_api, nvtx_range, step_schedule, delay_duration };
+  for (const source src : {source::capture_guard, source::profiler_api, source::nvtx_range, source::step_schedule, source::delay_duration}) {
+    CAPTURE(static_cast<int>(src));
+    nd::long_run_limits limits;
+    limits.keep_steps = 0, limits.keep_slowest = 0;
+    if (src == source::step_schedule) limits.keep_raw = [](std::uint64_t n) { return n >= from && n < to; }; // --skip=10 --active=10
+    nd::long_run_folder folder(limits);
+    nd::bounded_state b;
+    auto same_clock = [](std::uint64_t t) { return t; };
+    const nd::range_rule rule = [](std::string_view n, std::string_view) { return n == "capture"; }; // --nvtx-capture=capture
+    auto nvtx = [](nd::nvtx_event_kind kind, std::uint64_t t) {
+      nd::nvtx_event e;
+      e.kind = kind, e.time = t, e.os_thread = 9, e.name = kind == nd::nvtx_event_kind::push ? "capture" : "";
+      return std::vector<nd::nvtx_event>{e};
+    };
+    const std::uint64_t w_begin = gen.step(from).begin, w_end = gen.step(to).begin;
+    if (src == source::delay_duration) { // collector::keep_raw_between, known at start
+      folder.window_begun(w_begin);
+      folder.window_ended(w_end);
+    }
+    std::uint64_t before_window = 0; // records placed before the window began: none of them kept
+    lf::feed f;
+    f.run(gen, folder, 0, steps, 256, [&](const lf::step_content& c) {
+      const bool opens = c.expected.number == from, closes = c.expected.number == to;
+      if (opens) {
+        before_window = folder.folded().run.kernels;
+        CHECK(folder.window_records().count() == 0);
+        CHECK(folder.counts().records_kept <= 3 * c.records.size()); // at most the steps held, not yet summarised
+      }
+      if (!opens && !closes) return;
+      switch (src) {
+        case source::capture_guard: opens ? folder.window_begun(c.begin) : folder.window_ended(c.begin); break; // collector::capture_started/stopped
+        case source::profiler_api: nd::follow_profiler_switches(b, folder, {nd::profiler_call{c.begin, opens}}, same_clock); break;
+        case source::nvtx_range:
+          nd::scan_step_events(b, folder, nvtx(opens ? nd::nvtx_event_kind::push : nd::nvtx_event_kind::pop, c.begin), nullptr, same_clock, rule);
+          break;
+        default: break;
+      }
+    }, [](std::uint64_t) {});
+    folder.finish(lf::origin + steps * lf::period);
+    CHECK(before_window > 8 * 60); // steps 0..7 at least were folded by the time the window opened
+    // what the window keeps: every record of steps 10..19 (by launch or start), or with the step
+    // schedule the records inside those steps' ranges
+    std::uint64_t want = 0, ranges = 0;
+    for (std::uint64_t s = from; s < to; ++s) {
+      const auto c = gen.step(s);
+      want += src == source::step_schedule ? c.records.size() - 3 : c.records.size();
+      ranges += src == source::step_schedule ? 5 : 8;
+    }
+    const auto& w = folder.window_records();
+    CHECK(w.count() - w.ranges.size() == want);
+    CHECK(w.ranges.size() == ranges);
+    const auto& t = folder.folded().run;
+    CHECK(t.kernels + t.copies + t.memsets + t.syncs + t.api_calls + w.count() - w.ranges.size() == f.records); // each once
+    CHECK(t.ranges + t.marks + w.ranges.size() == 8 * steps);
+  }
+}
+
+TEST_CASE("launch calls wait by correlation for their record, in any order of arrival; the earliest of a runtime and its driver call wins") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  nd::bounded_state b;
+  std::vector<std::uint32_t> ids(5000);
+  for (std::uint32_t i = 0; i < ids.size(); ++i) ids[i] = 10 + 3 * i;
+  std::vector<std::uint32_t> arrival = ids;
+  for (std::size_t i = 0; i + 8 < arrival.size(); i += 8) std::shuffle(arrival.begin() + i, arrival.begin() + i + 8, rng); // threads drained in turn
+  for (auto id : arrival) b.add_call(nd::timed_host_call{1000 + id, id, id % 7, false});
+  b.add_call(nd::timed_host_call{900 + 40, 40, 1, false});  // the runtime call before its driver call: earlier, wins
+  b.add_call(nd::timed_host_call{5000 + 43, 43, 1, false}); // later: the first stays
+  CHECK(b.calls_waiting() == ids.size());
+  std::vector<std::uint32_t> lookups = ids;
+  std::shuffle(lookups.begin() + 100, lookups.end(), rng); // records come nearly in order, then in any
+  for (auto id : lookups) {
+    const auto t = b.launched_at(id, 1);
+    CHECK(t == (id == 40 ? 940u : 1000u + id));
+  }
+  CHECK(b.launched_at(11, 77) == 77); // never logged: its start
+  CHECK(b.launched_at(40, 77) == 77); // taken once
+  CHECK(b.calls_waiting() == 0);
+  CHECK(b.used.size() == ids.size());
 }

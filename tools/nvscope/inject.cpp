@@ -102,8 +102,8 @@ std::string step_line(const step_totals& t) {
   return line + "]}\n";
 }
 
-// The folded totals as STEM.totals.json: per kernel name and for the steps, count, total,
-// min, max, median and p99 (median and p99 within the sketch's 1 %).
+// The folded totals as STEM.totals.json: per kernel name, per NVTX range group and for the
+// steps, count, total, min, max, median and p99 (median and p99 within the sketch's 1 %).
 std::string totals_json(const totals& all, const collector_stats& st) {
   auto n = [](std::uint64_t v) { return std::to_string(v); };
   auto figures = [&](const duration_sketch& d) {
@@ -119,8 +119,16 @@ std::string totals_json(const totals& all, const collector_stats& st) {
     j += std::string(first ? "" : ", ") + "{\"name\": " + json_text(name) + ", \"time\": " + figures(d) + "}";
     first = false;
   }
+  j += "], \"ranges\": [";
+  first = true;
+  for (const auto& [key, d] : all.ranges) { // NVTX range groups folded (step ranges are in "steps")
+    j += std::string(first ? "" : ", ") + "{\"domain\": " + json_text(key.domain) + ", \"name\": " + json_text(key.name) +
+         ", \"style\": " + (key.push_pop ? "\"PushPop\"" : "\"StartEnd\"") + ", \"time\": " + figures(d) + "}";
+    first = false;
+  }
   const auto& r = all.run;
-  return j + "], \"copies\": " + n(r.copies) + ", \"copy_ns\": " + n(r.copy_ns) + ", \"memsets\": " + n(r.memsets) +
+  return j + "], \"marks\": " + n(r.marks) + ", \"api_calls\": " + n(r.api_calls) + ", \"api_ns\": " + n(r.api_ns) +
+         ", \"copies\": " + n(r.copies) + ", \"copy_ns\": " + n(r.copy_ns) + ", \"memsets\": " + n(r.memsets) +
          ", \"memset_ns\": " + n(r.memset_ns) + ", \"syncs\": " + n(r.syncs) + ", \"sync_ns\": " + n(r.sync_ns) +
          ", \"dropped_records\": " + n(r.lost.dropped_records) + "}\n";
 }

@@ -222,9 +222,9 @@ class collector final : public capture_listener {
   }
 
   /// With `collector_options::bounded`, while recording: a trace of the flight recorder as it
-  /// stands (the kept steps' and the windows' GPU records and syncs, their launches, the
-  /// string and configuration tables; ranges are left to stop()), without stopping. Empty
-  /// otherwise.
+  /// stands (the kept steps' and the windows' GPU records, syncs, API calls and closed NVTX
+  /// ranges, their launches, the string and configuration tables; ranges still open are left
+  /// to stop()), without stopping. Empty otherwise.
   trace snapshot() {
     trace out;
     if (!active_ || !folder_) return out;
@@ -305,6 +305,7 @@ class collector final : public capture_listener {
     decoder_ = std::make_unique<detail::activity_decoder>(trace_, options_.demangle, &detail::cupti_api_name);
     buffers_ = std::make_unique<detail::buffer_decoder>(*decoder_);
     folder_.reset();
+    ranges_.reset();
     bounded_ = detail::bounded_state{};
     budget_ = detail::raw_budget(options_.bounded ? no_memory_limit : options_.memory_limit);
     if (!options_.bounded) {
@@ -326,14 +327,40 @@ class collector final : public capture_listener {
 
   // ---- a bounded collection, after each buffer (CUPTI's thread, decode lock held) ----
 
+  // The NVTX log is emptied into steps, windows and ranges; ranges and sync waits are placed as
+  // they close, before the GPU records, so that a step's are placed before it is summarised.
   void fold_buffer() {
     if (options_.only_in_capture) follow_profiler_calls();
-    detail::scan_step_events(bounded_, *folder_, options_.is_step_name, [this](std::uint64_t h) { return calibration_.to_trace(h); },
-                             options_.keep_range_raw);
+    const auto events = detail::scan_step_events(bounded_, *folder_, options_.is_step_name,
+                                                 [this](std::uint64_t h) { return calibration_.to_trace(h); }, options_.keep_range_raw);
+    live_ranges().add(events);
+    folder_->take_ranges(live_ranges().closed(), live_ranges().closed_names(), trace_.strings, live_ranges().step_marker());
     drain_launches();
+    pair_ended_syncs();
     folder_->losses_seen(detail::new_losses(bounded_, buffers_->counts(), detail::collector_state().host_calls_lost.load()));
     folder_->take(trace_, [this](std::uint32_t correlation, timestamp_ns start) { return bounded_.launched_at(correlation, start); });
     bounded_.prune(*folder_);
+  }
+
+  // The range builder of a bounded collection, made at its first use (names registered until
+  // then are known to it).
+  detail::live_ranges& live_ranges() {
+    if (!ranges_)
+      ranges_ = std::make_unique<detail::live_ranges>(
+          trace_, [this](std::uint64_t h) { return calibration_.to_trace(h); },
+          [this](std::uint64_t os) { return decoder_->thread_index(os); }, registered_nvtx_names(), options_.is_step_name);
+    return *ranges_;
+  }
+
+  // sync_source::host_callbacks in a bounded collection: each wait paired as it ends, into the
+  // live trace for the folder; a wait still going on stays for the next buffer.
+  void pair_ended_syncs() {
+    if (sync_calls_.empty()) return;
+    detail::sync_pairing_counts sc;
+    const auto syncs = detail::syncs_from_host_calls(detail::complete_sync_calls(sync_calls_), &sc);
+    stats_.sync_calls_nested += sc.nested;
+    stats_.sync_calls_unpaired += sc.unpaired;
+    trace_.syncs.insert(trace_.syncs.end(), syncs.begin(), syncs.end());
   }
 
   // ---- an unbounded collection's memory limit, after each buffer (CUPTI's thread, decode lock held) ----
@@ -365,14 +392,8 @@ class collector final : public capture_listener {
   // With only_in_capture: the program's profiler starts and stops open and close windows of
   // raw records as they come (kept for stop()'s capture windows).
   void follow_profiler_calls() {
-    auto calls = detail::collector_state().take_profiler_calls();
-    for (const auto& c : calls) {
-      const timestamp_ns t = calibration_.to_trace(c.time);
-      if (c.start && !bounded_.profiler_on) folder_->window_begun(t);
-      if (!c.start && bounded_.profiler_on) folder_->window_ended(t);
-      bounded_.profiler_on = c.start;
-    }
-    bounded_.profiler_calls.insert(bounded_.profiler_calls.end(), calls.begin(), calls.end());
+    detail::follow_profiler_switches(bounded_, *folder_, detail::collector_state().take_profiler_calls(),
+                                     [this](std::uint64_t h) { return calibration_.to_trace(h); });
   }
 
   // Launch calls into the bounded state (joined to their records as these arrive); sync calls
@@ -388,6 +409,12 @@ class collector final : public capture_listener {
       bounded_.add_call(detail::timed_host_call{calibration_.to_trace(c.time), c.correlation, thread, (c.flags & detail::host_call_sync) != 0});
       count_host_call(c.flags);
     });
+    // launch_source::api_activity: launches from RUNTIME/DRIVER records, on the trace clock already
+    for (const auto& c : decoder_->api_host_calls()) {
+      bounded_.add_call(detail::timed_host_call{c.time, c.correlation, c.thread, (c.flags & detail::host_call_sync) != 0});
+      count_host_call(c.flags);
+    }
+    decoder_->api_host_calls().clear();
   }
 
   // stop(): every step summarised; the flight recorder's records back into the trace, with
@@ -395,6 +422,7 @@ class collector final : public capture_listener {
   void finish_bounded() {
     if (!folder_) return finish_budget();
     std::lock_guard<std::mutex> lock(detail::collector_state().decode);
+    fold_buffer(); // what came after the last buffer: NVTX events, launch and sync calls
     folder_->finish(trace_.finish);
     for (auto& line : bounded_.notes) errors_.push_back(std::move(line));
     bounded_.notes.clear();
@@ -565,14 +593,28 @@ class collector final : public capture_listener {
     detail::sync_pairing_counts sc;
     auto host_syncs = detail::syncs_from_host_calls(std::move(sync_calls_), &sc);
     sync_calls_.clear();
-    stats_.sync_calls_nested = sc.nested;
-    stats_.sync_calls_unpaired = sc.unpaired;
+    stats_.sync_calls_nested += sc.nested;
+    stats_.sync_calls_unpaired += sc.unpaired;
     trace_.syncs.insert(trace_.syncs.end(), host_syncs.begin(), host_syncs.end());
   }
 
   // NVTX calls into range records; names registered before the collector listened come from
   // annotation's registry (ODR-safe in every compile mode).
   void build_ranges() {
+    if (folder_) { // bounded: the ranges were built as they came; those still open stay in the trace
+      live_ranges().add(detail::take_nvtx_events());
+      const auto& closed = live_ranges().closed();
+      const auto& names = live_ranges().closed_names();
+      for (std::size_t i = 0; i < closed.size(); ++i) {
+        trace_.ranges.push_back(closed[i]);
+        if (!names[i].empty()) trace_.ranges.back().name = trace_.strings.intern(names[i]);
+      }
+      live_ranges().closed().clear();
+      live_ranges().closed_names().clear();
+      live_ranges().name_open_steps();
+      stats_.unmatched_range_ends = live_ranges().unmatched();
+      return;
+    }
     std::vector<detail::nvtx_event> events;
     {
       auto& log = detail::nvtx_log();
@@ -731,6 +773,7 @@ class collector final : public capture_listener {
   std::unique_ptr<detail::activity_decoder> decoder_;
   std::unique_ptr<detail::buffer_decoder> buffers_;
   std::unique_ptr<detail::long_run_folder> folder_; // collector_options::bounded
+  std::unique_ptr<detail::live_ranges> ranges_;     // ... its NVTX ranges, built as they come
   detail::bounded_state bounded_;
   detail::raw_budget budget_{no_memory_limit}; // collector_options::memory_limit without bounded
   collector_stats stats_;

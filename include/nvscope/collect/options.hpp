@@ -124,9 +124,9 @@ struct collector_options {
   std::size_t memory_limit = std::size_t{1} << 30;
 
   /// A long run in bounded memory (docs/collector.md, "Long runs"): each buffer's records are
-  /// sorted as it is decoded; those of a step are held until the step is summarised, those
-  /// inside a capture guard's window are kept raw, the rest are folded into running totals
-  /// (`collector::folded()`) and released. `result()` then holds the flight recorder (the
+  /// sorted as it is decoded (GPU records, syncs, API calls, and NVTX ranges and marks as they
+  /// close); those inside a window are kept raw, those of a step are held until the step is
+  /// summarised, the rest are folded into running totals (`collector::folded()`) and released. `result()` then holds the flight recorder (the
   /// last `keep_steps` and the `keep_slowest` slowest steps) and the windows' records. The
   /// windows: with `only_in_capture`, capture guards and the program's profiler starts and
   /// stops as they happen; `keep_step_raw`'s steps; `collector::keep_raw_between`.

@@ -42,6 +42,8 @@ struct run_totals {
   std::uint64_t memsets = 0, memset_ns = 0;
   std::uint64_t syncs = 0, sync_ns = 0;
   std::uint64_t ranges = 0;           ///< ranges folded (marks left out)
+  std::uint64_t marks = 0;            ///< NVTX marks folded (the collector's; analysis' `fold` leaves marks out)
+  std::uint64_t api_calls = 0, api_ns = 0; ///< runtime and driver API records folded (the collector's)
   loss_counts lost;                   ///< the producers' counts, summed
   std::uint64_t incomplete_found = 0; ///< GPU records and syncs left out: no end, or end before start
   std::uint64_t unclosed_found = 0;   ///< ranges never closed, closed at their trace's end
@@ -110,7 +112,8 @@ inline void merge(totals& into, const totals& from) {
   const auto& b = from.run;
   a.kernels += b.kernels, a.kernel_ns += b.kernel_ns, a.copies += b.copies, a.copy_ns += b.copy_ns;
   a.memsets += b.memsets, a.memset_ns += b.memset_ns, a.syncs += b.syncs, a.sync_ns += b.sync_ns;
-  a.ranges += b.ranges, a.incomplete_found += b.incomplete_found, a.unclosed_found += b.unclosed_found;
+  a.ranges += b.ranges, a.marks += b.marks, a.api_calls += b.api_calls, a.api_ns += b.api_ns;
+  a.incomplete_found += b.incomplete_found, a.unclosed_found += b.unclosed_found;
   add_losses(a.lost, b.lost);
 }
 

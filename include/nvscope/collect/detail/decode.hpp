@@ -273,13 +273,18 @@ class activity_decoder {
     r.thread = thread_index(a.threadId);
     r.is_driver = is_driver;
     const std::uint64_t key = (static_cast<std::uint64_t>(is_driver) << 32) | a.cbid;
+    if (key == last_api_key_ && last_api_name_ != no_index) { // calls come in runs of one name
+      r.name = last_api_name_;
+      return out_->api_calls.push_back(r);
+    }
     auto it = api_names_.find(key);
     if (it == api_names_.end()) {
       const char* n = api_name_ != nullptr ? api_name_(is_driver, a.cbid) : nullptr;
       std::string name = n != nullptr ? std::string(n) : (is_driver ? "cu#" : "cuda#") + std::to_string(a.cbid);
       it = api_names_.emplace(key, out_->strings.intern(name)).first;
     }
-    r.name = it->second;
+    r.name = last_api_name_ = it->second;
+    last_api_key_ = key;
     out_->api_calls.push_back(r);
   }
 
@@ -303,6 +308,8 @@ class activity_decoder {
   std::unordered_map<const char*, cached_name> names_;
   std::unordered_map<std::uint64_t, std::uint32_t> threads_;
   std::unordered_map<std::uint64_t, string_id> api_names_;
+  std::uint64_t last_api_key_ = 0;      // the last API record's (domain, cbid) and its name
+  string_id last_api_name_ = no_index;
   const std::vector<std::uint8_t>* runtime_flags_ = nullptr;
   const std::vector<std::uint8_t>* driver_flags_ = nullptr;
   bool keep_runtime_ = true;

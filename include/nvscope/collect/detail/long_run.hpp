@@ -10,6 +10,9 @@
 //     last `keep_steps` steps, the `keep_slowest` slowest by wall time) or into the totals;
 //   - and, when it falls in a capture window, kept raw for the exact tables;
 //   - else folded into the running totals at once and released.
+// GPU records go by their launch, syncs, API calls and NVTX ranges by their start; a range is
+// placed once it has closed (or is a mark), so a range that straddles a window's or a step's
+// edge goes whole to the side it began on.
 // Memory: what is held is bounded by `memory_limit`; when it is reached the oldest kept step
 // is given up (slowest first kept longest), or the window stops keeping raw records, each said
 // in one line (`note`), never an abort.
@@ -18,6 +21,7 @@
 #include <nvscope/trace/totals.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -51,24 +55,39 @@ struct long_run_counts {
   std::size_t bytes_held = 0, bytes_high_water = 0;
 };
 
-// A step's raw GPU records and syncs, with its summary.
+// What a step's summary needs of its records that a window keeps instead (raw there, so never
+// folded with the step): their spans and kernel times, held only until the step is summarised.
+struct window_share {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> spans;   // its kernels, copies and memsets
+  std::vector<std::pair<string_id, std::uint64_t>> kernels; // name, ns
+  std::uint64_t kernel_ns = 0, copy_ns = 0, memset_ns = 0, sync_ns = 0, launches = 0;
+  std::size_t bytes() const noexcept { return spans.size() * sizeof(spans[0]) + kernels.size() * sizeof(kernels[0]); }
+};
+
+// A step's raw records (GPU records, syncs, closed NVTX ranges and marks, API calls), with its summary.
 struct step_records {
   step_totals summary;
+  window_share shared;
   std::vector<kernel_record> kernels;
   std::vector<copy_record> copies;
   std::vector<memset_record> memsets;
   std::vector<sync_record> syncs;
+  std::vector<range_record> ranges;
+  std::vector<api_record> api_calls;
   std::size_t bytes() const noexcept {
     return kernels.size() * sizeof(kernel_record) + copies.size() * sizeof(copy_record) +
-           memsets.size() * sizeof(memset_record) + syncs.size() * sizeof(sync_record);
+           memsets.size() * sizeof(memset_record) + syncs.size() * sizeof(sync_record) +
+           ranges.size() * sizeof(range_record) + api_calls.size() * sizeof(api_record);
   }
-  std::size_t count() const noexcept { return kernels.size() + copies.size() + memsets.size() + syncs.size(); }
+  std::size_t count() const noexcept {
+    return kernels.size() + copies.size() + memsets.size() + syncs.size() + ranges.size() + api_calls.size();
+  }
 };
 
 // The union of [start, end) of a step's GPU records, in ns.
 inline std::uint64_t busy_ns(const step_records& s) {
-  std::vector<std::pair<timestamp_ns, timestamp_ns>> spans;
-  spans.reserve(s.kernels.size() + s.copies.size() + s.memsets.size());
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> spans = s.shared.spans;
+  spans.reserve(spans.size() + s.kernels.size() + s.copies.size() + s.memsets.size());
   for (const auto& r : s.kernels) spans.emplace_back(r.start, r.end);
   for (const auto& r : s.copies) spans.emplace_back(r.start, r.end);
   for (const auto& r : s.memsets) spans.emplace_back(r.start, r.end);
@@ -95,18 +114,20 @@ template <class Names>
 void summarise(step_records& s, std::size_t top, const Names& names) {
   step_totals& t = s.summary;
   t.wall_ns = t.end > t.begin ? t.end - t.begin : 0;
-  t.kernel_ns = summed_ns(s.kernels);
-  t.copy_ns = summed_ns(s.copies);
-  t.memset_ns = summed_ns(s.memsets);
-  t.sync_ns = summed_ns(s.syncs);
-  t.launches = s.kernels.size() + s.copies.size() + s.memsets.size();
+  t.kernel_ns = summed_ns(s.kernels) + s.shared.kernel_ns;
+  t.copy_ns = summed_ns(s.copies) + s.shared.copy_ns;
+  t.memset_ns = summed_ns(s.memsets) + s.shared.memset_ns;
+  t.sync_ns = summed_ns(s.syncs) + s.shared.sync_ns;
+  t.launches = s.kernels.size() + s.copies.size() + s.memsets.size() + s.shared.launches;
   t.gpu_busy_ns = busy_ns(s);
   std::unordered_map<string_id, step_kernel> by_name;
-  for (const auto& k : s.kernels) {
-    auto& e = by_name[k.name];
+  auto add = [&](string_id name, std::uint64_t ns) {
+    auto& e = by_name[name];
     ++e.count;
-    e.ns += k.end - k.start;
-  }
+    e.ns += ns;
+  };
+  for (const auto& k : s.kernels) add(k.name, k.end - k.start);
+  for (const auto& [name, ns] : s.shared.kernels) add(name, ns);
   std::vector<std::pair<string_id, step_kernel>> ranked(by_name.begin(), by_name.end());
   const auto n = std::min(top, ranked.size());
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), ranked.end(), [](const auto& a, const auto& b) {
@@ -132,7 +153,9 @@ class long_run_folder {
 
   // Returns the step's number, which `step_ended` takes.
   std::uint64_t step_begun(timestamp_ns t, std::string name) {
-    step_records s;
+    step_records s; // room for as many records as the last step summarised had
+    s.kernels.reserve(last_sizes_[0]), s.copies.reserve(last_sizes_[1]), s.memsets.reserve(last_sizes_[2]);
+    s.syncs.reserve(last_sizes_[3]), s.ranges.reserve(last_sizes_[4]), s.api_calls.reserve(last_sizes_[5]);
     s.summary.number = next_step_++;
     s.summary.name = std::move(name);
     s.summary.begin = t;
@@ -161,9 +184,9 @@ class long_run_folder {
 
   // ---- records ----
 
-  // Takes the GPU records and syncs out of `live` (what the decoder added since the last call:
-  // its vectors are emptied, their capacity kept). `launched_at(correlation, start)` gives a GPU
-  // record's launch time.
+  // Takes the GPU records, syncs and API calls out of `live` (what the decoder added since the
+  // last call: its vectors are emptied, their capacity kept). `launched_at(correlation, start)`
+  // gives a GPU record's launch time; syncs and API calls go by their start.
   template <class LaunchTime>
   void take(trace& live, const LaunchTime& launched_at) {
     names_ = &live.strings;
@@ -171,13 +194,35 @@ class long_run_folder {
     for (const auto& c : live.copies) place(c, launched_at(c.correlation, c.start), &step_records::copies, window_.copies);
     for (const auto& m : live.memsets) place(m, launched_at(m.correlation, m.start), &step_records::memsets, window_.memsets);
     for (const auto& s : live.syncs) place(s, s.start, &step_records::syncs, window_.syncs);
+    for (const auto& a : live.api_calls) place(a, a.start, &step_records::api_calls, window_.api_calls);
     live.kernels.clear();
     live.copies.clear();
     live.memsets.clear();
     live.syncs.clear();
+    live.api_calls.clear();
     while (held_.size() > 1 && held_[0].summary.end != 0 && held_[1].summary.end != 0) summarise_front();
     enforce_limit();
   }
+
+  // Closed NVTX ranges and marks (as detail/bounded.hpp's live_ranges releases them), each by
+  // its start: into the step it began in, into a window it began in (kept whole, whenever it
+  // ends), else folded into its group's sketch; `closed` is emptied. Call before `take`, so
+  // that a step's ranges are placed before the step is summarised.
+  // A step range comes named `step_marker` with its name in `step_names` (detail/bounded.hpp's
+  // live_ranges): it is named in `strings` only where it is kept, and folded into `steps` (its
+  // wall time), not into a group of its own.
+  void take_ranges(std::vector<range_record>& closed, std::vector<std::string>& step_names, string_table& strings, string_id step_marker) {
+    names_ = &strings, strings_ = &strings, step_marker_ = step_marker;
+    for (std::size_t i = 0; i < closed.size(); ++i) {
+      range_record& r = closed[i];
+      if (i < step_names.size() && !step_names[i].empty() && keep_window_ && in_window(r.start)) r.name = strings.intern(step_names[i]);
+      place(r, r.start, &step_records::ranges, window_.ranges);
+    }
+    closed.clear();
+    step_names.clear();
+  }
+  // The id step ranges held in a step carry until they are named (long_run_folder::take_ranges).
+  string_id step_marker() const noexcept { return step_marker_; }
 
   // Folds the GPU records and syncs of `live` past the first `kernels`, `copies`, ... of each
   // kind into the totals and erases them (a collection past its memory limit: detail/budget.hpp).
@@ -214,7 +259,7 @@ class long_run_folder {
   // The flight recorder: the last steps, then the slowest ones that are not among them.
   const std::deque<step_records>& recent() const noexcept { return recent_; }
   const std::vector<step_records>& slowest() const noexcept { return slowest_; }
-  // Raw records inside capture windows (GPU records and syncs).
+  // Raw records inside capture windows (GPU records, syncs, ranges begun inside, API calls).
   const step_records& window_records() const noexcept { return window_; }
   const std::vector<time_window>& windows() const noexcept { return windows_; }
   // The steps summarised with a loss, as they ended (16 bytes a lossy step).
@@ -244,6 +289,8 @@ class long_run_folder {
     return nullptr;
   }
 
+  // A record into a window (kept raw; its step, if any, takes only what its summary needs), else
+  // into its step, else folded now.
   template <class Record>
   void place(const Record& r, timestamp_ns at, std::vector<Record> step_records::*member, std::vector<Record>& window) {
     const bool windowed = keep_window_ && in_window(at);
@@ -254,12 +301,31 @@ class long_run_folder {
       ++counts_.window_records_folded;
     }
     if (step_records* s = step_at(at)) {
+      if (windowed) return share(r, s->shared);
       (s->*member).push_back(r);
       counts_.bytes_held += sizeof(Record);
       return;
     }
     if (at >= last_summarised_.begin && at < last_summarised_.end) ++counts_.late_records;
     if (!windowed) fold_one(r, folded_);
+  }
+
+  void share(const kernel_record& k, window_share& w) {
+    w.kernels.emplace_back(k.name, k.end - k.start);
+    share_span(k, w.kernel_ns, w);
+  }
+  void share(const copy_record& c, window_share& w) { share_span(c, w.copy_ns, w); }
+  void share(const memset_record& m, window_share& w) { share_span(m, w.memset_ns, w); }
+  void share(const sync_record& r, window_share& w) { w.sync_ns += r.end - r.start; }
+  void share(const range_record&, window_share&) {}
+  void share(const api_record&, window_share&) {}
+  template <class Record>
+  void share_span(const Record& r, std::uint64_t& ns, window_share& w) {
+    const std::size_t before = w.bytes();
+    ns += r.end - r.start;
+    ++w.launches;
+    w.spans.emplace_back(r.start, r.end);
+    counts_.bytes_held += w.bytes() - before;
   }
 
   // ---- folding into totals ----
@@ -280,6 +346,29 @@ class long_run_folder {
   void fold_one(const copy_record& c, totals& into) { count_one(c, into.run.copies, into.run.copy_ns, into); }
   void fold_one(const memset_record& m, totals& into) { count_one(m, into.run.memsets, into.run.memset_ns, into); }
   void fold_one(const sync_record& s, totals& into) { count_one(s, into.run.syncs, into.run.sync_ns, into); }
+  void fold_one(const api_record& a, totals& into) { count_one(a, into.run.api_calls, into.run.api_ns, into); }
+  // A range's host time into its group's sketch (the groups of analyze/totals.hpp's `fold`); a
+  // mark is counted.
+  void fold_one(const range_record& r, totals& into) {
+    if (&into == &folded_) ++counts_.records_folded;
+    if (r.is_mark) {
+      ++into.run.marks;
+      return;
+    }
+    ++into.run.ranges;
+    if (r.name == step_marker_) return; // a step: its wall time is in `steps`
+    range_sketch(r, into).add(r.end > r.start ? r.end - r.start : 0);
+  }
+  duration_sketch& range_sketch(const range_record& r, totals& into) {
+    auto key_of = [&] {
+      return range_key{r.domain ? std::string((*names_)[r.domain]) : std::string(), std::string((*names_)[r.name]), r.is_push_pop};
+    };
+    if (&into != &folded_) return into.ranges[key_of()];
+    const std::uint64_t ids = (std::uint64_t{r.domain} << 33) | (std::uint64_t{r.name} << 1) | (r.is_push_pop ? 1u : 0u);
+    auto& s = by_range_[ids];
+    if (s == nullptr) s = &folded_.ranges[key_of()];
+    return *s;
+  }
   template <class Record>
   void count_one(const Record& r, std::uint64_t& count, std::uint64_t& ns, const totals& into) {
     ++count;
@@ -291,6 +380,8 @@ class long_run_folder {
     for (const auto& r : s.copies) fold_one(r, into);
     for (const auto& r : s.memsets) fold_one(r, into);
     for (const auto& r : s.syncs) fold_one(r, into);
+    for (const auto& r : s.ranges) fold_one(r, into);
+    for (const auto& r : s.api_calls) fold_one(r, into);
   }
   template <class Record>
   void fold_tail(std::vector<Record>& records, std::size_t kept) {
@@ -311,6 +402,9 @@ class long_run_folder {
     step_records s = std::move(held_.front());
     held_.pop_front();
     summarise(s, limits_.top_kernels, [this](string_id id) { return names_ ? std::string((*names_)[id]) : std::string(); });
+    counts_.bytes_held -= s.shared.bytes();
+    s.shared = window_share{};
+    last_sizes_ = {s.kernels.size(), s.copies.size(), s.memsets.size(), s.syncs.size(), s.ranges.size(), s.api_calls.size()};
     last_summarised_ = time_window{s.summary.begin, s.summary.end};
     folded_.steps.add(s.summary.wall_ns);
     ++counts_.steps_summarised;
@@ -330,6 +424,11 @@ class long_run_folder {
     window_.copies.insert(window_.copies.end(), s.copies.begin(), s.copies.end());
     window_.memsets.insert(window_.memsets.end(), s.memsets.begin(), s.memsets.end());
     window_.syncs.insert(window_.syncs.end(), s.syncs.begin(), s.syncs.end()); // bytes_held already counts them
+    for (auto r : s.ranges) {
+      if (r.name == step_marker_ && strings_ != nullptr) r.name = strings_->intern(s.summary.name);
+      window_.ranges.push_back(r);
+    }
+    window_.api_calls.insert(window_.api_calls.end(), s.api_calls.begin(), s.api_calls.end());
   }
 
   // Into the last steps; the one that leaves them competes for the slowest.
@@ -398,7 +497,10 @@ class long_run_folder {
   step_sink sink_;
   note_fn note_;
   const string_table* names_ = nullptr;
+  string_table* strings_ = nullptr;        // the live trace's, for naming kept step ranges
+  string_id step_marker_ = no_index;       // see take_ranges
   std::vector<duration_sketch*> by_name_; // folded_'s sketch of each kernel name id
+  std::unordered_map<std::uint64_t, duration_sketch*> by_range_; // folded_'s sketch of each (domain, name, style) of ids
   std::deque<step_records> held_;         // steps begun, not yet summarised, in order
   std::deque<step_records> recent_;
   std::vector<step_records> slowest_;
@@ -408,6 +510,7 @@ class long_run_folder {
   std::vector<time_window> lossy_;
   time_window last_summarised_{0, 0};
   std::uint64_t next_step_ = 0;
+  std::array<std::size_t, 6> last_sizes_{}; // the last step summarised: its kernels, copies, memsets, syncs, ranges, API calls
   totals folded_;
   long_run_counts counts_;
 };

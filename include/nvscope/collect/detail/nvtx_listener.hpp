@@ -229,6 +229,29 @@ class range_builder {
   // Pops and ends that matched no open range.
   std::uint64_t unmatched() const noexcept { return unmatched_; }
 
+  // Hands each closed range and mark in the trace to `take`, in the order they opened, and
+  // keeps only the open ones there (renumbered in the stacks): a bounded collection releases
+  // ranges as they close, so what stays is bounded by the ranges open at once.
+  template <class Take>
+  void release_closed(Take&& take) {
+    auto& ranges = t_.ranges;
+    std::vector<std::size_t> moved_to(ranges.size(), 0);
+    std::size_t open = 0;
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      if (ranges[i].is_mark || ranges[i].end != 0) {
+        take(ranges[i]);
+        continue;
+      }
+      moved_to[i] = open;
+      if (open != i) ranges[open] = ranges[i];
+      ++open;
+    }
+    ranges.resize(open);
+    for (auto& kv : stacks_)
+      for (auto& i : kv.second) i = moved_to[i];
+    for (auto& kv : started_) kv.second = moved_to[kv.second];
+  }
+
  private:
   string_id name_of(const nvtx_event& e) {
     if (e.registered == 0) return t_.strings.intern(e.name);
