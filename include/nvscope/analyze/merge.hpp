@@ -372,9 +372,10 @@ inline std::vector<std::uint64_t> hta_late_steps(const std::vector<rank_profile>
       metric.push_back((last[j].ts - t_min) / mean_step);
     if (last[i].stream == pick.first && last[i].name == pick.second) {
       auto sorted = metric;
-      const std::size_t n = std::min(n_stragglers, sorted.size()) - 1;
+      const std::size_t n = std::min(std::max<std::size_t>(n_stragglers, 1), sorted.size()) - 1;
       std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n), sorted.end(), std::greater<double>());
-      for (std::size_t k = i; k < j; ++k) count[last[k].rank] += metric[k - i] >= sorted[n];
+      const double bar = sorted[n];
+      for (std::size_t m = 0; m < metric.size(); ++m) count[last[i + m].rank] += metric[m] >= bar;
     }
     i = j;
   }
