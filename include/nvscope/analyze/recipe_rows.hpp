@@ -16,6 +16,7 @@
 ///   for (const auto& g : nvscope::gpu_gaps(t, p)) { /* g.duration, g.start, g.device */ }
 /// \endcode
 
+#include <nvscope/detail/sqlite_round.hpp>
 #include <nvscope/trace.hpp>
 
 #include <cmath>
@@ -59,16 +60,7 @@ struct gpu_util_row {
 
 /// SQLite's `round(v, decimals)`: the nearest value of that many decimals, an exact half (in
 /// decimal) away from zero; the rounded figures nsys's rules sort by.
-inline double sqlite_round(double v, int decimals) {
-  char buf[400];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals + 60, v);
-  const char* point = std::strchr(buf, '.');
-  bool tie = point != nullptr && point[decimals + 1] == '5';
-  for (const char* d = point ? point + decimals + 2 : buf; tie && *d != '\0'; ++d) tie = *d == '0';
-  if (tie) v = std::nextafter(v, v < 0 ? -HUGE_VAL : HUGE_VAL);
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return std::strtod(buf, nullptr);
-}
+inline double sqlite_round(double v, int decimals) { return std::strtod(detail::sqlite_round_text(v, decimals).c_str(), nullptr); }
 
 /// One row of `cuda_api_sync`: one call of cudaDeviceSynchronize or cudaStreamSynchronize.
 struct api_sync_row {

@@ -14,6 +14,7 @@
 
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/detail/quote.hpp>
+#include <nvscope/detail/sqlite_round.hpp>
 #include <nvscope/detail/utf8.hpp>
 #include <nvscope/export/diagnosis_text.hpp>
 
@@ -77,21 +78,8 @@ namespace detail {
 
 inline std::string fmt_u(std::uint64_t v) { return std::to_string(v); }
 // `v` with `decimals` decimals as nsys prints a `round(x, decimals)` of its report scripts:
-// SQLite's round() rounds the double's exact value, and a value exactly halfway (1.25 to one
-// decimal: its binary value is the tie itself) away from zero, where printf rounds such a tie
-// to even (1.2). A tie is seen in the exact expansion (glibc prints every digit): the digit
-// after the last kept one is 5 and every digit after it 0; it is then printed from the next
-// double away from zero, which lies past the tie and rounds as SQLite does.
-inline std::string fmt_f(double v, int decimals) {
-  char buf[400];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals + 60, v);
-  const char* point = std::strchr(buf, '.');
-  bool tie = point != nullptr && point[decimals + 1] == '5';
-  for (const char* d = point ? point + decimals + 2 : buf; tie && *d != '\0'; ++d) tie = *d == '0';
-  if (tie) v = std::nextafter(v, v < 0 ? -HUGE_VAL : HUGE_VAL);
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+// SQLite's round() to `decimals` places, as nsys's scripts print their figures.
+inline std::string fmt_f(double v, int decimals) { return sqlite_round_text(v, decimals); }
 inline std::string fmt_mb(double bytes) { return fmt_f(bytes / 1e6, 3); }
 
 // Time (%) of a row: empty where the table's total is 0, as nsys's `100 * total / sum(total)`
