@@ -17,7 +17,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -142,6 +145,35 @@ TEST_CASE("process_provenance reads rank, local rank, world size and every launc
   REQUIRE(p.job_ids.size() == 2);
   CHECK(p.job_ids[0] == std::make_pair(std::string("SLURM_JOB_ID"), std::string("77")));
   CHECK(p.job_ids[1] == std::make_pair(std::string("TORCHELASTIC_RUN_ID"), std::string("abc")));
+}
+
+TEST_CASE("process_provenance: each launcher's own variables (Slurm srun, Open MPI mpirun, MPICH/Hydra, torchrun)") {
+  struct launcher {
+    const char* name;
+    std::vector<std::pair<const char*, const char*>> env;
+    long long rank, local_rank, world_size;
+    const char* job_variable; // nullptr: the launcher sets none
+  };
+  const std::vector<launcher> launchers = {
+      {"srun", {{"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}, {"SLURM_NTASKS", "8"}, {"SLURM_JOB_ID", "4711"}}, 5, 1, 8, "SLURM_JOB_ID"},
+      {"mpirun (Open MPI)", {{"OMPI_COMM_WORLD_RANK", "6"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "16"}}, 6, 2, 16, nullptr},
+      {"mpiexec (MPICH/Hydra)", {{"PMI_RANK", "7"}, {"MPI_LOCALRANKID", "3"}, {"PMI_SIZE", "12"}}, 7, 3, 12, nullptr},
+      {"torchrun", {{"RANK", "9"}, {"LOCAL_RANK", "0"}, {"WORLD_SIZE", "10"}, {"TORCHELASTIC_RUN_ID", "run-1"}}, 9, 0, 10, "TORCHELASTIC_RUN_ID"},
+  };
+  for (const auto& l : launchers) {
+    INFO(l.name);
+    std::vector<std::unique_ptr<env_guard>> set;
+    for (const auto& [k, v] : l.env) set.push_back(std::make_unique<env_guard>(k, v));
+    const auto p = nvscope::process_provenance();
+    CHECK(p.rank == l.rank);
+    CHECK(p.local_rank == l.local_rank);
+    CHECK(p.world_size == l.world_size);
+    if (l.job_variable == nullptr) CHECK(p.job_ids.empty());
+    else {
+      REQUIRE(p.job_ids.size() == 1);
+      CHECK(p.job_ids[0].first == l.job_variable);
+    }
+  }
 }
 
 TEST_CASE("process_provenance: LOCAL_RANK alone is the local rank, not the rank; a word is not a number") {
