@@ -223,6 +223,19 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
   }
 
   // Host side of launches: API calls when recorded, else a 1 ns "launch" slice the arrow starts from.
+  // The launch arrows are flow bindings on the slices (issue 46): "bind_id" (the launch's
+  // correlation id) with "flow_out" on the launch's API call or 1 ns launch slice, "flow_in" on
+  // each piece of GPU work it caused. This copy follows the writer's format so that the byte
+  // check still compares the two writers' events.
+  std::vector<char> launch_used(t.launches.size(), 0);
+  for (auto l : a.kernel_launch) if (l != attribution::none) launch_used[l] = 1;
+  for (auto l : a.copy_launch) if (l != attribution::none) launch_used[l] = 1;
+  for (auto l : a.memset_launch) if (l != attribution::none) launch_used[l] = 1;
+  auto bind = [&](std::uint64_t correlation, const char* end) {
+    out += ",\"bind_id\":";
+    append_u(out, correlation);
+    out += end;
+  };
   std::vector<char> has_api(t.launches.size(), 0);
   if (options.api_calls && !t.api_calls.empty()) {
     const detail::launch_lookup lookup(t.launches);
@@ -230,52 +243,26 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
       if (!valid_interval(c.start, c.end)) continue;
       const auto th = c.thread < thread_count ? c.thread : 0;
       slice(pid, host_tid(th), c.start, c.end, t.strings[c.name], "cuda_api");
-      out += "}"; // the correlation rides on the launch arrow
       const auto l = lookup.find(c.correlation);
-      if (l != attribution::none && c.start <= t.launches[l].time && t.launches[l].time <= c.end) has_api[l] = 1;
+      if (l != attribution::none && c.start <= t.launches[l].time && t.launches[l].time <= c.end) {
+        has_api[l] = 1;
+        if (launch_used[l] && options.flows) bind(t.launches[l].correlation, ",\"flow_out\":true");
+      }
+      out += "}";
     }
   }
-  std::vector<char> launch_used(t.launches.size(), 0);
-  for (auto l : a.kernel_launch) if (l != attribution::none) launch_used[l] = 1;
-  for (auto l : a.copy_launch) if (l != attribution::none) launch_used[l] = 1;
-  for (auto l : a.memset_launch) if (l != attribution::none) launch_used[l] = 1;
   for (std::size_t l = 0; l < t.launches.size(); ++l) {
     if (!launch_used[l] || has_api[l]) continue;
     const auto& lr = t.launches[l];
     slice(pid, host_tid(lr.thread < thread_count ? lr.thread : 0), lr.time, lr.time + 1, "launch", "launch");
+    if (options.flows) bind(lr.correlation, ",\"flow_out\":true");
     out += "}";
   }
 
-  // GPU work and the arrows to it.
-  std::uint64_t flow_id = 0;
-  auto flow = [&](std::uint32_t launch, std::uint64_t gpid, std::uint32_t stream, timestamp_ns start) {
-    if (!options.flows || launch == attribution::none) return;
-    const auto& lr = t.launches[launch];
-    ++flow_id;
-    begin_event();
-    out += "{\"ph\":\"s\",\"id\":";
-    append_u(out, flow_id);
-    out += ",\"pid\":";
-    append_u(out, pid);
-    out += ",\"tid\":";
-    append_u(out, host_tid(lr.thread < thread_count ? lr.thread : 0));
-    out += ",\"ts\":";
-    append_us(out, rel(lr.time));
-    out += ",\"name\":\"launch\",\"cat\":\"launch\",\"args\":{\"correlation\":";
-    append_u(out, lr.correlation);
-    out += "}}";
-    begin_event();
-    out += "{\"ph\":\"f\",\"bp\":\"e\",\"id\":";
-    append_u(out, flow_id);
-    out += ",\"pid\":";
-    append_u(out, gpid);
-    out += ",\"tid\":";
-    append_u(out, stream);
-    out += ",\"ts\":";
-    append_us(out, rel(start));
-    out += ",\"name\":\"launch\",\"cat\":\"launch\",\"args\":{\"correlation\":";
-    append_u(out, lr.correlation);
-    out += "}}";
+  // GPU work, each the end of its launch's arrow.
+  auto flow = [&](std::uint32_t launch) {
+    if (options.flows && launch != attribution::none) bind(t.launches[launch].correlation, ",\"flow_in\":true");
+    out += "}";
   };
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const auto& k = t.kernels[i];
@@ -307,8 +294,8 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
       out += ",\"range\":";
       out += escaped_name(t.ranges[a.kernel_owner[i]].name);
     }
-    out += "}}";
-    flow(a.kernel_launch[i], gp, k.stream, k.start);
+    out += "}";
+    flow(a.kernel_launch[i]);
   }
   for (std::size_t i = 0; i < t.copies.size(); ++i) {
     const auto& c = t.copies[i];
@@ -317,8 +304,8 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
     slice(gp, c.stream, c.start, c.end, copy_operation_name(c.kind), "memcpy");
     out += ",\"args\":{\"bytes\":";
     append_u(out, c.bytes);
-    out += "}}";
-    flow(a.copy_launch[i], gp, c.stream, c.start);
+    out += "}";
+    flow(a.copy_launch[i]);
   }
   for (std::size_t i = 0; i < t.memsets.size(); ++i) {
     const auto& s = t.memsets[i];
@@ -327,8 +314,8 @@ inline std::string to_chrome_trace_before(const trace& t, const chrome_trace_opt
     slice(gp, s.stream, s.start, s.end, "[CUDA memset]", "memset");
     out += ",\"args\":{\"bytes\":";
     append_u(out, s.bytes);
-    out += "}}";
-    flow(a.memset_launch[i], gp, s.stream, s.start);
+    out += "}";
+    flow(a.memset_launch[i]);
   }
   out += "\n]}\n";
   return out;
