@@ -73,7 +73,7 @@ TEST_CASE("Chrome trace: metadata, well-formed X events, flows paired and bound"
         const bool out = e.value("flow_out", false), in = e.value("flow_in", false);
         CHECK(out != in);                         // a launch is a source, GPU work a destination
         CHECK(in == (e["pid"] != j["traceEvents"][0]["pid"])); // sources on the host, ends on a GPU
-        CHECK(e["args"].dump().find("correlation") == std::string::npos);
+        CHECK((!e.contains("args") || e["args"].dump().find("correlation") == std::string::npos)); // API and launch slices have no args
         ++(out ? starts : finishes)[e["bind_id"].get<std::uint64_t>()];
       }
     } else if (ph == "i") {

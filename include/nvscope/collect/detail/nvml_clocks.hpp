@@ -18,6 +18,8 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,12 +53,16 @@ struct nvml_api {
 
 // NVML loaded from `path` and started, once per path and process (NVML is never shut down:
 // not from a static destructor, and another user of NVML in the process may hold it).
+// The registry itself is never destroyed either, so that what it holds stays reachable (no
+// leak to report) and no exit-time destructor runs; a mutex keeps two callers from loading at once.
 inline nvml_api& nvml(const std::string& path) {
-  static std::vector<std::pair<std::string, nvml_api*>> loaded; // leaked on purpose, as above
-  for (auto& [p, api] : loaded)
+  static auto* const loaded = new std::vector<std::pair<std::string, std::unique_ptr<nvml_api>>>();
+  static std::mutex guard;
+  const std::lock_guard<std::mutex> hold(guard);
+  for (auto& [p, api] : *loaded)
     if (p == path) return *api;
-  auto* api = new nvml_api;
-  loaded.emplace_back(path, api);
+  loaded->emplace_back(path, std::make_unique<nvml_api>());
+  nvml_api* const api = loaded->back().second.get();
   api->library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (api->library == nullptr) return *api;
   api->bind(api->init, "nvmlInit_v2");
