@@ -42,29 +42,6 @@ inline std::string api_spelling(std::string_view name) {
   return std::string(name);
 }
 
-// Whether nsys's CUDA API reports list a call of this function: every runtime and driver call
-// CUPTI records but cudaGetLastError, which nsys leaves out of CUPTI_ACTIVITY_KIND_RUNTIME
-// (nsys 2025.3.1 against nvscope on one program: bench/fidelity, docs/analysis.md).
-inline bool nsys_lists_api(std::string_view spelled) noexcept { return spelled != "cudaGetLastError"; }
-
-// The API calls nsys's reports read: a valid interval and a function nsys_lists_api takes.
-// Each distinct name is spelled once.
-class listed_api_calls {
- public:
-  explicit listed_api_calls(const trace& t) : t_(t) {}
-  bool operator()(std::size_t i) {
-    const auto& a = t_.api_calls[i];
-    if (!(a.end != 0 && a.end >= a.start)) return false;
-    auto it = listed_.find(a.name);
-    if (it == listed_.end()) it = listed_.emplace(a.name, nsys_lists_api(api_spelling(t_.strings[a.name]))).first;
-    return it->second;
-  }
-
- private:
-  const trace& t_;
-  std::unordered_map<string_id, bool> listed_;
-};
-
 // Per distinct key_of(i) over the items with keep(i), ascending by key: the key and the
 // statistics of value_of(i). One sort of (key, value) pairs.
 template <class Key, class Keep, class KeyOf, class ValueOf>
@@ -86,6 +63,29 @@ std::vector<std::pair<Key, duration_stats>> stats_by_key(std::size_t items, Keep
 
 // Valid: an end, not before the start (nsys's reports leave the others out).
 inline bool has_interval(timestamp_ns start, timestamp_ns end) noexcept { return end != 0 && end >= start; }
+
+// Whether nsys's CUDA API reports list a call of this function: every runtime and driver call
+// CUPTI records but cudaGetLastError, which nsys leaves out of CUPTI_ACTIVITY_KIND_RUNTIME
+// (nsys 2025.3.1 against nvscope on one program: bench/fidelity, docs/analysis.md).
+inline bool nsys_lists_api(std::string_view spelled) noexcept { return spelled != "cudaGetLastError"; }
+
+// The API calls nsys's reports read: a valid interval and a function nsys_lists_api takes.
+// Each distinct name is spelled once.
+class listed_api_calls {
+ public:
+  explicit listed_api_calls(const trace& t) : t_(t) {}
+  bool operator()(std::size_t i) {
+    const auto& a = t_.api_calls[i];
+    if (!has_interval(a.start, a.end)) return false;
+    auto it = listed_.find(a.name);
+    if (it == listed_.end()) it = listed_.emplace(a.name, nsys_lists_api(api_spelling(t_.strings[a.name]))).first;
+    return it->second;
+  }
+
+ private:
+  const trace& t_;
+  std::unordered_map<string_id, bool> listed_;
+};
 
 } // namespace detail
 
