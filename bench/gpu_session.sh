@@ -2,7 +2,8 @@
 # The GPU checks of a session in one call (GPU machine, repository root, .gpu/lib carried):
 # the gpu workflow, the fidelity run against nsys, example 04 twice and `nvscope diff` on its
 # summaries, example 03 under `nvscope run` twice and diffed. Results under $OUT.
-#   COMMIT=$(git rev-parse --short HEAD) OUT=/tmp/out bash bench/gpu_session.sh   (PART=build, then PART=checks: two calls)
+#   COMMIT=$(git rev-parse --short HEAD) OUT=/tmp/out bash bench/gpu_session.sh   (PART=build, then PART=checks: two calls;
+#   PART=targets instead of build builds only what the checks run)
 set -o pipefail
 OUT=${OUT:-/tmp/nvscope-gpu}; mkdir -p "$OUT"
 NS=${NSYS_DIR:-$(dirname "$(ls -d /opt/nvidia/nsight-*/*/host/target-linux-x64/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | tail -1)")}  # where nsys lives
@@ -12,6 +13,14 @@ nvidia-smi -L
 COMMIT=${COMMIT:-unknown}
 # PART=build: the build and the GPU test suite alone; PART=checks: the rest, on the build a
 # previous call left (a warm machine keeps it); unset: both.
+# PART=targets: only what the checks run (the CLI, the injection library, the fidelity programs,
+# examples 03 and 04), no test suite: for a session whose ctest already ran on this commit.
+if [ "${PART:-all}" = targets ]; then
+  cmake --preset gpu > $OUT/build.log 2>&1 && cmake --build --preset gpu -j16 --target nvscope_cli nvscope_inject \
+    fidelity_workload fidelity_corners 03_in_process 04_transformer_block >> $OUT/build.log 2>&1 ||
+    { grep -a -B2 -A12 "error" $OUT/build.log | head -60; exit 1; }
+  echo "targets built (${SECONDS}s)"; exit 0
+fi
 if [ "${PART:-all}" != checks ]; then
   cmake --preset gpu > $OUT/build.log 2>&1 && cmake --build --preset gpu -j16 >> $OUT/build.log 2>&1 || { grep -a -B2 -A12 "error" $OUT/build.log | head -60; exit 1; }
   echo "build ok (${SECONDS}s)"

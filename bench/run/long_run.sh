@@ -3,7 +3,7 @@
 # of STEPS steps (default 20000; bench/run/train.py, its `step` ranges) under
 #   nvscope run                                              the default: 1 GiB of raw records kept, the rest folded
 #   nvscope run --memory-limit=512M                          the flight recorder (the bounded collection)
-#   nvscope run --skip=10000 --active=10 --memory-limit=512M  a window of 10 steps, the rest folded
+#   nvscope run --skip=10000 --active=10 --memory-limit=512M  a window of 10 steps, the rest folded (skip: half of a shorter run)
 # with the program's VmRSS sampled every 5 s, then ROUNDS interleaved fresh processes of plain,
 # default (nvscope run, not bounded) and bounded runs of SHORT steps for the median step time:
 # the default run's ratio to plain is CUPTI's own cost, the bounded run's to the default what
@@ -59,7 +59,9 @@ long() {
 
 long default
 long bounded --memory-limit=512M
-long window --skip=10000 --active=10 --memory-limit=512M
+# The window's skip: 10000 steps, or half the run where the run is shorter (the window must fall inside it).
+SKIP=$(( STEPS / 2 < 10000 ? STEPS / 2 : 10000 ))
+long window --skip=$SKIP --active=10 --memory-limit=512M
 
 : >"$OUT/overhead.txt"
 for round in $(seq 1 "$ROUNDS"); do
@@ -88,7 +90,10 @@ import datetime, glob, json, os, statistics, subprocess, sys
 out, root, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def growth(label):
     rows = [tuple(map(int, l.split())) for l in open(os.path.join(out, label, "rss.txt")) if l.strip()]
-    after = [kb for t, kb in rows if t >= 60]
+    # From 60 s on (the program's own start-up and CUDA's lazy loading done), or from a third of
+    # the run where the run is shorter than three minutes.
+    start = min(60, rows[-1][0] / 3) if rows else 0
+    after = [kb for t, kb in rows if t >= start]
     return (max(after) - after[0]) / 1024.0 if len(after) > 1 else None
 def steps_in(label):
     files = glob.glob(os.path.join(out, label, "*.steps.jsonl"))
@@ -118,7 +123,7 @@ json.dump({"device": dev, "date": datetime.date.today().isoformat(), "commit": c
 p = os.path.join(root, "bench", "results", "long_run.json")
 d = json.load(open(p))
 d["metrics"].update(m)
-d["context"] = d.get("context", "").split(" GPU metrics:")[0] + " GPU metrics: %s, %s, commit %s, bench/run/long_run.sh with STEPS=%d (VmRSS every 5 s from 60 s on; overhead over interleaved fresh processes)." % (dev, datetime.date.today().isoformat(), commit, steps)
+d["context"] = d.get("context", "").split(" GPU metrics:")[0] + " GPU metrics: %s, %s, commit %s, bench/run/long_run.sh with STEPS=%d (VmRSS every 5 s from 60 s on, or a third of a shorter run; overhead over interleaved fresh processes)." % (dev, datetime.date.today().isoformat(), commit, steps)
 json.dump(d, open(p, "w"), indent=2); open(p, "a").write("\n")
 print(json.dumps(m))
 PY
