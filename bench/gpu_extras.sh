@@ -12,6 +12,8 @@
 #   PART=merge: two ranks of bench/run/ddp_train.py under `nvscope run`, merged (bench/run/ddp_merge.sh;
 #     NPROC and BACKEND: on one GPU, NPROC=2 BACKEND=gloo).
 #   PART=recipes: the recipes against `nsys recipe` on the fidelity workload (bench/fidelity/recipes_vs_nsys.sh).
+#   PART=nsys: PART=recipes and the reports against nsys, refreshing the CPU tests' nsys data
+#     (tests/data/nsys_recipes, tests/data/nsys_reports; back in nsys_data.tgz) and fidelity.json.
 #   OUT=/tmp/out PART=fidelity bash bench/gpu_extras.sh
 set -o pipefail
 OUT=${OUT:-/tmp/nvscope-extras}; mkdir -p "$OUT/logs"
@@ -44,6 +46,18 @@ merge)
 recipes)
   OUT=$OUT/logs/recipes COMMIT=$COMMIT bash bench/fidelity/recipes_vs_nsys.sh > $OUT/logs/recipes.txt 2>&1
   echo "recipes rc=$? (${SECONDS}s)"; tail -40 $OUT/logs/recipes.txt
+  ;;
+nsys)
+  # The recipes and the other reports against nsys, with the data both CPU tests read refreshed
+  # from this run: tests/data/nsys_recipes (bench/fidelity/recipes_data.py) and tests/data/nsys_reports.
+  OUT=$OUT/logs/recipes COMMIT=$COMMIT bash bench/fidelity/recipes_vs_nsys.sh > $OUT/logs/recipes.txt 2>&1
+  echo "recipes rc=$? (${SECONDS}s)"; tail -14 $OUT/logs/recipes.txt
+  python3 bench/fidelity/recipes_data.py $OUT/logs/recipes/fidelity_recipes tests/data/nsys_recipes
+  OUT=$OUT/logs COMMIT=$COMMIT bash bench/fidelity/reports_vs_nsys.sh build/fidelity --save-data > $OUT/logs/reports.txt 2>&1
+  echo "reports rc=$? (${SECONDS}s)"; tail -20 $OUT/logs/reports.txt
+  cp bench/results/fidelity.json $OUT/fidelity.json
+  tar czf $OUT/nsys_data.tgz tests/data/nsys_recipes tests/data/nsys_reports
+  rm -rf $OUT/logs/recipes/fidelity_recipes/nsys_pqtdir $OUT/logs/recipes/fidelity_recipes/*.nsys-rep
   ;;
 scale)
   OUT=$OUT/logs/scale BASE_DIR=$R/.scale_base ROUNDS=${ROUNDS:-5} bash bench/analyze/scale_vs.sh > $OUT/logs/scale.txt 2>&1
