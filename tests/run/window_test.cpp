@@ -136,6 +136,39 @@ TEST_CASE("steps: active 1 repeat 3 gives three windows; a pattern picks the nam
   CHECK(none.note.find("0 step ranges") != std::string::npos);
 }
 
+// A bounded collection keeps the raw records of the window's steps and of the last and slowest
+// few only; the schedule's window comes from the steps as the collector numbered them, not from
+// the kept ranges (counted again from 0, they would be numbered anew: steps 2 and 3 kept with the
+// last two, 4 and 5, are ranges 0 to 3, which skip 1, warm-up 1 reads as steps 2 and 3 of the
+// four: the wrong ones).
+TEST_CASE("steps of a bounded collection: the window from the numbered steps, not the kept ranges") {
+  auto t = six_steps();
+  // keep steps 2 to 5's ranges only (each step range and its nested range: entries 4 to 11)
+  t.ranges.erase(t.ranges.begin(), t.ranges.begin() + 4);
+  const auto o = steps(1, 1, 2, 1); // records steps 2 and 3
+  numbered_steps log;
+  for (std::uint64_t n = 0; n < 6; ++n) {
+    ++log.seen;
+    if (schedule_of(o).phase_of(n) == capture_phase::recording) log.recorded.push_back({n, 1000 + 100 * n, 1100 + 100 * n});
+  }
+  REQUIRE(log.recorded.size() == 2);
+  const auto c = choose_windows(t, o, &log);
+  REQUIRE(c.windows.size() == 1);
+  CHECK(c.windows[0].begin == 1200);
+  CHECK(c.windows[0].end == 1400);
+  const auto recounted = choose_windows(t, o); // what counting the kept ranges again gives
+  REQUIRE(recounted.windows.size() == 1);
+  CHECK(recounted.windows[0].begin == 1400);
+  // two cycles (active 1, repeat 2): not joined though their numbers follow; none recorded: the note
+  const auto two = steps(0, 0, 1, 2);
+  numbered_steps pair{{{0, 1000, 1090}, {1, 1100, 1190}}, 6}; // joined, they would be one window over the gap
+  CHECK(choose_windows(t, two, &pair).windows.size() == 2);
+  numbered_steps none{{}, 6};
+  const auto empty = choose_windows(t, o, &none);
+  CHECK(empty.windows.empty());
+  CHECK(empty.note.find("6 step ranges") != std::string::npos);
+}
+
 TEST_CASE("steps: a match nested in another match is not a step of its own") {
   auto t = six_steps();
   range_record nested = t.ranges[0];

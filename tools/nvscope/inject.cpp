@@ -53,6 +53,8 @@ struct injected {
   int signal_pipe[2] = {-1, -1};
   std::FILE* steps_file = nullptr; // bounded: STEM.steps.jsonl, a line a step as it ends
   unsigned snapshots = 0;
+  std::mutex steps_mutex;
+  numbered_steps steps; // bounded, with a step schedule: the steps it records, as they end
 };
 
 injected& state() {
@@ -202,7 +204,13 @@ void finish_profile(const char* why) {
 
 void write_profile(const trace& full, const run_options& o, const char* why, const totals* run) {
   auto& s = state();
-  const window_choice wc = choose_windows(full, o);
+  numbered_steps steps; // a bounded collection's steps as they ended: the schedule's window
+  const bool numbered = s.options.bounded && o.range == capture_range::steps;
+  if (numbered) {
+    std::lock_guard<std::mutex> lock(s.steps_mutex);
+    steps = s.steps;
+  }
+  const window_choice wc = choose_windows(full, o, numbered ? &steps : nullptr);
   const trace t = wc.whole ? trace{} : restrict_to(full, wc.windows);
   const trace& used = wc.whole ? full : t;
   analysis_options ao;
@@ -284,6 +292,17 @@ void install_signal_handlers() {
   }
 }
 
+// A bounded collection's step as it ends, for the step schedule's window at the end: the
+// collector kept the raw records of the steps the schedule records by this same number.
+void note_step(const step_totals& t) {
+  auto& s = state();
+  if (!s.options.bounded || s.options.range != capture_range::steps) return;
+  const auto schedule = schedule_of(s.options);
+  std::lock_guard<std::mutex> lock(s.steps_mutex);
+  ++s.steps.seen;
+  if (schedule.phase_of(t.number) == capture_phase::recording) s.steps.recorded.push_back({t.number, t.begin, t.end});
+}
+
 collector_options collector_options_of(const run_options& o) {
   collector_options c;
   c.kinds = static_cast<activity>(o.kinds);
@@ -295,7 +314,7 @@ collector_options collector_options_of(const run_options& o) {
   c.memory_limit = o.memory_limit;
   c.is_step_name = &run_step_name;
   if (o.range == capture_range::steps) {
-    const auto schedule = schedule_options{}.skip_first(o.skip).wait(o.wait).warmup(o.warmup).active(o.active).repeat(o.repeat);
+    const auto schedule = schedule_of(o);
     c.keep_step_raw = [schedule](std::uint64_t n) { return schedule.phase_of(n) == capture_phase::recording; };
   }
   c.only_in_capture = o.bounded && o.range == capture_range::cuda_profiler_api; // its windows kept raw as they come
@@ -306,6 +325,7 @@ collector_options collector_options_of(const run_options& o) {
     c.keep_range_raw = [name, domain, any_domain](std::string_view n, std::string_view d) { return n == name && (any_domain || d == domain); };
   }
   c.on_step = [](const step_totals& t) {
+    note_step(t);
     if (std::FILE* f = state().steps_file) {
       const std::string line = step_line(t);
       std::fwrite(line.data(), 1, line.size(), f);

@@ -40,26 +40,44 @@ std::vector<const range_record*> matching_ranges(const trace& t, const run_optio
   return outer;
 }
 
-window_choice step_windows(const trace& t, const run_options& o) {
+} // namespace
+
+schedule_options schedule_of(const run_options& o) {
+  return schedule_options{}.skip_first(o.skip).wait(o.wait).warmup(o.warmup).active(o.active).repeat(o.repeat);
+}
+
+namespace {
+
+// The schedule over numbered steps: a window for each run of recorded steps, consecutive
+// recorded steps of one cycle joined into one window (the gap between them included).
+window_choice scheduled_windows(std::vector<numbered_steps::step> steps, std::uint64_t seen, const run_options& o) {
   window_choice c;
   c.whole = false;
-  const auto schedule = schedule_options{}.skip_first(o.skip).wait(o.wait).warmup(o.warmup).active(o.active).repeat(o.repeat);
-  const auto steps = matching_ranges(t, o);
-  bool previous_recorded = false;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const bool recorded = schedule.phase_of(i) == capture_phase::recording;
-    if (recorded) {
-      const bool extend = previous_recorded && !schedule.starts_cycle(i);
-      if (extend) c.windows.back().end = end_of(t, *steps[i]);
-      else c.windows.push_back(time_window{steps[i]->start, end_of(t, *steps[i])});
-    }
-    previous_recorded = recorded;
+  const auto schedule = schedule_of(o);
+  std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.number < b.number; });
+  bool joinable = false; // the previous step was recorded and is number - 1
+  std::uint64_t previous = 0;
+  for (const auto& s : steps) {
+    if (schedule.phase_of(s.number) != capture_phase::recording) continue;
+    if (joinable && s.number == previous + 1 && !schedule.starts_cycle(s.number)) c.windows.back().end = s.end;
+    else c.windows.push_back(time_window{s.begin, s.end});
+    joinable = true;
+    previous = s.number;
   }
   if (c.windows.empty())
-    c.note = std::to_string(steps.size()) + " step ranges" +
+    c.note = std::to_string(seen) + " step ranges" +
              (o.steps.empty() ? std::string(" (step, step_N, step N)") : " named '" + o.steps + "'") +
              " seen; the schedule selects none of them";
   return c;
+}
+
+// The steps of a whole trace: its matching ranges, numbered in order.
+window_choice step_windows(const trace& t, const run_options& o) {
+  const auto ranges = matching_ranges(t, o);
+  std::vector<numbered_steps::step> steps;
+  steps.reserve(ranges.size());
+  for (std::size_t i = 0; i < ranges.size(); ++i) steps.push_back({i, ranges[i]->start, end_of(t, *ranges[i])});
+  return scheduled_windows(std::move(steps), ranges.size(), o);
 }
 
 // The capture ranges (sorted by start, nested ones dropped) that --capture-range-end keeps:
@@ -165,13 +183,13 @@ std::string glob_regex(std::string_view pattern) {
   return out;
 }
 
-window_choice choose_windows(const trace& t, const run_options& o) {
+window_choice choose_windows(const trace& t, const run_options& o, const numbered_steps* steps) {
   window_choice c;
   switch (o.range) {
     case capture_range::whole: c.windows.push_back(time_window{t.begin, t.finish ? t.finish : open_end}); break;
     case capture_range::cuda_profiler_api: c = profiler_api_windows(t, o); break;
     case capture_range::nvtx: c = nvtx_window(t, o); break;
-    case capture_range::steps: c = step_windows(t, o); break;
+    case capture_range::steps: c = steps ? scheduled_windows(steps->recorded, steps->seen, o) : step_windows(t, o); break;
   }
   const bool timed = o.delay_s > 0.0 || o.duration_s > 0.0;
   if (timed) {

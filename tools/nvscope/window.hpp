@@ -6,8 +6,10 @@
 
 #include "run_options.hpp"
 
+#include <nvscope/capture/schedule.hpp>
 #include <nvscope/trace.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,7 +34,26 @@ bool glob_match(std::string_view pattern, std::string_view name) noexcept;
 // stacks count.
 std::string glob_regex(std::string_view pattern);
 
-window_choice choose_windows(const trace& t, const run_options& o);
+/// The step schedule `o` states (--skip, --wait, --warmup, --active, --repeat).
+schedule_options schedule_of(const run_options& o);
+
+/// The steps a bounded collection numbered as they ended (`step_totals::number`, its bounds)
+/// that the step schedule records, and how many steps ended in all. Its retained trace holds
+/// only some steps' ranges (the window's, the last and the slowest few), so the schedule cannot
+/// be applied to it by counting its ranges again: counted from 0, the kept steps would be
+/// numbered anew.
+struct numbered_steps {
+  struct step {
+    std::uint64_t number = 0;
+    timestamp_ns begin = 0, end = 0;
+  };
+  std::vector<step> recorded;
+  std::uint64_t seen = 0;
+};
+
+/// The windows `o` selects in `t`. With `steps` (a bounded collection's step log) the step
+/// schedule's windows come from it, not from `t`'s ranges; the other sources are read from `t`.
+window_choice choose_windows(const trace& t, const run_options& o, const numbered_steps* steps = nullptr);
 
 /// The records of `t` inside `w` (as `choose_windows` gives them: sorted, disjoint): GPU work
 /// by its launch time (its start when the launch is unknown), launches by their time, ranges,
