@@ -15,6 +15,12 @@ sys.path.insert(0, os.path.join(here, "..", "..", "bench", "fidelity"))
 from compare_reports import KEYS, compare_report  # noqa: E402
 
 
+# The driver call during which the in-process collector starts: CUPTI is enabled inside it, so
+# it is never seen (docs/analysis.md, cuda_api_sum); nsys, attached before the program runs, has
+# it. A row nsys has and nvscope lacks only for this reason is said, not failed.
+STARTS_INSIDE = {"cuModuleGetLoadingMode"}
+
+
 def main():
     data = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "data", "nsys_reports")
     theirs = sorted(glob.glob(os.path.join(data, "nsys_*.csv")))
@@ -31,6 +37,10 @@ def main():
             failed += 1
             continue
         d = compare_report(base, ours, path)
+        excused = [r for r in d["only_nsys"] if str(r[0] if isinstance(r, (list, tuple)) else r).split(" | ")[0] in STARTS_INSIDE]
+        d["only_nsys"] = [r for r in d["only_nsys"] if r not in excused]
+        if excused:
+            print("%-24s nsys only, the call the collector starts in: %s" % (name, excused))
         ok = d["header_equal"] and not d["only_nvscope"] and not d["only_nsys"] and not d["count_mismatches"]
         print("%-24s %s (rows %d / %d)" % (name, "equal" if ok else "DIFFERS", d["rows_nvscope"], d["rows_nsys"]))
         failed += not ok

@@ -265,7 +265,7 @@ std::vector<recipe_case> cases() {
           {"cuda_memcpy_sync", {"analysis"}},
           {"cuda_memset_sync", {}},
           {"cuda_gpu_kern_hist", {"analysis"}},
-          {"cuda_gpu_kern_pace:name=scale_kernel", {}},
+          {"cuda_gpu_kern_pace:name=scale_kernel", pace},
           {"nvtx_pace:name=forward", pace},
           {"nvtx_gpu_proj_pace:name=forward", pace}};
 }
@@ -302,7 +302,7 @@ TEST_CASE("recipes: equal to nsys's own outputs of the same run (tests/data/nsys
   const char* records = std::getenv("NVSCOPE_NSYS_RECORDS");
   REQUIRE_MESSAGE(records != nullptr, "NVSCOPE_NSYS_RECORDS: the records file nsys_sqlite_records.py wrote (ctest sets it)");
   const auto t = load_records(records);
-  REQUIRE(t.kernels.size() == 114); // what nsys.sqlite holds: the loader read it whole
+  REQUIRE(t.kernels.size() == 138); // what nsys.sqlite holds: the loader read it whole
   REQUIRE(t.copies.size() == 40);
   REQUIRE(t.memsets.size() == 16);
   REQUIRE(t.api_calls.size() == 344);
