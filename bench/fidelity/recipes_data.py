@@ -3,7 +3,7 @@
 pandas reads nsys's parquet): nsys.sqlite (nsys's export of the report: every record the recipes
 read), nsys's recipe outputs (nsys_recipe_NAME/*.parquet, the notebooks and scripts left out), the
 same parquet files as CSV (csv/nsys_recipe_NAME__FILE.csv, for Debian's CI image, which has no
-pyarrow), nvscope's CSVs of its own run and the log with the output folder written as OUT.
+pyarrow; a stats file's index, the name column, kept as its first column), nvscope's CSVs of its own run and the log with the output folder written as OUT.
 tests/analyze/recipes_vs_nsys_test then feeds the sqlite's records to nvscope's recipes and
 compares them with csv/ exactly.
   python3 bench/fidelity/recipes_data.py OUT/fidelity_recipes tests/data/nsys_recipes
@@ -33,7 +33,10 @@ def main(src, dst):
             stem = os.path.splitext(os.path.basename(p))[0]
             if stem == "files":
                 continue  # the report's path: nothing a recipe computes
-            pandas.read_parquet(p).to_csv(os.path.join(dst, "csv", "%s__%s.csv" % (name, stem)), index=False)
+            frame = pandas.read_parquet(p)
+            if stem == "stats":
+                frame = frame.reset_index()  # its index is the name column (Text, or Shortname for kernels)
+            frame.to_csv(os.path.join(dst, "csv", "%s__%s.csv" % (name, stem)), index=False)
     with open(os.path.join(src, "log.txt")) as f:
         log = f.read().replace(src, "OUT")
     with open(os.path.join(dst, "log.txt"), "w") as f:
