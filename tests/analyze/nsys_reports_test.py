@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """nsys's own CSVs of the fidelity workload (tests/data/nsys_reports/nsys_NAME.csv, saved on the
-GPU machine by `bench/fidelity/reports_vs_nsys.sh --save-data`) against nvscope's of the same
-run saved beside them (nvscope_NAME.csv): the same columns in the same order, and the rows
+GPU machine by `bench/fidelity/reports_vs_nsys.sh --save-data`) against nvscope's of a run of
+the same program saved beside them (nvscope_NAME.csv): the same columns in the same order, and the rows
 joined on nsys's keys with no row on one side only and no count mismatch
-(bench/fidelity/compare_reports.py's rules). Registered by tests/analyze/CMakeLists.txt only
-where that folder exists. Exit 0 all equal, 1 a report differs.
+(bench/fidelity/compare_reports.py's rules). Registered by tests/analyze/CMakeLists.txt.
+Exit 0 all equal, 1 a report differs.
 """
 import glob
 import os
