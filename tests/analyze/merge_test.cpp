@@ -343,12 +343,12 @@ TEST_CASE("totals across ranks: the sketch merge within the sketch's error of th
   }
 }
 
-TEST_CASE("collectives matched by order: names in another order with the same counts all matched; a rank with more or fewer on the common prefix") {
+TEST_CASE("collectives matched per communicator: two streams ending in another order all matched; a stream of one rank only left out; a rank with fewer on the prefix") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   const int steps = 30;
   auto ranks = job(4, 2, steps, 2, rng);
-  // A second communicator's collective every step on every rank, ending 5 us after the all-reduce;
-  // on rank 1 the two end in the other order (its clock's jitter): same counts, all matched.
+  // A second communicator's collective every step on every rank (its own stream), ending 5 us
+  // after the all-reduce; on rank 1 the two end in the other order: each stream matched whole.
   for (auto& p : ranks) {
     std::vector<nvscope::rank_kernel> more;
     for (const auto& k : p.kernels)
@@ -361,10 +361,13 @@ TEST_CASE("collectives matched by order: names in another order with the same co
     CHECK(c.counts_agree);
     CHECK(c.collectives == 2 * steps);
     CHECK(c.matched == 2 * steps);
+    CHECK(c.communicators == 2);
+    CHECK(c.unmatched_streams.empty());
   }
   CHECK(nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks))[1].collectives == 2 * steps);
-  // Rank 2 ran one more collective in step 10 (after that step's all-reduce), rank 3 stopped
-  // after 25 steps: each matched on the prefix where its names agree with rank 0's, in order.
+  // Rank 2 ran one more collective in step 10 on a stream of its own (a communicator rank 0 is
+  // not in): that stream left out, the other two matched whole; rank 3 stopped after 25 steps:
+  // its streams matched on their prefix.
   auto& extra = ranks[2].kernels;
   const auto tenth = std::find_if(extra.begin(), extra.end(), [&](const nvscope::rank_kernel& k) {
     return k.name == allreduce && k.end > ranks[2].steps[10].begin && k.end < ranks[2].steps[10].end;
@@ -376,12 +379,14 @@ TEST_CASE("collectives matched by order: names in another order with the same co
   counts = nvscope::match_collectives(ranks);
   CHECK(counts[2].collectives == 2 * steps + 1);
   CHECK_FALSE(counts[2].counts_agree);
-  CHECK(counts[2].matched == 2 * 10 + 1); // steps 0-9 and step 10's all-reduce: then rank 2's extra one
+  CHECK(counts[2].matched == 2 * steps);
+  CHECK(counts[2].communicators == 3);
+  CHECK(counts[2].unmatched_streams == std::vector<std::uint32_t>{15});
   CHECK(counts[3].collectives == 2 * 25);
   CHECK_FALSE(counts[3].counts_agree);
   CHECK(counts[3].matched == 2 * 25);
   const auto lateness = nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks));
-  CHECK(lateness[2].collectives == 2 * 10 + 1);
+  CHECK(lateness[2].collectives == 2 * steps);
   CHECK(lateness[3].collectives == 2 * 25);
   // the offsets still within 5 us, and the engine equal to the reference on them
   const auto a = nvscope::measure_host_offsets(ranks), b = nvscope::reference::host_offsets(ranks);
@@ -392,7 +397,7 @@ TEST_CASE("collectives matched by order: names in another order with the same co
     CHECK(a[i].offset_ns == doctest::Approx(b[i].offset_ns));
     CHECK(a[i].uncertainty_ns == doctest::Approx(b[i].uncertainty_ns));
   }
-  CHECK(a[1].samples == 2 * 10 + 1 + 2 * 25); // ranks 2 and 3 on host 1
+  CHECK(a[1].samples == 2 * steps + 2 * 25); // ranks 2 and 3 on host 1
 }
 
 TEST_CASE("lossy steps: leave_out_steps equal to the plain definition, the k-th collective still matched on every rank") {
@@ -418,4 +423,143 @@ TEST_CASE("lossy steps: leave_out_steps equal to the plain definition, the k-th 
     }
     for (const auto& l : nvscope::collective_lateness(ranks, nvscope::measure_host_offsets(ranks))) CHECK(l.collectives == 20 - out.size());
   }
+}
+
+namespace {
+
+constexpr std::uint32_t all_gather = 4, reduce_scatter = 5;
+
+// Ranks with two communicators on every rank and a third on the odd ranks only, each on a stream
+// of its own (stream ids differ between ranks): per step, A runs an all-gather then an
+// all-reduce, B a reduce-scatter then an all-reduce, C (the odd ranks' group) an all-reduce.
+// Each collective ends within 1 us of one true instant on every rank that runs it; the instants
+// are drawn per step, so the three all-reduces of a step interleave in a different order from
+// step to step, and the odd ranks' all-reduces interleave differently from the even ranks'.
+std::vector<nvscope::rank_profile> communicator_job(int ranks, int hosts, int steps, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> jitter(-1000, 1000), phase(0, 100000);
+  std::vector<nvscope::rank_profile> out(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    out[static_cast<std::size_t>(r)].rank = r;
+    out[static_cast<std::size_t>(r)].host = "node" + std::to_string(r / (ranks / hosts));
+  }
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t t = 1000000LL * (s + 1);
+    const std::int64_t ends[5] = {t - 800000 + phase(rng), t - 500000 + phase(rng), t - 700000 + phase(rng), t - 450000 + phase(rng),
+                                  t - 480000 + phase(rng)};
+    const std::uint32_t names[5] = {all_gather, allreduce, reduce_scatter, allreduce, allreduce};
+    for (int r = 0; r < ranks; ++r) {
+      auto& p = out[static_cast<std::size_t>(r)];
+      const auto shift = static_cast<std::int64_t>(true_offset(r / (ranks / hosts))) + 10000000000LL;
+      const std::uint32_t streams[5] = {10u + static_cast<std::uint32_t>(r % 3), 10u + static_cast<std::uint32_t>(r % 3),
+                                        20u + static_cast<std::uint32_t>(r % 5), 20u + static_cast<std::uint32_t>(r % 5),
+                                        30u + static_cast<std::uint32_t>(r)};
+      for (int c = 0; c < (r % 2 ? 5 : 4); ++c) {
+        const auto end = static_cast<nvscope::timestamp_ns>(shift + ends[c] + jitter(rng));
+        p.kernels.push_back({end - 50000, end, names[c], true, streams[c]});
+      }
+    }
+  }
+  for (auto& p : out) std::shuffle(p.kernels.begin(), p.kernels.end(), rng); // records in no order
+  return out;
+}
+
+// The name-only pairing issue 49 replaces: the k-th end of each kernel name over all streams
+// against the first rank's. Each rank's samples (its end minus the first rank's).
+std::vector<std::vector<double>> by_name_samples(const std::vector<nvscope::rank_profile>& ranks) {
+  const auto ends = [](const nvscope::rank_profile& p) {
+    std::map<std::uint32_t, std::vector<nvscope::timestamp_ns>> e;
+    for (const auto& k : p.kernels) e[k.name].push_back(k.end);
+    for (auto& [name, v] : e) std::sort(v.begin(), v.end());
+    return e;
+  };
+  const auto ref = ends(ranks[0]);
+  std::vector<std::vector<double>> out;
+  for (const auto& p : ranks) {
+    out.emplace_back();
+    for (const auto& [name, v] : ends(p))
+      for (std::size_t k = 0; k < v.size() && k < ref.at(name).size(); ++k)
+        out.back().push_back(static_cast<double>(v[k]) - static_cast<double>(ref.at(name)[k]));
+  }
+  return out;
+}
+
+// How many of `samples` lie more than `tolerance` from `truth`: pairs of different collectives.
+std::size_t crossed(const std::vector<double>& samples, double truth, double tolerance) {
+  return static_cast<std::size_t>(std::count_if(samples.begin(), samples.end(), [&](double d) { return std::fabs(d - truth) > tolerance; }));
+}
+
+} // namespace
+
+TEST_CASE("collectives matched per communicator: two or three communicators on streams of their own, interleaved differently on each rank") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  for (const auto& [ranks, hosts] : {std::pair<int, int>{4, 2}, {16, 4}, {8, 8}}) {
+    const int steps = 40;
+    const auto job_ranks = communicator_job(ranks, hosts, steps, rng);
+    const auto fast = nvscope::measure_host_offsets(job_ranks), plain = nvscope::reference::host_offsets(job_ranks);
+    REQUIRE(fast.size() == static_cast<std::size_t>(hosts));
+    REQUIRE(plain.size() == fast.size());
+    double worst = 0;
+    for (int h = 0; h < hosts; ++h) {
+      const auto& a = fast[static_cast<std::size_t>(h)];
+      const auto& b = plain[static_cast<std::size_t>(h)];
+      INFO("host " << h);
+      CHECK(a.samples == b.samples);
+      CHECK(a.samples == static_cast<std::uint64_t>(4 * steps * (ranks / hosts))); // A's and B's collectives, C's left out
+      CHECK(a.offset_ns == doctest::Approx(b.offset_ns));
+      CHECK(a.uncertainty_ns == doctest::Approx(b.uncertainty_ns));
+      CHECK(a.same_host_spread_ns == doctest::Approx(b.same_host_spread_ns));
+      CHECK(a.same_host_spread_ns < 1000.0);
+      CHECK_FALSE(a.from_wall_clock);
+      worst = std::max(worst, std::fabs(a.offset_ns - (true_offset(h) - true_offset(0))));
+    }
+    // Every pair is one collective (its two ends within the 2 x 1 us jitter); by name only, an
+    // odd rank's k-th all-reduce is not rank 0's k-th: its third communicator shifts the count.
+    const auto by_name = by_name_samples(job_ranks);
+    std::size_t crossed_here = 0, crossed_by_name = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const double truth = true_offset(r / (ranks / hosts)) - true_offset(0);
+      crossed_here += crossed(nvscope::reference::samples(job_ranks[static_cast<std::size_t>(r)], job_ranks[0]), truth, 2000.0);
+      crossed_by_name += crossed(by_name[static_cast<std::size_t>(r)], truth, 2000.0);
+    }
+    MESSAGE(ranks << " ranks: largest offset error " << worst << " ns; pairs of different collectives: " << crossed_here
+                  << " per communicator, " << crossed_by_name << " by name only");
+    CHECK(worst < 2000.0);
+    CHECK(crossed_here == 0);
+    CHECK(crossed_by_name > static_cast<std::size_t>(steps * (ranks / 2))); // most of the odd ranks' all-reduces
+    for (const auto& c : nvscope::match_collectives(job_ranks)) {
+      INFO("rank " << c.rank);
+      CHECK(c.communicators == (c.rank % 2 ? 3u : 2u));
+      CHECK(c.matched == static_cast<std::uint64_t>(4 * steps));
+      CHECK(c.counts_agree == (c.rank % 2 == 0));
+      CHECK(c.unmatched_streams == (c.rank % 2 ? std::vector<std::uint32_t>{30u + static_cast<std::uint32_t>(c.rank)} : std::vector<std::uint32_t>{}));
+    }
+    for (const auto& l : nvscope::collective_lateness(job_ranks, fast)) CHECK(l.collectives == static_cast<std::uint64_t>(4 * steps));
+  }
+}
+
+TEST_CASE("collectives matched per communicator: groups whose names are a prefix of each other, ties to the first collective's order") {
+  // Rank 0: stream 1 runs three all-reduces, stream 2 two; rank 1 (its clock 1000 ns ahead):
+  // stream 9 two, stream 5 three. Every group is a prefix of every other: the order of the
+  // first collectives decides (not the stream ids, not the lengths): rank 1's stream 9 (first)
+  // is rank 0's stream 1, its stream 5 rank 0's stream 2, each on their common length.
+  nvscope::rank_profile r0, r1;
+  r0.rank = 0, r1.rank = 1, r0.host = "a", r1.host = "b";
+  r0.kernels = {{100, 200, allreduce, true, 1}, {300, 400, allreduce, true, 1}, {500, 600, allreduce, true, 1},
+                {150, 250, allreduce, true, 2}, {350, 450, allreduce, true, 2}};
+  r1.kernels = {{1100, 1200, allreduce, true, 9}, {1300, 1400, allreduce, true, 9}, {1150, 1250, allreduce, true, 5},
+                {1350, 1450, allreduce, true, 5}, {1550, 1650, allreduce, true, 5}, {2000, 2100, gemm, false, 7}};
+  const std::vector<nvscope::rank_profile> ranks{r0, r1};
+  const auto m = nvscope::match_collectives(ranks);
+  CHECK(m[1].communicators == 2);
+  CHECK(m[1].matched == 4);
+  CHECK_FALSE(m[1].counts_agree);
+  CHECK(m[1].unmatched_streams.empty());
+  const auto fast = nvscope::measure_host_offsets(ranks), plain = nvscope::reference::host_offsets(ranks);
+  REQUIRE(fast.size() == 2);
+  CHECK(fast[1].samples == 4);
+  CHECK(plain[1].samples == 4);
+  CHECK(fast[1].offset_ns == 1000.0);
+  CHECK(fast[1].uncertainty_ns == 0.0); // every paired end exactly 1000 ns later: no pair crossed
+  CHECK(plain[1].offset_ns == 1000.0);
+  CHECK(plain[1].uncertainty_ns == 0.0);
 }

@@ -913,6 +913,21 @@ std::string write_merged_trace(const merged& m, const std::string& path) {
   return o ? "" : "cannot write " + in_quotes(path);
 }
 
+// One line per rank whose collectives were not all paired with the reference rank's, and one
+// per stream whose collectives match no communicator of the reference rank's.
+void note_matching(merged& m) {
+  for (const auto& c : m.matching)
+    if (!c.counts_agree)
+      m.notes.push_back("rank " + std::to_string(c.rank) + " ran " + std::to_string(c.collectives) + " collectives, the reference rank " +
+                        std::to_string(m.ranks[0].profile.rank) + " " + std::to_string(c.reference_collectives) + ": matched on the first " +
+                        std::to_string(c.matched) + ", where their kernel names agree in order");
+  for (const auto& c : m.matching)
+    for (const auto stream : c.unmatched_streams)
+      m.notes.push_back("rank " + std::to_string(c.rank) + ": the collectives on stream " + std::to_string(stream) +
+                        " match no communicator of the reference rank " + std::to_string(m.ranks[0].profile.rank) +
+                        "'s: left out of its clock offset");
+}
+
 int merge_unguarded(int argc, const char* const* argv, std::string& out, std::string& err) {
   merge_args a;
   if (const auto bad = parse_args(argc, argv, a); !bad.empty()) return err += "nvscope: merge: " + bad + "\n", 2;
@@ -948,11 +963,7 @@ int merge_unguarded(int argc, const char* const* argv, std::string& out, std::st
     if (h.from_wall_clock && h.host != m.hosts[0].host)
       m.notes.push_back("host " + h.host + ": no collective matched the reference rank's; aligned by the wall clocks read at start");
   m.matching = match_collectives(profiles);
-  for (const auto& c : m.matching)
-    if (!c.counts_agree)
-      m.notes.push_back("rank " + std::to_string(c.rank) + " ran " + std::to_string(c.collectives) + " collectives, the reference rank " +
-                        std::to_string(m.ranks[0].profile.rank) + " " + std::to_string(c.reference_collectives) + ": matched on the first " +
-                        std::to_string(c.matched) + ", where their kernel names agree in order");
+  note_matching(m);
   m.lateness = collective_lateness(profiles, m.hosts);
   for (const auto& p : profiles) {
     m.steps.push_back(rank_steps(p, host_offset_of(m, p.host)));

@@ -8,18 +8,23 @@
 /// Plain C++ over plain per-rank records; `analyze/reference/merge.hpp` states the same
 /// definitions in their plainest form and `tests/analyze/merge_test.cpp` holds them equal.
 ///
-/// **Matching.** A rank's communication kernels in order of their ends are compared with the
-/// reference rank's (the first profile): all of them where every name runs as often on both,
-/// else the common prefix of the two name sequences (`match_collectives` says which).
+/// **Matching** (per communicator). Within a rank a communicator is the stream its collectives
+/// run on (ProcessGroupNCCL, like NCCL users generally, gives each communicator a stream of its
+/// own per device; NCCL's communicator id sits in its extended NVTX payload, which CUPTI's NVTX
+/// domain does not deliver). A rank's groups are matched with the reference rank's (the first
+/// profile) by their sequences of kernel names in order of their ends: two groups are one
+/// communicator when one sequence is a prefix of the other's or they are equal, each group
+/// (in order of its first collective) taking the first such reference group not yet taken. A
+/// group matching none is left out of that rank's offset (`match_collectives` says which
+/// streams). The k-th collective of two matched groups is the same collective, to the shorter
+/// group's length. Limit: two communicators sharing one stream are one group.
 ///
 /// **Offsets.** An all-reduce (any NCCL collective) ends on every rank at nearly the same
-/// instant: the last rank to arrive releases all. The k-th compared communication kernel of one
-/// name on each rank is taken as the same collective (one communicator per kernel name: two
-/// communicators running kernels of one name in different orders are not told apart). For
-/// every rank and every k the difference of its end from the reference rank's (the first
-/// profile) is one sample; a host's offset is the median of its ranks' samples, its uncertainty
-/// 1.4826 x the median absolute deviation / sqrt(samples). Ranks of one host share a clock:
-/// `same_host_spread_ns` is how far their own medians lie from the host's, the check. A host
+/// instant: the last rank to arrive releases all. For every rank and every paired collective
+/// the difference of its end from the reference rank's is one sample; a host's offset is the
+/// median of its ranks' samples, its uncertainty 1.4826 x the median absolute deviation /
+/// sqrt(samples). Ranks of one host share a clock: `same_host_spread_ns` is how far their own
+/// medians lie from the host's, the check. A host
 /// with no matched collective falls back to the wall-clock reference (each profile's trace and
 /// wall clocks read together at start), `from_wall_clock` says so.
 ///
@@ -27,8 +32,9 @@
 /// name holds "nccl" (any case); overlap = time of the union of compute kernels inside the
 /// union of communication kernels / time of that union of communication kernels.
 ///
-/// **Stragglers.** For the k-th collective (matched as above) every rank's start is put on the
-/// reference clock (its host's offset taken off) and compared with the median rank's: a rank
+/// **Stragglers.** For the k-th collective of each communicator (paired as above) every rank's
+/// start is put on the reference clock (its host's offset taken off) and compared with the
+/// median rank's: a rank
 /// whose median lateness is above `late_ns` and that starts last in at least half of the
 /// collectives is a straggler by nvscope's rule (`straggler_by_offsets`). The clock-free rule
 /// (`straggler_by_wait`) needs no offset: every rank leaves a collective together, so the rank
@@ -128,46 +134,64 @@ inline std::vector<rank_kernel> collectives_by_end(const rank_profile& p) {
   return v;
 }
 
-// How many of `mine`'s first collectives (by end) are compared with the reference's: all when
-// every name runs as often on both, else the common prefix of the two name sequences.
-inline bool same_counts(const std::vector<rank_kernel>& mine, const std::vector<rank_kernel>& ref) {
-  std::map<std::uint32_t, std::int64_t> balance;
-  for (const auto& k : mine) ++balance[k.name];
-  for (const auto& k : ref) --balance[k.name];
-  return std::all_of(balance.begin(), balance.end(), [](const auto& b) { return b.second == 0; });
-}
-
-inline std::size_t comparable_prefix(const std::vector<rank_kernel>& mine, const std::vector<rank_kernel>& ref) {
-  if (same_counts(mine, ref)) return mine.size();
-  std::size_t n = 0;
-  while (n < mine.size() && n < ref.size() && mine[n].name == ref[n].name) ++n;
-  return n;
-}
-
-// `p`'s collectives that are compared with the reference's (`ref`: collectives_by_end of it).
-inline std::vector<rank_kernel> comparable_collectives(const rank_profile& p, const std::vector<rank_kernel>& ref) {
-  auto mine = collectives_by_end(p);
-  mine.resize(comparable_prefix(mine, ref));
-  return mine;
-}
-
-// Ends of each communication kernel name, in time order.
-inline std::map<std::uint32_t, std::vector<timestamp_ns>> collective_ends(const std::vector<rank_kernel>& collectives) {
-  std::map<std::uint32_t, std::vector<timestamp_ns>> ends;
-  for (const auto& k : collectives) ends[k.name].push_back(k.end);
-  return ends;
-}
-
-// Every matched end's difference from the reference's: the k-th of each name.
-inline std::vector<double> end_differences(const std::map<std::uint32_t, std::vector<timestamp_ns>>& mine,
-                                           const std::map<std::uint32_t, std::vector<timestamp_ns>>& ref) {
-  std::vector<double> d;
-  for (const auto& [name, ends] : mine) {
-    const auto r = ref.find(name);
-    if (r == ref.end()) continue;
-    const std::size_t n = std::min(ends.size(), r->second.size());
-    for (std::size_t k = 0; k < n; ++k) d.push_back(static_cast<double>(ends[k]) - static_cast<double>(r->second[k]));
+// One rank's communicators: its collectives grouped by stream (ProcessGroupNCCL runs each
+// communicator on a stream of its own per device), each group in order of the ends, groups in
+// order of their first collective (its end, start, name; then the stream). n log n.
+using communicator_groups = std::vector<std::vector<rank_kernel>>;
+inline communicator_groups communicators_of(const rank_profile& p) {
+  auto v = collectives_by_end(p);
+  std::stable_sort(v.begin(), v.end(), [](const rank_kernel& a, const rank_kernel& b) { return a.stream < b.stream; });
+  communicator_groups g;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i == 0 || v[i].stream != v[i - 1].stream) g.emplace_back();
+    g.back().push_back(v[i]);
   }
+  std::sort(g.begin(), g.end(), [](const std::vector<rank_kernel>& a, const std::vector<rank_kernel>& b) {
+    return std::tie(a[0].end, a[0].start, a[0].name, a[0].stream) < std::tie(b[0].end, b[0].start, b[0].name, b[0].stream);
+  });
+  return g;
+}
+
+// Whether one group's name sequence is a prefix of the other's (or they are equal).
+inline bool same_communicator(const std::vector<rank_kernel>& a, const std::vector<rank_kernel>& b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  return std::equal(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n), b.begin(),
+                    [](const rank_kernel& x, const rank_kernel& y) { return x.name == y.name; });
+}
+
+inline constexpr std::size_t unmatched = static_cast<std::size_t>(-1);
+
+// For each of `mine`'s groups, the reference group it is (`unmatched`: none): taken in order of
+// their first collective, each takes the first unmatched reference group (in the same order)
+// that is the same communicator. Groups x reference groups x the shorter's length at most.
+inline std::vector<std::size_t> match_communicators(const communicator_groups& mine, const communicator_groups& ref) {
+  std::vector<std::size_t> to(mine.size(), unmatched);
+  std::vector<char> taken(ref.size(), 0);
+  for (std::size_t g = 0; g < mine.size(); ++g)
+    for (std::size_t h = 0; h < ref.size() && to[g] == unmatched; ++h)
+      if (!taken[h] && same_communicator(mine[g], ref[h])) to[g] = h, taken[h] = 1;
+  return to;
+}
+
+// `mine`'s collectives on the reference's communicators: per reference group, the first
+// min(both lengths) collectives of the group matched to it (none where no group matched): the
+// k-th of each is the same collective as the reference group's k-th.
+inline communicator_groups aligned_to(const communicator_groups& mine, const communicator_groups& ref) {
+  communicator_groups out(ref.size());
+  const auto to = match_communicators(mine, ref);
+  for (std::size_t g = 0; g < mine.size(); ++g)
+    if (to[g] != unmatched) {
+      auto& a = out[to[g]];
+      a.assign(mine[g].begin(), mine[g].begin() + static_cast<std::ptrdiff_t>(std::min(mine[g].size(), ref[to[g]].size())));
+    }
+  return out;
+}
+
+// Every paired end's difference from the reference's.
+inline std::vector<double> end_differences(const communicator_groups& aligned, const communicator_groups& ref) {
+  std::vector<double> d;
+  for (std::size_t h = 0; h < ref.size(); ++h)
+    for (std::size_t k = 0; k < aligned[h].size(); ++k) d.push_back(static_cast<double>(aligned[h][k].end) - static_cast<double>(ref[h][k].end));
   return d;
 }
 
@@ -200,8 +224,7 @@ inline host_offset estimate_host(std::string host, std::vector<std::vector<doubl
 inline std::vector<host_offset> measure_host_offsets(const std::vector<rank_profile>& ranks) {
   std::vector<host_offset> out;
   if (ranks.empty()) return out;
-  const auto ref_order = detail::collectives_by_end(ranks[0]);
-  const auto ref = detail::collective_ends(ref_order);
+  const auto ref = detail::communicators_of(ranks[0]);
   const auto wall_of = [](const rank_profile& p) {
     return static_cast<double>(p.at_start.trace_ns) - static_cast<double>(p.at_start.wall_ns);
   };
@@ -210,26 +233,42 @@ inline std::vector<host_offset> measure_host_offsets(const std::vector<rank_prof
   std::map<std::string, double> wall;
   for (const auto& p : ranks) {
     if (!samples.count(p.host)) hosts.push_back(p.host), wall[p.host] = wall_of(p) - wall_of(ranks[0]);
-    samples[p.host].push_back(detail::end_differences(detail::collective_ends(detail::comparable_collectives(p, ref_order)), ref));
+    samples[p.host].push_back(detail::end_differences(detail::aligned_to(detail::communicators_of(p), ref), ref));
   }
   for (const auto& h : hosts) out.push_back(detail::estimate_host(h, samples[h], wall[h]));
   return out;
 }
 
 /// Per rank, how its collectives compare with the reference rank's (the first profile): how
-/// many it ran, how many the reference ran, and how many are matched (all when every kernel
-/// name runs as often on both; else the common prefix of the two sequences of names, in order
-/// of their ends).
+/// many it ran, how many the reference ran, how many are paired (the k-th of each communicator
+/// matched on the reference rank, to the shorter one's length), its communicators (streams) and
+/// those that match none of the reference rank's (left out of its offset).
 /// \code
 ///   for (const auto& c : nvscope::match_collectives(ranks)) if (!c.counts_agree) say(c.rank, c.matched);
 /// \endcode
 inline std::vector<collective_match> match_collectives(const std::vector<rank_profile>& ranks) {
   std::vector<collective_match> out;
   if (ranks.empty()) return out;
-  const auto ref = detail::collectives_by_end(ranks[0]);
+  const auto ref = detail::communicators_of(ranks[0]);
+  std::uint64_t ref_count = 0;
+  for (const auto& h : ref) ref_count += h.size();
   for (const auto& p : ranks) {
-    const auto mine = detail::collectives_by_end(p);
-    out.push_back({p.rank, mine.size(), ref.size(), detail::comparable_prefix(mine, ref), detail::same_counts(mine, ref)});
+    const auto mine = detail::communicators_of(p);
+    const auto to = detail::match_communicators(mine, ref);
+    collective_match c{p.rank, 0, ref_count, 0, true, mine.size(), {}};
+    std::size_t paired_groups = 0;
+    for (std::size_t g = 0; g < mine.size(); ++g) {
+      c.collectives += mine[g].size();
+      if (to[g] == detail::unmatched) {
+        c.unmatched_streams.push_back(mine[g][0].stream);
+        continue;
+      }
+      ++paired_groups;
+      c.matched += std::min(mine[g].size(), ref[to[g]].size());
+      c.counts_agree = c.counts_agree && mine[g].size() == ref[to[g]].size();
+    }
+    c.counts_agree = c.counts_agree && paired_groups == mine.size() && paired_groups == ref.size();
+    out.push_back(std::move(c));
   }
   return out;
 }
@@ -247,20 +286,6 @@ inline overlap_figures communication_overlap(const std::vector<rank_kernel>& ker
   o.fraction = o.communication_ns ? static_cast<double>(o.overlap_ns) / static_cast<double>(o.communication_ns) : 0.0;
   return o;
 }
-
-namespace detail {
-
-using collectives_by_name = std::map<std::uint32_t, std::vector<rank_kernel>>;
-
-// Each rank's compared collectives (comparable_collectives) by name, each name's in order of
-// their ends (the k-th is the k-th collective).
-inline collectives_by_name matched_collectives(const std::vector<rank_kernel>& collectives) {
-  collectives_by_name by_name;
-  for (const auto& k : collectives) by_name[k.name].push_back(k);
-  return by_name;
-}
-
-} // namespace detail
 
 namespace detail {
 
@@ -390,22 +415,22 @@ inline std::vector<std::uint64_t> hta_late_steps(const std::vector<rank_profile>
 inline std::vector<rank_lateness> collective_lateness(const std::vector<rank_profile>& ranks,
                                                       const std::vector<host_offset>& hosts, double late_ns = 20000.0) {
   std::vector<rank_lateness> out(ranks.size());
-  std::vector<detail::collectives_by_name> coll(ranks.size());
+  std::vector<detail::communicator_groups> coll(ranks.size());
   std::vector<double> offset(ranks.size(), 0.0);
-  const auto ref_order = ranks.empty() ? std::vector<rank_kernel>{} : detail::collectives_by_end(ranks[0]);
+  const auto ref = ranks.empty() ? detail::communicator_groups{} : detail::communicators_of(ranks[0]);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    coll[r] = detail::matched_collectives(detail::comparable_collectives(ranks[r], ref_order));
+    coll[r] = detail::aligned_to(detail::communicators_of(ranks[r]), ref);
     for (const auto& h : hosts)
       if (h.host == ranks[r].host) offset[r] = h.offset_ns;
   }
   std::vector<std::vector<double>> late(ranks.size()), shorter(ranks.size());
-  for (const auto& [name, first] : coll.empty() ? detail::collectives_by_name{} : coll[0]) {
-    for (std::size_t k = 0; k < first.size(); ++k) {
+  for (std::size_t g = 0; g < ref.size(); ++g) {
+    for (std::size_t k = 0; k < ref[g].size(); ++k) {
       std::vector<double> starts, lengths;
       std::vector<std::size_t> who;
       for (std::size_t r = 0; r < ranks.size(); ++r)
-        if (const auto it = coll[r].find(name); it != coll[r].end() && k < it->second.size()) {
-          const auto& x = it->second[k];
+        if (k < coll[r][g].size()) {
+          const auto& x = coll[r][g][k];
           starts.push_back(static_cast<double>(x.start) - offset[r]);
           lengths.push_back(static_cast<double>(x.end - x.start));
           who.push_back(r);

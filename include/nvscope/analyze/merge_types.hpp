@@ -59,8 +59,10 @@ struct collective_match {
   long long rank = -1;
   std::uint64_t collectives = 0;           ///< communication kernels it ran
   std::uint64_t reference_collectives = 0; ///< the reference rank's
-  std::uint64_t matched = 0;               ///< its collectives compared with the reference's
-  bool counts_agree = true;                ///< every kernel name ran as often on both: all matched by name and order
+  std::uint64_t matched = 0;               ///< its collectives paired with the reference's (the k-th of each communicator)
+  bool counts_agree = true;                ///< every communicator matched on both, each as long on both: all paired
+  std::uint64_t communicators = 0;         ///< its communicators: the streams its collectives ran on
+  std::vector<std::uint32_t> unmatched_streams; ///< streams whose collectives match no communicator of the reference rank's
 };
 
 /// Communication time and the compute time inside it.

@@ -7,13 +7,14 @@
 /// - overlap: nsys's recipe `nccl_gpu_overlap_trace`, communication kernels by name ("nccl",
 ///   any case), overlap = compute time during communication / communication time, taken here
 ///   stretch by stretch between every two kernel boundaries (quadratic: small inputs only);
-/// - collectives compared (`compared`): all where every name runs as often as on the first
-///   profile, else the longest common prefix of the two name sequences in order of their ends;
+/// - collectives matched per communicator (`communicators`, `paired_communicators`): a rank's
+///   communication kernels by stream, the streams paired with the first profile's where one's
+///   name sequence (in order of their ends) is a prefix of the other's, the k-th of each pair
+///   the same collective (issue 49: "match the k-th collective of each communicator");
 /// - lossy steps left out (`without_steps`): the steps and the kernels that start in them;
-/// - host offsets: per host, every matched collective end's difference (the k-th compared kernel
-///   of one communication name on the rank and on the first profile), the whole list sorted, its
-///   median, the median absolute deviation x 1.4826 / sqrt(n) as its uncertainty, the wall
-///   clocks' difference where nothing matched;
+/// - host offsets: per host, every paired collective end's difference from the first profile's,
+///   the whole list sorted, its median, the median absolute deviation x 1.4826 / sqrt(n) as its
+///   uncertainty, the wall clocks' difference where nothing matched;
 /// - stragglers by HTA's rule: `find_stragglers_with_late_start_comm_kernels`
 ///   (hta/analyzers/straggler.py), see hta_late_steps below;
 /// - the names that differ most between the fastest and the slowest rank: a GROUP BY name;
@@ -37,6 +38,7 @@
 #include <set>
 #include <tuple>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nvscope {
@@ -69,52 +71,57 @@ inline double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-/// The ends of the communication kernels named `name` on `p`, in time order.
-inline std::vector<timestamp_ns> ends_of(const rank_profile& p, std::uint32_t name) {
-  std::vector<timestamp_ns> e;
+/// One rank's communicators in their plainest form: its communication kernels by stream (a
+/// std::map), each stream's in order of their ends (ties by start, then name); the streams'
+/// lists ordered by their first kernel (end, start, name, then stream).
+inline std::vector<std::vector<rank_kernel>> communicators(const rank_profile& p) {
+  std::map<std::uint32_t, std::vector<rank_kernel>> by_stream;
   for (const auto& k : p.kernels)
-    if (k.communication && k.name == name) e.push_back(k.end);
-  std::sort(e.begin(), e.end());
-  return e;
-}
-
-/// The collectives of `p` compared with `ref`'s: every communication kernel where each name
-/// runs as often on both; else, in order of their ends, those of the longest prefix in which
-/// the two ranks' kernel names are the same one by one.
-inline rank_profile compared(const rank_profile& p, const rank_profile& ref) {
-  const auto by_end = [](const rank_profile& x) {
-    std::vector<rank_kernel> v;
-    for (const auto& k : x.kernels)
-      if (k.communication) v.push_back(k);
+    if (k.communication) by_stream[k.stream].push_back(k);
+  std::vector<std::vector<rank_kernel>> out;
+  for (auto& [stream, v] : by_stream) {
     std::sort(v.begin(), v.end(), [](const rank_kernel& a, const rank_kernel& b) { return std::tie(a.end, a.start, a.name) < std::tie(b.end, b.start, b.name); });
-    return v;
-  };
-  const auto mine = by_end(p), theirs = by_end(ref);
-  std::map<std::uint32_t, std::size_t> count_mine, count_theirs;
-  for (const auto& k : mine) ++count_mine[k.name];
-  for (const auto& k : theirs) ++count_theirs[k.name];
-  rank_profile out = p;
-  out.kernels = mine;
-  if (count_mine == count_theirs) return out;
-  std::size_t n = 0;
-  while (n < mine.size() && n < theirs.size() && mine[n].name == theirs[n].name) ++n;
-  out.kernels.resize(n);
+    out.push_back(v);
+  }
+  std::sort(out.begin(), out.end(), [](const std::vector<rank_kernel>& a, const std::vector<rank_kernel>& b) {
+    return std::tie(a[0].end, a[0].start, a[0].name, a[0].stream) < std::tie(b[0].end, b[0].start, b[0].name, b[0].stream);
+  });
   return out;
 }
 
-/// One rank's samples: for every communication name and every k, its k-th end minus the
-/// first profile's k-th end, over its collectives compared with the first profile's.
-inline std::vector<double> samples(const rank_profile& whole, const rank_profile& ref) {
-  const rank_profile p = reference::compared(whole, ref);
-  std::set<std::uint32_t> names;
-  for (const auto& k : p.kernels)
-    if (k.communication) names.insert(k.name);
+/// Two groups are one communicator when one's sequence of kernel names is a prefix of the
+/// other's, or they are equal: the names compared one by one to the shorter's length.
+inline bool one_communicator(const std::vector<rank_kernel>& a, const std::vector<rank_kernel>& b) {
+  for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
+    if (a[k].name != b[k].name) return false;
+  return true;
+}
+
+/// The communicators of `p` paired with `ref`'s, as (p's group, ref's group) indexes: p's
+/// groups in order of their first kernel, each paired with the first of ref's, in the same
+/// order, that is one communicator with it and not paired yet; a group pairing none is left out.
+inline std::vector<std::pair<std::size_t, std::size_t>> paired_communicators(const std::vector<std::vector<rank_kernel>>& mine,
+                                                                             const std::vector<std::vector<rank_kernel>>& theirs) {
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  std::set<std::size_t> taken;
+  for (std::size_t g = 0; g < mine.size(); ++g)
+    for (std::size_t h = 0; h < theirs.size(); ++h)
+      if (!taken.count(h) && one_communicator(mine[g], theirs[h])) {
+        pairs.emplace_back(g, h);
+        taken.insert(h);
+        break;
+      }
+  return pairs;
+}
+
+/// One rank's samples: for every pair of matched communicators and every k below both their
+/// lengths, its k-th collective's end minus the first profile's k-th.
+inline std::vector<double> samples(const rank_profile& p, const rank_profile& ref) {
+  const auto mine = communicators(p), theirs = communicators(ref);
   std::vector<double> d;
-  for (auto name : names) {
-    const auto mine = ends_of(p, name), theirs = ends_of(ref, name);
-    for (std::size_t k = 0; k < mine.size() && k < theirs.size(); ++k)
-      d.push_back(static_cast<double>(mine[k]) - static_cast<double>(theirs[k]));
-  }
+  for (const auto& [g, h] : paired_communicators(mine, theirs))
+    for (std::size_t k = 0; k < mine[g].size() && k < theirs[h].size(); ++k)
+      d.push_back(static_cast<double>(mine[g][k].end) - static_cast<double>(theirs[h][k].end));
   return d;
 }
 
