@@ -348,8 +348,8 @@ constexpr option_entry option_table[] = {
      "nsys recipes by nsys's name, NAME[:k=v...] with nsys's recipe options, written as STEM.NAME.csv (a recipe of several files, as nsys writes them: STEM.NAME.FILE.csv): "
      "gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, "
      "cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE, "
-     "nccl_gpu_overlap_trace (docs/analysis.md)",
-     "gpu_gaps gpu_time_util cuda_api_sync cuda_memcpy_async cuda_memcpy_sync cuda_memset_sync cuda_gpu_kern_hist cuda_gpu_kern_pace nvtx_pace nvtx_gpu_proj_pace nccl_gpu_overlap_trace"},
+     "nccl_gpu_overlap_trace, cuda_gpu_time_util_map[:bins=N], nccl_gpu_time_util_map[:bins=N] (docs/analysis.md)",
+     "gpu_gaps gpu_time_util cuda_api_sync cuda_memcpy_async cuda_memcpy_sync cuda_memset_sync cuda_gpu_kern_hist cuda_gpu_kern_pace nvtx_pace nvtx_gpu_proj_pace nccl_gpu_overlap_trace cuda_gpu_time_util_map nccl_gpu_time_util_map"},
     {"summary", set_summary, "Output", "short|full|none", "short",
      "what stderr shows at the end of each process: one screen of 40 lines of 120 columns (short), every table as "
      "STEM.txt holds them (full), or errors and the files line only (none)", "short full none"},
