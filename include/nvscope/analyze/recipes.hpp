@@ -6,7 +6,8 @@
 /// its default parameters (`recipe_params`): `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`,
 /// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`,
 /// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace` (with `pace_stats_of`) and
-/// `nccl_gpu_overlap_trace` (with `nccl_gpu_overlap_groups`). Each is a few sorts and walks, n
+/// `nccl_gpu_overlap_trace` (with `nccl_gpu_overlap_groups`), `cuda_gpu_time_util_map` and
+/// `nccl_gpu_time_util_map` (a sort, then one walk of spans and bins). Each is a few sorts and walks, n
 /// log n in the records (the gaps walk each device's operations once in start order; the chunks
 /// and the kernels' overlaps are one sweep over sorted starts and ends, `overlap_sweep`; the copy
 /// and memset rules look calls up by correlation id in a sorted index), and is tested equal to
