@@ -30,7 +30,7 @@ from compare import find_nsys, run  # the six tables' harness: nsys lookup, logg
 
 # gpu_gaps' 500 ms default finds nothing in a workload of a few seconds: gap=0 reports every gap.
 RECIPES = ("gpu_gaps:gap=0,gpu_time_util,cuda_api_sync,cuda_memcpy_async,cuda_memcpy_sync,cuda_memset_sync,cuda_gpu_kern_hist,"
-           "cuda_gpu_kern_pace:name=scale_kernel,nvtx_pace:name=forward,nvtx_gpu_proj_pace:name=forward")
+           "cuda_gpu_kern_pace:name=scale_kernel,nvtx_pace:name=forward,nvtx_gpu_proj_pace:name=forward,cuda_gpu_time_util_map")
 # Per recipe: key columns, time columns compared within the tolerance, and the percent columns.
 KEYS = {
     "gpu_gaps": (["Device ID"], ["Duration"], []),
@@ -40,6 +40,11 @@ KEYS = {
     "cuda_memcpy_sync": (["API Name", "Src Kind", "Dst Kind", "Bytes"], ["Duration"], []),
     "cuda_memset_sync": (["API Name", "Memory Kind", "Bytes"], ["Duration"], []),
     "cuda_gpu_kern_hist": (["Name"], ["Duration"], []),  # no Start: the rank follows each side's row order
+    # The heatmaps: a row a bin, joined on the device and the bin's number (the rank in file order);
+    # the bins' starts differ with each run's session length, so Duration is not compared.
+    # nccl_gpu_time_util_map needs NCCL kernels, as nccl_gpu_overlap_trace does (RECIPES on a multi-GPU workload).
+    "cuda_gpu_time_util_map": (["Device ID"], [], ["Kernel"]),
+    "nccl_gpu_time_util_map": (["Device ID"], [], ["All", "NCCL", "Compute", "Overlap"]),
 }
 # Recipes of several files, compared as the pace recipes are (compare_pace): file names and the
 # columns compared loosely. nccl_gpu_overlap_trace needs NCCL kernels: pass it in RECIPES on a

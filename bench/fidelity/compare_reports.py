@@ -31,10 +31,11 @@ from compare import find_nsys, run  # the six tables' harness: nsys lookup, logg
 
 REPORTS = ["cuda_api_sum", "cuda_api_trace", "cuda_gpu_trace", "cuda_gpu_sum", "cuda_kern_exec_trace",
            "cuda_kern_exec_sum", "nvtx_pushpop_sum", "nvtx_pushpop_trace", "nvtx_startend_sum", "cuda_api_gpu_sum",
-           "cuda_gpu_kern_gb_sum", "nvtx_gpu_proj_trace"]
+           "cuda_gpu_kern_gb_sum", "nvtx_gpu_proj_trace", "cuda_gpu_kern_sum:nvtx-name"]
 # Per report: the key columns (as nsys names them), the columns that must agree on joined rows,
 # and whether it is a trace (one row per record: the key gets the row's rank among equal keys).
 KEYS = {
+    "cuda_gpu_kern_sum": (["Name"], ["Instances"], False),  # its :nvtx-name variant: "range/kernel" names
     "cuda_api_sum": (["Name"], ["Num Calls"], False),
     "cuda_api_trace": (["Name"], [], True),
     "cuda_gpu_trace": (["Name"], ["GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ", "Reg/Trd", "Bytes (MB)", "SrcMemKd",

@@ -20,6 +20,6 @@ if ! { cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_
        cmake --build "$build" --target fidelity_workload; } >"$log" 2>&1; then
   tail -30 "$log"; echo "recipes_vs_nsys.sh: the build failed (log above)" >&2; exit 1
 fi
-recipes=${RECIPES:-gpu_gaps:gap=0,gpu_time_util,cuda_api_sync,cuda_memcpy_async,cuda_memcpy_sync,cuda_memset_sync,cuda_gpu_kern_hist,cuda_gpu_kern_pace:name=scale_kernel,nvtx_pace:name=forward,nvtx_gpu_proj_pace:name=forward}
+recipes=${RECIPES:-gpu_gaps:gap=0,gpu_time_util,cuda_api_sync,cuda_memcpy_async,cuda_memcpy_sync,cuda_memset_sync,cuda_gpu_kern_hist,cuda_gpu_kern_pace:name=scale_kernel,nvtx_pace:name=forward,nvtx_gpu_proj_pace:name=forward,cuda_gpu_time_util_map}
 python3 "$root/bench/fidelity/compare_recipes.py" --workload "$build/bench/fidelity/fidelity_workload" \
   --out "${OUT:-/tmp}/fidelity_recipes" --recipes "$recipes" --results "$root/bench/results/fidelity.json"

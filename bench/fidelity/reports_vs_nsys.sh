@@ -25,6 +25,6 @@ if ! { cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_
        cmake --build "$build" --target fidelity_workload; } >"$log" 2>&1; then
   tail -30 "$log"; echo "reports_vs_nsys.sh: the build failed (log above)" >&2; exit 1
 fi
-reports=${REPORTS:-cuda_api_sum,cuda_api_trace,cuda_gpu_trace,cuda_gpu_sum,cuda_kern_exec_trace,cuda_kern_exec_sum,nvtx_pushpop_sum,nvtx_pushpop_trace,nvtx_startend_sum,cuda_api_gpu_sum,cuda_gpu_kern_gb_sum,nvtx_gpu_proj_trace}
+reports=${REPORTS:-cuda_api_sum,cuda_api_trace,cuda_gpu_trace,cuda_gpu_sum,cuda_kern_exec_trace,cuda_kern_exec_sum,nvtx_pushpop_sum,nvtx_pushpop_trace,nvtx_startend_sum,cuda_api_gpu_sum,cuda_gpu_kern_gb_sum,nvtx_gpu_proj_trace,cuda_gpu_kern_sum:nvtx-name}
 python3 "$root/bench/fidelity/compare_reports.py" --workload "$build/bench/fidelity/fidelity_workload" \
   --out "${OUT:-/tmp}/fidelity_reports" --reports "$reports" --results "$root/bench/results/fidelity.json" ${save[@]+"${save[@]}"}

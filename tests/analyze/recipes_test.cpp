@@ -63,7 +63,7 @@ void same_pace(const std::vector<pace_row>& e, const std::vector<pace_row>& r, c
   SAME(se.sum, sr.sum, table + " stats sum");
 }
 
-void check_all(std::size_t (&rows)[11], const trace& t, const recipe_params& p, const std::string& label) {
+void check_all(std::size_t (&rows)[13], const trace& t, const recipe_params& p, const std::string& label) {
   const auto gaps = gpu_gaps(t, p);
   same_rows(gaps, reference::gpu_gaps(t, p), label + " gpu_gaps", [](const gpu_gap_row& a, const gpu_gap_row& b, const std::string& w) {
     SAME(a.duration, b.duration, w + " duration");
@@ -138,9 +138,23 @@ void check_all(std::size_t (&rows)[11], const trace& t, const recipe_params& p, 
             });
   std::size_t communication = 0;
   for (const auto& r : overlap) communication += r.communication;
+  const auto same_bin = [](const util_map_row& a, const util_map_row& b, const std::string& w) {
+    SAME(a.duration, b.duration, w + " duration");
+    SAME(a.in_session, b.in_session, w + " in session");
+    SAME(a.all, b.all, w + " all");
+    SAME(a.nccl, b.nccl, w + " nccl");
+    SAME(a.compute, b.compute, w + " compute");
+    SAME(a.overlap, b.overlap, w + " overlap");
+    SAME(a.device, b.device, w + " device");
+  };
+  const auto map = cuda_gpu_time_util_map(t, p), nccl_map = nccl_gpu_time_util_map(t, p);
+  same_rows(map, reference::cuda_gpu_time_util_map(t, p), label + " cuda_gpu_time_util_map", same_bin);
+  same_rows(nccl_map, reference::nccl_gpu_time_util_map(t, p), label + " nccl_gpu_time_util_map", same_bin);
+  std::size_t partial = 0; // bins neither empty nor full: the fractions were exercised
+  for (const auto& r : nccl_map) partial += r.in_session && r.overlap > 0 && r.overlap < 100;
   const std::size_t made[] = {gaps.size(), util.size(),      sync.size(),      async.size(),      copies.size(),    sets.size(),
-                              hist.size(), kern_pace.size(), range_pace.size(), projected.size(), communication};
-  for (int i = 0; i < 11; ++i) rows[i] += made[i];
+                              hist.size(), kern_pace.size(), range_pace.size(), projected.size(), communication, map.size(), partial};
+  for (int i = 0; i < 13; ++i) rows[i] += made[i];
 }
 
 // A random trace with what the rules read: two devices with contexts, copies of every memory
@@ -178,7 +192,7 @@ trace dressed(std::uint64_t seed, int threads, int events) {
 
 TEST_CASE("recipes: random traces equal their definitions under several parameters") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
-  std::size_t rows[11] = {};
+  std::size_t rows[13] = {};
   for (int i = 0; i < 16; ++i) {
     const auto seed = rng();
     const int threads = 1 + i % 4, events = 40 + static_cast<int>(rng() % 400);
@@ -187,13 +201,14 @@ TEST_CASE("recipes: random traces equal their definitions under several paramete
     p.gap_ms = 0; // the traces' gaps are nanoseconds: a threshold of 0 ms reports every one
     p.threshold = static_cast<std::uint32_t>(rng() % 101);
     p.chunks = 1 + static_cast<std::uint32_t>(rng() % 40);
+    p.bins = 1 + static_cast<std::uint32_t>(rng() % 200);
     const auto label = "random " + std::to_string(i) + " (trace seed " + std::to_string(seed) + ", " + std::to_string(threads) +
                        " threads, " + std::to_string(events) + " events, threshold " + std::to_string(p.threshold) + ", chunks " +
                        std::to_string(p.chunks) + ")";
     check_all(rows, t, p, label);
     check_all(rows, t, recipe_params{}, label + " defaults");
   }
-  for (int i = 0; i < 11; ++i) CHECK_MESSAGE(rows[i] > 0, std::string(recipe_name(static_cast<recipe>(i))), " made no rows to compare");
+  for (int i = 0; i < 13; ++i) CHECK_MESSAGE(rows[i] > 0, std::string(recipe_name(static_cast<recipe>(i))), " made no rows to compare");
 }
 
 TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
@@ -368,6 +383,58 @@ TEST_CASE("recipes: nccl_gpu_overlap_trace's sums, kernel by kernel") {
   CHECK(reference::nccl_gpu_overlap_trace(t).empty());
 }
 
+TEST_CASE("recipes: cuda_gpu_time_util_map's bins worked out by hand, by nsys's heatmap arithmetic") {
+  trace t;
+  t.begin = 1000, t.finish = 2000; // a session of 1000 ns: 4 bins of 250
+  const auto gemm = t.strings.intern("gemm");
+  auto kernel = [&](timestamp_ns s, timestamp_ns e) {
+    kernel_record k;
+    k.start = 1000 + s, k.end = 1000 + e, k.name = gemm;
+    t.kernels.push_back(k);
+  };
+  kernel(0, 100);   // starts on a bin's edge, inside one bin: heatmap.py's min(ceil(s), e) - s counts 0 of it
+  kernel(300, 400); // 40 % of bin 1
+  kernel(450, 800); // 20 % of bin 1, all of bin 2, 20 % of bin 3
+  kernel(460, 500); // inside the one before: the union counts it once
+  recipe_params p;
+  p.bins = 4;
+  const auto rows = cuda_gpu_time_util_map(t, p);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].all == 0.0);
+  CHECK(rows[1].all == 60.0);
+  CHECK(rows[2].all == 100.0);
+  CHECK(rows[3].all == 20.0);
+  CHECK(rows[3].duration == 750);
+  CHECK(nccl_gpu_time_util_map(t, p).empty()); // no communication kernel
+  const auto csv = recipe_csv(t, recipe::cuda_gpu_time_util_map, p);
+  CHECK(csv.rfind("Duration,Kernel,PID,Device ID,Rank\n0,0.0,0,0,0\n250,60.0,", 0) == 0);
+
+  t.finish = 1005; // 5 ns in 4 bins of 2: bin 2 half in the session and scaled, bin 3 past its end
+  t.kernels.clear();
+  kernel(1, 4);
+  const auto short_rows = cuda_gpu_time_util_map(t, p);
+  REQUIRE(short_rows.size() == 4);
+  CHECK(short_rows[0].all == 50.0);
+  CHECK(short_rows[1].all == 100.0);
+  CHECK(short_rows[2].all == 0.0);
+  CHECK(!short_rows[3].in_session);
+  CHECK(recipe_csv(t, recipe::cuda_gpu_time_util_map, p).find("\n6,,0,0,0\n") != std::string::npos);
+
+  t.finish = 2000;
+  t.kernels.clear();
+  kernel(100, 200);
+  kernel(150, 300);
+  t.kernels.back().name = t.strings.intern("ncclDevKernel_AllReduce");
+  const auto nccl = nccl_gpu_time_util_map(t, p);
+  REQUIRE(nccl.size() == 4);
+  CHECK(nccl[0].all == 60.0);     // 100..250
+  CHECK(nccl[0].nccl == 40.0);    // 150..250
+  CHECK(nccl[0].compute == 40.0); // 100..200
+  CHECK(nccl[0].overlap == 20.0); // 150..200
+  CHECK(nccl[1].nccl == 20.0);
+  CHECK(recipe_csv(t, recipe::nccl_gpu_time_util_map, p).rfind("Duration,All,NCCL,Compute,Overlap,PID,Device ID,Rank\n", 0) == 0);
+}
+
 TEST_CASE("recipes: the list --recipes takes") {
   auto s = parse_recipes("gpu_gaps:gap=50,cuda_api_sync,gpu_gaps:gap=100");
   CHECK(s.error.empty());
@@ -391,6 +458,12 @@ TEST_CASE("recipes: the list --recipes takes") {
   REQUIRE(s.params.size() == 2);
   CHECK(s.params[0].name == "step");
   CHECK(s.params[1].name == "gemm");
+  s = parse_recipes("cuda_gpu_time_util_map:bins=10,nccl_gpu_time_util_map");
+  CHECK(s.error.empty());
+  REQUIRE(s.params.size() == 2);
+  CHECK(s.params[0].bins == 10);
+  CHECK(s.params[1].bins == 30);
+  CHECK(!parse_recipes("cuda_gpu_time_util_map:bins=0").error.empty());
   CHECK(recipe_reads_api(recipe::cuda_memset_sync));
   CHECK(!recipe_reads_api(recipe::gpu_gaps));
 }

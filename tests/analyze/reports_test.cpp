@@ -90,7 +90,15 @@ void same_summary(const std::vector<Row>& e, const std::vector<Row>& r, const st
   });
 }
 
+// Kernels whose `:nvtx-name` name carries a range's prefix, summed over the tests' traces: a
+// random trace set where none did would test only the unprefixed path.
+std::size_t prefixed_kernel_rows = 0;
+
 void check_kernel_reports(const trace& t, name_form form, const std::string& label) {
+  const auto ks = cuda_gpu_kern_sum_nvtx(t, form), kr = reference::cuda_gpu_kern_sum_nvtx(t, form);
+  same_summary(ks, kr, label + " cuda_gpu_kern_sum:nvtx-name");
+  same_rows(ks, kr, label + " cuda_gpu_kern_sum:nvtx-name", [](const kernel_summary_row& a, const kernel_summary_row& b, const std::string& w) { SAME(a.name, b.name, w + " name"); });
+  for (const auto& r : kr) prefixed_kernel_rows += r.name.find('/') != std::string::npos;
   same_rows(cuda_gpu_trace(t, form), reference::cuda_gpu_trace(t, form), label + " cuda_gpu_trace", same_gpu_trace_row);
   for (const bool api : {false, true}) {
     const auto gs = api ? cuda_api_gpu_sum(t, form) : cuda_gpu_sum(t, form);
@@ -191,7 +199,7 @@ TEST_CASE("reports: random traces of every kind equal their definitions") {
     const auto t = dressed(seed, threads, events);
     check_all(t, "random " + std::to_string(i) + " (trace seed " + std::to_string(seed) + ", " + std::to_string(threads) + " threads, " +
                      std::to_string(events) + " events)");
-  }
+  }  CHECK(prefixed_kernel_rows > 0);
 }
 
 TEST_CASE("reports: ranges of one name nested under themselves") {
@@ -254,6 +262,48 @@ TEST_CASE("reports: API and kernel figures worked out by hand") {
   CHECK(sum[0].queue.count == 2);
   CHECK(sum[0].queue.average == 20.0);
   CHECK(sum[0].total.total == 250); // 70 + 100 + 80
+}
+
+TEST_CASE("reports: cuda_gpu_kern_sum:nvtx-name worked out by hand") {
+  trace t;
+  t.threads = {{1001, 0}, {1002, 0}};
+  const auto launch = t.strings.intern("cudaLaunchKernel"), gemm = t.strings.intern("gemm");
+  auto range = [&](timestamp_ns start, timestamp_ns end, const char* name, bool push_pop, std::uint32_t end_thread, bool mark) {
+    range_record r;
+    r.start = start, r.end = end, r.name = t.strings.intern(name), r.is_push_pop = push_pop, r.end_thread = end_thread, r.is_mark = mark;
+    r.domain = t.strings.intern("lib"); // the prefix is the range's name alone, not "lib:name"
+    t.ranges.push_back(r);
+  };
+  range(0, 1000, "step", true, range_record::same_thread, false);
+  range(100, 400, "fwd", true, range_record::same_thread, false);
+  range(110, 110, "mark", true, range_record::same_thread, true);   // a mark names no kernel
+  range(150, 2000, "async", false, 1, false);                      // a start/end range ended on thread 1: left out
+  range(350, 600, "se", false, range_record::same_thread, false);  // start/end, ended where it began
+  t.api_calls = {{120, 130, launch, 1, 0, false},   // in step and fwd: fwd started last
+                 {360, 380, launch, 2, 0, false},   // in step, fwd and se: se started last
+                 {390, 650, launch, 3, 0, false},   // fwd and se end inside the call: step holds it whole
+                 {500, 510, launch, 4, 1, false}};  // thread 1 opened no range
+  for (std::uint32_t i = 1; i <= 5; ++i) {          // correlation 5 has no API call
+    kernel_record k;
+    k.start = 1000 * i, k.end = 1000 * i + 10 * i, k.correlation = i, k.name = gemm;
+    t.kernels.push_back(k);
+  }
+  t.kernel_names[gemm] = {t.strings.intern("gemm_base"), 0};
+  const auto names = kernel_names_with_ranges(t);
+  CHECK(names == std::vector<std::string>{"fwd/gemm", "se/gemm", "step/gemm", "gemm", "gemm"});
+  const auto rows = cuda_gpu_kern_sum_nvtx(t, name_form::base);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].name == "gemm_base");
+  CHECK(rows[0].time.total == 90); // 40 + 50
+  CHECK(rows[1].name == "step/gemm_base");
+  CHECK(rows[3].name == "fwd/gemm_base");
+  const auto chosen = parse_reports("cuda_gpu_kern_sum:nvtx-name:base");
+  REQUIRE(chosen.error.empty());
+  CHECK(choice_name(chosen.reports[0]) == "cuda_gpu_kern_sum:nvtx-name:base");
+  const auto tab = report_table(t, analyze(t), chosen.reports[0]);
+  REQUIRE(tab.rows.size() == 4);
+  CHECK(tab.rows[2][8] == "se/gemm_base");
+  CHECK(report_table(t, analyze(t), parse_reports("cuda_gpu_kern_sum:base").reports[0]).rows[0][8] == "gemm_base");
 }
 
 TEST_CASE("reports: DurChild and DurNonChild of a push/pop stack worked out by hand") {
@@ -357,6 +407,10 @@ TEST_CASE("reports: the list --reports takes, by nsys's names") {
   CHECK(parse_reports("cuda_api_summ").error.find("no report named 'cuda_api_summ'") != std::string::npos);
   CHECK(parse_reports("cuda_api_sum:base").error.find("takes no variant") != std::string::npos);
   CHECK(parse_reports("cuda_gpu_trace:nvtx").error.find("takes :base or :mangled") != std::string::npos);
+  CHECK(parse_reports("cuda_gpu_kern_sum:nvtx-name:mangled").reports.at(0).nvtx_names);
+  CHECK(parse_reports("cuda_gpu_kern_sum:base:mangled").error.find("takes [:nvtx-name][:base|:mangled]") != std::string::npos);
+  CHECK(parse_reports("cuda_gpu_kern_sum:nvtx-name:nvtx-name").error.find("takes [:nvtx-name]") != std::string::npos);
+  CHECK(parse_reports("nvtx_sum:nvtx-name").error.find("takes no variant") != std::string::npos);
   CHECK(parse_reports("nvtx_sum,bogus").reports.empty());
 }
 

@@ -148,10 +148,10 @@ std::string set_recipes(run_options& o, std::string_view v) {
 // Whether a report of `list` reads CUDA API calls, which the collector then records.
 bool reports_read_api(const std::string& list) {
   for (const auto& c : parse_reports(list).reports)
-    if (!c.from_analysis && c.computed != trace_report::cuda_gpu_trace && c.computed != trace_report::cuda_gpu_sum &&
+    if (c.nvtx_names || (!c.from_analysis && c.computed != trace_report::cuda_gpu_trace && c.computed != trace_report::cuda_gpu_sum &&
         c.computed != trace_report::nvtx_pushpop_sum && c.computed != trace_report::nvtx_pushpop_trace &&
         c.computed != trace_report::nvtx_startend_sum && c.computed != trace_report::cuda_gpu_kern_gb_sum &&
-        c.computed != trace_report::nvtx_gpu_proj_trace)
+        c.computed != trace_report::nvtx_gpu_proj_trace))
       return true;
   return false;
 }
@@ -343,13 +343,13 @@ constexpr option_entry option_table[] = {
      "summary csv json trace folded flame steps histograms all none"},
     {"reports", set_reports, "Output", "LIST", "",
      "nsys stats reports by nsys's name, written as STEM.NAME.csv, STEM.reports.txt and STEM.reports.json: summary "
-     "(what nsys stats prints by default), cuda_api_sum, cuda_gpu_trace[:base|:mangled], ... (docs/analysis.md)", "summary cuda_api_sum cuda_api_trace cuda_gpu_trace cuda_gpu_sum cuda_kern_exec_sum cuda_kern_exec_trace nvtx_pushpop_sum nvtx_pushpop_trace nvtx_startend_sum cuda_api_gpu_sum cuda_gpu_kern_gb_sum nvtx_gpu_proj_trace"},
+     "(what nsys stats prints by default), cuda_api_sum, cuda_gpu_kern_sum[:nvtx-name][:base|:mangled], cuda_gpu_trace[:base|:mangled], ... (docs/analysis.md)", "summary cuda_api_sum cuda_api_trace cuda_gpu_trace cuda_gpu_sum cuda_kern_exec_sum cuda_kern_exec_trace nvtx_pushpop_sum nvtx_pushpop_trace nvtx_startend_sum cuda_api_gpu_sum cuda_gpu_kern_gb_sum nvtx_gpu_proj_trace"},
     {"recipes", set_recipes, "Output", "LIST", "",
      "nsys recipes by nsys's name, NAME[:k=v...] with nsys's recipe options, written as STEM.NAME.csv (a recipe of several files, as nsys writes them: STEM.NAME.FILE.csv): "
      "gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, "
      "cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE, "
-     "nccl_gpu_overlap_trace (docs/analysis.md)",
-     "gpu_gaps gpu_time_util cuda_api_sync cuda_memcpy_async cuda_memcpy_sync cuda_memset_sync cuda_gpu_kern_hist cuda_gpu_kern_pace nvtx_pace nvtx_gpu_proj_pace nccl_gpu_overlap_trace"},
+     "nccl_gpu_overlap_trace, cuda_gpu_time_util_map[:bins=N], nccl_gpu_time_util_map[:bins=N] (docs/analysis.md)",
+     "gpu_gaps gpu_time_util cuda_api_sync cuda_memcpy_async cuda_memcpy_sync cuda_memset_sync cuda_gpu_kern_hist cuda_gpu_kern_pace nvtx_pace nvtx_gpu_proj_pace nccl_gpu_overlap_trace cuda_gpu_time_util_map nccl_gpu_time_util_map"},
     {"summary", set_summary, "Output", "short|full|none", "short",
      "what stderr shows at the end of each process: one screen of 40 lines of 120 columns (short), every table as "
      "STEM.txt holds them (full), or errors and the files line only (none)", "short full none"},

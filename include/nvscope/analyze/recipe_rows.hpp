@@ -5,7 +5,7 @@
 /// The rows of the `nsys recipe` recipes nvscope computes in-process, with nsys's names and
 /// default parameters: `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`, `cuda_memcpy_async`,
 /// `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`, `cuda_gpu_kern_pace`, `nvtx_pace`,
-/// `nvtx_gpu_proj_pace`, `nccl_gpu_overlap_trace`, and the two roundings nsys's figures go
+/// `nvtx_gpu_proj_pace`, `nccl_gpu_overlap_trace`, `cuda_gpu_time_util_map`, `nccl_gpu_time_util_map`, and the two roundings nsys's figures go
 /// through (SQLite's and pandas'). Numbers, enums and the names nsys prints; computed
 /// by analyze/recipes.hpp, defined plainly by analyze/reference/recipes.hpp, printed by
 /// export/recipes.hpp. docs/analysis.md ("Recipes") gives each definition.
@@ -35,6 +35,21 @@ struct recipe_params {
   std::uint32_t threshold = 50;     ///< gpu_time_util `--threshold`: chunks used less than this percent are reported
   std::uint32_t chunks = 30;        ///< gpu_time_util `--chunks`: equal chunks of each device's busy span
   std::string name;                 ///< cuda_gpu_kern_pace and nvtx_pace `--name` (required): the kernel or range that marks an iteration
+  std::uint32_t bins = 30;          ///< cuda_gpu_time_util_map and nccl_gpu_time_util_map `--bins`: equal bins of the session
+};
+
+/// One row of `cuda_gpu_time_util_map` or `nccl_gpu_time_util_map`: one bin of one device, the
+/// percent of the bin in which kernels ran (their union, so at most 100), rounded to one decimal
+/// as pandas rounds.
+struct util_map_row {
+  std::uint64_t duration = 0; ///< "Duration": where the bin starts, from the session's start
+  bool in_session = true;     ///< false: the bin starts past the session's end (nsys: NaN, an empty cell)
+  double all = 0.0;           ///< every kernel: cuda_gpu_time_util_map's "Kernel", nccl_gpu_time_util_map's "All"
+  double nccl = 0.0;          ///< communication kernels (nccl_gpu_time_util_map only)
+  double compute = 0.0;       ///< the other kernels
+  double overlap = 0.0;       ///< communication and compute kernels at once
+  std::uint64_t pid = 0;
+  std::uint16_t device = 0;
 };
 
 /// One row of `gpu_gaps`: a stretch of one device with no GPU operation running.

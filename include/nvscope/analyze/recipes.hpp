@@ -6,7 +6,8 @@
 /// its default parameters (`recipe_params`): `gpu_gaps`, `gpu_time_util`, `cuda_api_sync`,
 /// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`,
 /// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace` (with `pace_stats_of`) and
-/// `nccl_gpu_overlap_trace` (with `nccl_gpu_overlap_groups`). Each is a few sorts and walks, n
+/// `nccl_gpu_overlap_trace` (with `nccl_gpu_overlap_groups`), `cuda_gpu_time_util_map` and
+/// `nccl_gpu_time_util_map` (a sort, then one walk of spans and bins). Each is a few sorts and walks, n
 /// log n in the records (the gaps walk each device's operations once in start order; the chunks
 /// and the kernels' overlaps are one sweep over sorted starts and ends, `overlap_sweep`; the copy
 /// and memset rules look calls up by correlation id in a sorted index), and is tested equal to
@@ -515,6 +516,145 @@ inline std::vector<overlap_group_row> nccl_gpu_overlap_groups(const std::vector<
     g.compute_overlap = pandas_round(static_cast<double>(g.compute_sum) / static_cast<double>(g.duration) * 100, 1);
   }
   return groups;
+}
+
+namespace detail {
+
+using time_span = std::pair<std::int64_t, std::int64_t>; // [start, end) from the session's start
+
+// `spans` sorted by start, overlapping ones merged (the union: what ran, counted once).
+inline std::vector<time_span> union_of(std::vector<time_span> spans) {
+  std::sort(spans.begin(), spans.end());
+  std::vector<time_span> out;
+  for (const auto& x : spans) {
+    if (!out.empty() && x.first <= out.back().second) out.back().second = std::max(out.back().second, x.second);
+    else out.push_back(x);
+  }
+  return out;
+}
+
+// Where two unions (as `union_of` makes them) overlap: one walk of both.
+inline std::vector<time_span> intersection_of(const std::vector<time_span>& a, const std::vector<time_span>& b) {
+  std::vector<time_span> out;
+  for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    const auto lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (lo < hi) out.emplace_back(lo, hi);
+    (a[i].second < b[j].second ? i : j) += 1;
+  }
+  return out;
+}
+
+// The binning of nsys's heatmap (reference::bin_percents states it): each span's fraction of
+// its first and last bin by the same floating-point steps, the bins between them whole (a
+// difference array: disjoint spans leave those bins to one span), then the bins of the
+// session's partial last bin scaled and those past it marked. Linear in spans and bins.
+inline std::vector<double> bin_fractions(const std::vector<time_span>& spans, std::uint64_t bin_size, std::uint32_t bins, std::int64_t max_duration) {
+  std::vector<double> pct(bins, 0.0), whole(bins + 1, 0.0);
+  const double size = static_cast<double>(bin_size);
+  auto bin_of = [&](double scaled) { return static_cast<std::size_t>(std::floor(scaled)); };
+  for (const auto& x : spans) { // single-bin spans first, as np.bincount adds them
+    const double s = static_cast<double>(x.first) / size, e = static_cast<double>(x.second) / size;
+    if (bin_of(s) == bin_of(e) && bin_of(s) < bins) pct[bin_of(s)] += std::min(std::ceil(s), e) - s;
+  }
+  for (const auto& x : spans) {
+    const double s = static_cast<double>(x.first) / size, e = static_cast<double>(x.second) / size;
+    const auto first = bin_of(s), last = bin_of(e);
+    if (first == last) continue;
+    if (last < bins) pct[last] += e - std::max(std::floor(e), s);
+    if (first < bins) pct[first] += std::min(std::ceil(s), e) - s;
+    if (first + 1 < bins) whole[first + 1] += 1.0, whole[std::min<std::size_t>(last, bins)] -= 1.0;
+  }
+  double running = 0.0;
+  for (std::uint32_t b = 0; b < bins; ++b) running += whole[b], pct[b] += running;
+  const double end = static_cast<double>(max_duration) / size, end_fraction = end - std::floor(end);
+  const auto end_bin = bin_of(end);
+  if (end_fraction != 0 && end_bin != 0 && end_bin < bins) pct[end_bin] /= end_fraction;
+  for (std::size_t b = end_bin + 1; b < bins; ++b) pct[b] = std::nan("");
+  return pct;
+}
+
+// The session as the heatmaps read it: kernels from `trace::begin`, to the trace's end; the
+// bin size `ceil(duration / bins)` (heatmap.get_bin_size).
+struct heatmap_session {
+  std::int64_t duration = 0;
+  std::uint64_t bin_size = 0;
+};
+inline heatmap_session session_of(const trace& t, std::uint32_t bins) {
+  heatmap_session h;
+  const auto end = trace_end_of(t);
+  h.duration = end > t.begin ? static_cast<std::int64_t>(end - t.begin) : 0;
+  h.bin_size = static_cast<std::uint64_t>(std::ceil(static_cast<double>(h.duration) / static_cast<double>(bins)));
+  return h;
+}
+
+// Per device (ascending), the spans of its kernels with a valid end; `nccl` marks the
+// communication kernels (base name starting "nccl").
+struct device_kernel_spans {
+  std::uint16_t device = 0;
+  std::vector<time_span> all, nccl, compute;
+};
+inline std::vector<device_kernel_spans> kernel_spans_by_device(const trace& t) {
+  std::vector<device_kernel_spans> out;
+  for (const auto& k : t.kernels) {
+    if (!has_interval(k.start, k.end) || k.start < t.begin) continue; // before the session: no bin
+    const auto d = device_of(t, k);
+    auto it = std::lower_bound(out.begin(), out.end(), d, [](const device_kernel_spans& x, std::uint16_t v) { return x.device < v; });
+    if (it == out.end() || it->device != d) it = out.insert(it, device_kernel_spans{d, {}, {}, {}});
+    const time_span x{static_cast<std::int64_t>(k.start - t.begin), static_cast<std::int64_t>(k.end - t.begin)};
+    it->all.push_back(x);
+    (kernel_name(t, k.name, name_form::base).rfind("nccl", 0) == 0 ? it->nccl : it->compute).push_back(x);
+  }
+  return out;
+}
+
+// One device's bins as rows: `columns` the percents of each bin per column, in row order.
+inline void add_map_rows(std::vector<util_map_row>& rows, const trace& t, std::uint16_t device, const heatmap_session& h,
+                         const std::vector<std::vector<double>>& columns) {
+  for (std::uint32_t b = 0; b < columns[0].size(); ++b) {
+    util_map_row r;
+    r.duration = h.bin_size * b, r.pid = t.process_id, r.device = device;
+    r.in_session = !std::isnan(columns[0][b]);
+    double* out[] = {&r.all, &r.nccl, &r.compute, &r.overlap};
+    for (std::size_t c = 0; c < columns.size(); ++c) *out[c] = r.in_session ? pandas_round(columns[c][b] * 100, 1) : 0.0;
+    rows.push_back(r);
+  }
+}
+
+} // namespace detail
+
+/// `cuda_gpu_time_util_map`: per device, the session cut into `p.bins` bins of
+/// `ceil(session / bins)` ns, and in each the percent of time some kernel ran (the kernels'
+/// union), computed as nsys's `lib/heatmap.py` computes it (docs/analysis.md, "Recipes").
+/// `--outputs=charts` has no heatmap picture; the rows are its values.
+/// \code
+///   for (const auto& b : nvscope::cuda_gpu_time_util_map(t, {})) if (b.in_session && b.all < 10) { /* an idle bin */ }
+/// \endcode
+inline std::vector<util_map_row> cuda_gpu_time_util_map(const trace& t, const recipe_params& p = {}) {
+  std::vector<util_map_row> rows;
+  const auto h = detail::session_of(t, p.bins);
+  if (h.bin_size == 0) return rows;
+  for (const auto& d : detail::kernel_spans_by_device(t))
+    detail::add_map_rows(rows, t, d.device, h, {detail::bin_fractions(detail::union_of(d.all), h.bin_size, p.bins, h.duration)});
+  return rows;
+}
+
+/// `nccl_gpu_time_util_map`: as `cuda_gpu_time_util_map`, with four percents per bin: all
+/// kernels, the communication kernels (base name starting "nccl"), the others, and the two
+/// kinds at once; no rows when the trace has no communication kernel.
+/// \code
+///   for (const auto& b : nvscope::nccl_gpu_time_util_map(t, {})) { /* b.overlap of b.nccl hidden behind compute */ }
+/// \endcode
+inline std::vector<util_map_row> nccl_gpu_time_util_map(const trace& t, const recipe_params& p = {}) {
+  std::vector<util_map_row> rows;
+  const auto h = detail::session_of(t, p.bins);
+  const auto devices = detail::kernel_spans_by_device(t);
+  if (h.bin_size == 0 || std::none_of(devices.begin(), devices.end(), [](const detail::device_kernel_spans& d) { return !d.nccl.empty(); })) return rows;
+  for (const auto& d : devices) {
+    const auto nccl = detail::union_of(d.nccl), compute = detail::union_of(d.compute);
+    auto bin = [&](const std::vector<detail::time_span>& spans) { return detail::bin_fractions(spans, h.bin_size, p.bins, h.duration); };
+    detail::add_map_rows(rows, t, d.device, h, {bin(detail::union_of(d.all)), bin(nccl), bin(compute), bin(detail::intersection_of(nccl, compute))});
+  }
+  return rows;
 }
 
 } // namespace v1

@@ -15,15 +15,18 @@
 /// \endcode
 
 #include <nvscope/analyze/attribution.hpp>
+#include <nvscope/analyze/detail/ends.hpp>
 #include <nvscope/analyze/grouping.hpp>
 #include <nvscope/analyze/index.hpp>
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/projection.hpp>
+#include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/report_rows.hpp>
 #include <nvscope/trace.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -281,6 +284,104 @@ inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum(const trace& t,
     };
     return order_key(a) < order_key(b);
   });
+  return rows;
+}
+
+namespace detail {
+
+// Whether range `r` can prefix a kernel's name: push/pop and start/end ranges, not marks, and
+// of start/end ranges only those ended on the thread that opened them (nsys's
+// `endGlobalTid IS NULL`).
+inline bool names_launches(const range_record& r) noexcept { return !r.is_mark && r.closing_thread() == r.thread; }
+
+// Per API call, the innermost range of its thread that holds the whole call (start <= call
+// start, end >= call end), or `no_index`: of several, the latest to start (nsys's
+// `max(startNS)`), then the first to end, then the later record (the inner of two pushed at one
+// instant). One sweep per thread
+// in start order: ranges enter a set as the sweep passes their start, and leave it when found
+// ended before a call starts (no later call can fit in them). n log n, plus per call the open
+// ranges that end inside it, which are skipped.
+inline std::vector<std::uint32_t> enclosing_range_of_calls(const trace& t, const std::vector<timestamp_ns>& end) {
+  std::vector<std::uint32_t> ranges, calls, owner(t.api_calls.size(), no_index);
+  for (std::uint32_t i = 0; i < t.ranges.size(); ++i)
+    if (names_launches(t.ranges[i])) ranges.push_back(i);
+  for (std::uint32_t i = 0; i < t.api_calls.size(); ++i)
+    if (has_interval(t.api_calls[i].start, t.api_calls[i].end)) calls.push_back(i);
+  std::sort(ranges.begin(), ranges.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return std::make_pair(t.ranges[a].thread, t.ranges[a].start) < std::make_pair(t.ranges[b].thread, t.ranges[b].start);
+  });
+  std::sort(calls.begin(), calls.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return std::make_pair(t.api_calls[a].thread, t.api_calls[a].start) < std::make_pair(t.api_calls[b].thread, t.api_calls[b].start);
+  });
+  using key = std::tuple<std::uint64_t, timestamp_ns, std::uint64_t>; // (latest start, earliest end, latest record): best first
+  std::set<std::pair<key, std::uint32_t>> open;
+  std::size_t next = 0;
+  std::uint32_t thread = no_index;
+  for (const auto c : calls) {
+    const auto& a = t.api_calls[c];
+    if (a.thread != thread) open.clear(), thread = a.thread;
+    while (next < ranges.size() && t.ranges[ranges[next]].thread < thread) ++next;
+    for (; next < ranges.size() && t.ranges[ranges[next]].thread == thread && t.ranges[ranges[next]].start <= a.start; ++next) {
+      const auto r = ranges[next];
+      open.emplace(key{descending(t.ranges[r].start), end[r], descending(r)}, r);
+    }
+    for (auto it = open.begin(); it != open.end();) {
+      if (end[it->second] < a.start) it = open.erase(it);
+      else if (end[it->second] >= a.end) { owner[c] = it->second; break; }
+      else ++it;
+    }
+  }
+  return owner;
+}
+
+} // namespace detail
+
+/// Each kernel's name as nsys's `:nvtx-name` variant prints it (reports/kernel_helper.py): the
+/// name in `form`, prefixed with `NAME/` where NAME is the innermost NVTX range (by latest
+/// start) on the launching API call's thread that holds the whole call; the name alone when no
+/// range does, or the kernel has no recorded API call. The range's name only, not its domain.
+/// Unclosed ranges end at the trace's end (docs/analysis.md). Indexed as `t.kernels`.
+/// \code
+///   auto names = nvscope::kernel_names_with_ranges(t, nvscope::name_form::base); // "forward/gemm"
+/// \endcode
+inline std::vector<std::string> kernel_names_with_ranges(const trace& t, name_form form = name_form::demangled) {
+  const auto end = detail::closed_range_ends(t, detail::trace_end_of(t));
+  const auto owner = detail::enclosing_range_of_calls(t, end);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> by_correlation; // (correlation, call)
+  for (std::uint32_t i = 0; i < t.api_calls.size(); ++i)
+    if (owner[i] != no_index) by_correlation.emplace_back(t.api_calls[i].correlation, i);
+  std::sort(by_correlation.begin(), by_correlation.end());
+  const auto better = [&](std::uint32_t a, std::uint32_t b) { // a before b in the order `owner` picks by
+    return std::make_tuple(detail::descending(t.ranges[a].start), end[a], detail::descending(a)) <
+           std::make_tuple(detail::descending(t.ranges[b].start), end[b], detail::descending(b));
+  };
+  std::vector<std::string> names(t.kernels.size());
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    std::uint32_t best = no_index;
+    auto it = std::lower_bound(by_correlation.begin(), by_correlation.end(), std::make_pair(t.kernels[i].correlation, std::uint32_t{0}));
+    for (; it != by_correlation.end() && it->first == t.kernels[i].correlation; ++it)
+      if (best == no_index || better(owner[it->second], best)) best = owner[it->second];
+    names[i] = best == no_index ? std::string() : std::string(t.strings[t.ranges[best].name]) + "/";
+    names[i] += kernel_name(t, t.kernels[i].name, form);
+  }
+  return names;
+}
+
+/// `cuda_gpu_kern_sum` with nsys's name variants: kernels grouped by `kernel_names_with_ranges`
+/// (`cuda_gpu_kern_sum:nvtx-name`, `:nvtx-name:base`, ...), largest total first; the same
+/// columns and order as `analysis_report::kernels`.
+/// \code
+///   for (const auto& r : nvscope::cuda_gpu_kern_sum_nvtx(t)) { /* r.name: "step/gemm_kernel" */ }
+/// \endcode
+inline std::vector<kernel_summary_row> cuda_gpu_kern_sum_nvtx(const trace& t, name_form form = name_form::demangled) {
+  const auto names = kernel_names_with_ranges(t, form);
+  const auto groups = detail::stats_by_key<std::string_view>(
+      t.kernels.size(), [&](std::size_t i) { return detail::has_interval(t.kernels[i].start, t.kernels[i].end); },
+      [&](std::size_t i) { return std::string_view(names[i]); }, [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; });
+  std::vector<kernel_summary_row> rows;
+  for (const auto& [name, s] : groups) rows.push_back({0.0, s, std::string(name)});
+  detail::set_percent(rows, [](const kernel_summary_row& r) { return r.time.total; }, [](kernel_summary_row& r) -> double& { return r.time_percent; });
+  detail::order_rows(rows, [](const kernel_summary_row& r) { return std::make_tuple(detail::descending(r.time.total), r.time.count, std::string_view(r.name)); });
   return rows;
 }
 

@@ -27,7 +27,8 @@ namespace nvscope {
 inline namespace v1 {
 
 /// The recipes nvscope computes, by nsys's names.
-enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace, nvtx_gpu_proj_pace, nccl_gpu_overlap_trace };
+enum class recipe : std::uint8_t { gpu_gaps, gpu_time_util, cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace, nvtx_pace, nvtx_gpu_proj_pace, nccl_gpu_overlap_trace,
+                              cuda_gpu_time_util_map, nccl_gpu_time_util_map };
 
 /// One file a recipe writes: `suffix` goes between STEM.NAME and .csv (empty for the one table
 /// of a rule recipe, nsys's analysis.parquet).
@@ -63,6 +64,8 @@ inline constexpr recipe_info recipe_infos[] = {
     {recipe::nvtx_pace, "nvtx_pace", "name", false},
     {recipe::nvtx_gpu_proj_pace, "nvtx_gpu_proj_pace", "name", false},
     {recipe::nccl_gpu_overlap_trace, "nccl_gpu_overlap_trace", "", false},
+    {recipe::cuda_gpu_time_util_map, "cuda_gpu_time_util_map", "bins", false},
+    {recipe::nccl_gpu_time_util_map, "nccl_gpu_time_util_map", "bins", false},
 };
 
 inline const recipe_info& info_of(recipe r) noexcept { return recipe_infos[static_cast<std::size_t>(r)]; }
@@ -86,10 +89,12 @@ inline std::string set_recipe_param(std::string_view name, std::string_view para
     if (c < '0' || c > '9' || v > 1000000000000ull) return "'" + std::string(kv) + "': want a whole number";
     v = v * 10 + static_cast<std::uint64_t>(c - '0');
   }
-  if (value.empty() || (key == "chunks" && (v == 0 || v > 1000000)) || (key == "threshold" && v > 100))
-    return "'" + std::string(kv) + "': " + (key == "chunks" ? "want 1 to 1000000" : key == "threshold" ? "want 0 to 100" : "want a whole number");
+  const bool counted = key == "chunks" || key == "bins";
+  if (value.empty() || (counted && (v == 0 || v > 1000000)) || (key == "threshold" && v > 100))
+    return "'" + std::string(kv) + "': " + (counted ? "want 1 to 1000000" : key == "threshold" ? "want 0 to 100" : "want a whole number");
   if (key == "gap") p.gap_ms = v;
   else if (key == "threshold") p.threshold = static_cast<std::uint32_t>(v);
+  else if (key == "bins") p.bins = static_cast<std::uint32_t>(v);
   else p.chunks = static_cast<std::uint32_t>(v);
   return {};
 }
@@ -124,7 +129,7 @@ inline const char* recipe_name(recipe r) noexcept { return detail::info_of(r).na
 inline bool recipe_reads_api(recipe r) noexcept { return detail::info_of(r).reads_api; }
 
 /// The recipes of a comma-separated list "NAME[:k=v...][,NAME...]" in the list's order, each
-/// once; an item's parameters (`gap`, `threshold`, `chunks`, `name`: nsys's recipe options)
+/// once; an item's parameters (`gap`, `threshold`, `chunks`, `name`, `bins`: nsys's recipe options)
 /// are its recipe's, the others keep nsys's defaults.
 /// \code
 ///   auto s = nvscope::parse_recipes("gpu_time_util:threshold=30:chunks=10"); // s.error empty
@@ -139,7 +144,8 @@ inline recipe_selection parse_recipes(std::string_view list) {
     if (auto why = detail::parse_recipe_item(item, s); !why.empty()) {
       s.error = "nvscope: recipes: " + why + " (nvscope computes gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], "
                 "cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_gpu_kern_hist, cuda_gpu_kern_pace:name=KERNEL, "
-                "nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE, nccl_gpu_overlap_trace)";
+                "nvtx_pace:name=RANGE, nvtx_gpu_proj_pace:name=RANGE, nccl_gpu_overlap_trace, cuda_gpu_time_util_map[:bins=N], "
+                "nccl_gpu_time_util_map[:bins=N])";
       s.recipes.clear(), s.params.clear();
       return s;
     }
@@ -277,6 +283,23 @@ inline table overlap_groups_table(const std::vector<overlap_group_row>& rows) {
   return t;
 }
 
+// The heatmap recipes' analysis.parquet: a row a bin of a device; a bin past the session's end
+// has empty cells where nsys's frame holds NaN (pandas writes NaN as an empty CSV cell).
+inline table util_map_table(const std::vector<util_map_row>& rows, bool nccl) {
+  table t;
+  t.header = nccl ? std::vector<std::string>{"Duration", "All", "NCCL", "Compute", "Overlap", "PID", "Device ID", "Rank"}
+                  : std::vector<std::string>{"Duration", "Kernel", "PID", "Device ID", "Rank"};
+  t.numeric.assign(t.header.size(), true);
+  for (const auto& r : rows) {
+    auto pct = [&](double v) { return r.in_session ? fmt_f(v, 1) : std::string(); };
+    std::vector<std::string> row{fmt_u(r.duration), pct(r.all)};
+    if (nccl) row.insert(row.end(), {pct(r.nccl), pct(r.compute), pct(r.overlap)});
+    row.insert(row.end(), {fmt_u(r.pid), fmt_u(r.device), recipe_rank});
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
 // Every file of a pace recipe, by nsys's names: pace_start ... pace_delta_stats, stats.
 inline std::vector<recipe_file> pace_files(const std::vector<pace_row>& rows, const std::string& name) {
   auto u = [](std::uint64_t v) { return fmt_u(v); };
@@ -306,6 +329,8 @@ inline table recipe_table(const trace& t, recipe which, const recipe_params& p =
     case recipe::nvtx_pace: return detail::pace_table(nvtx_pace(t, p));
     case recipe::nvtx_gpu_proj_pace: return detail::pace_table(nvtx_gpu_proj_pace(t, p));
     case recipe::nccl_gpu_overlap_trace: return detail::overlap_trace_table(nccl_gpu_overlap_trace(t));
+    case recipe::cuda_gpu_time_util_map: return detail::util_map_table(cuda_gpu_time_util_map(t, p), false);
+    case recipe::nccl_gpu_time_util_map: return detail::util_map_table(nccl_gpu_time_util_map(t, p), true);
     case recipe::cuda_memset_sync: break;
   }
   return detail::memset_rule_table(cuda_memset_sync(t));

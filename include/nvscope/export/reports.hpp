@@ -15,6 +15,7 @@
 
 #include <nvscope/analyze/report.hpp>
 #include <nvscope/analyze/reports.hpp>
+#include <nvscope/analyze/summaries.hpp>
 #include <nvscope/export/detail/json_text.hpp>
 #include <nvscope/export/table.hpp>
 
@@ -32,12 +33,14 @@ enum class trace_report : std::uint8_t {
 };
 
 /// One report asked for: one of the six tables of `analysis_report` or a `trace_report`, and
-/// for a report with kernel names the spelling its `:base` or `:mangled` variant asks for.
+/// for a report with kernel names the spelling its `:base` or `:mangled` variant asks for (and
+/// for `cuda_gpu_kern_sum` its `:nvtx-name` variant, as nsys's report script offers).
 struct report_choice {
   bool from_analysis = false;         ///< true: `table` is one of the six; false: `computed`
   report table = report::cuda_gpu_kern_sum;
   trace_report computed = trace_report::cuda_api_sum;
   name_form names = name_form::demangled;
+  bool nvtx_names = false;            ///< `:nvtx-name`: kernel names prefixed with their launch's innermost range
 };
 
 /// The reports of a list, or a one-line error.
@@ -78,6 +81,7 @@ inline const trace_report_info& info_of(trace_report r) noexcept { return trace_
 /// \endcode
 inline std::string choice_name(const report_choice& c) {
   std::string n = c.from_analysis ? report_name(c.table) : detail::info_of(c.computed).name;
+  if (c.nvtx_names) n += ":nvtx-name";
   if (c.names == name_form::base) n += ":base";
   if (c.names == name_form::mangled) n += ":mangled";
   return n;
@@ -103,21 +107,37 @@ inline std::vector<report_choice> summary_reports() {
 
 namespace detail {
 
-// One name of a list: "NAME", "NAME:base" or "NAME:mangled"; false when nvscope has no such report.
+// One variant of `c`'s name: "nvtx-name" (where `nvtx` says the report takes it), "base" or
+// "mangled" (one of the two, as nsys's `[:nvtx-name][:base|:mangled]`); false when not taken.
+inline bool take_variant(std::string_view v, bool nvtx, report_choice& c) {
+  if (v == "nvtx-name" && nvtx && !c.nvtx_names) return c.nvtx_names = true;
+  if ((v != "base" && v != "mangled") || c.names != name_form::demangled) return false;
+  c.names = v == "base" ? name_form::base : name_form::mangled;
+  return true;
+}
+
+// One name of a list: "NAME" and its variants ("cuda_gpu_trace:base",
+// "cuda_gpu_kern_sum:nvtx-name:mangled"); false when nvscope has no such report.
 inline bool parse_choice(std::string_view item, report_choice& c, std::string& why) {
   const auto colon = item.find(':');
   const auto name = item.substr(0, colon);
-  const auto variant = colon == std::string_view::npos ? std::string_view{} : item.substr(colon + 1);
+  auto variants = colon == std::string_view::npos ? std::string_view{} : item.substr(colon + 1);
   bool kernel_names = false, found = false;
   for (const report r : all_reports)
-    if (name == report_name(r)) c.from_analysis = true, c.table = r, found = true;
+    if (name == report_name(r)) c.from_analysis = true, c.table = r, found = true, kernel_names = r == report::cuda_gpu_kern_sum;
   for (const auto& info : trace_reports)
     if (name == info.name) c.computed = info.which, kernel_names = info.kernel_names, found = true;
   if (!found) return why = "no report named '" + std::string(name) + "'", false;
-  if (variant.empty()) return true;
-  if (!kernel_names || (variant != "base" && variant != "mangled"))
-    return why = "'" + std::string(item) + "': " + std::string(name) + (kernel_names ? " takes :base or :mangled" : " takes no variant here"), false;
-  c.names = variant == "base" ? name_form::base : name_form::mangled;
+  const bool nvtx = c.from_analysis && kernel_names;
+  while (colon != std::string_view::npos) {
+    const auto next = variants.find(':');
+    if (!kernel_names || !take_variant(variants.substr(0, next), nvtx, c))
+      return why = "'" + std::string(item) + "': " + std::string(name) +
+                   (nvtx ? " takes [:nvtx-name][:base|:mangled]" : kernel_names ? " takes :base or :mangled" : " takes no variant here"),
+             false;
+    if (next == std::string_view::npos) break;
+    variants.remove_prefix(next + 1);
+  }
   return true;
 }
 
@@ -365,6 +385,11 @@ inline table computed_table(const trace& t, trace_report which, name_form form) 
 ///   assert(tab.header[13] == "Throughput (MB/s)");
 /// \endcode
 inline table report_table(const trace& t, const analysis_report& r, const report_choice& c) {
+  if (c.from_analysis && c.table == report::cuda_gpu_kern_sum && (c.nvtx_names || c.names != name_form::demangled)) {
+    analysis_report named;
+    named.kernels = c.nvtx_names ? cuda_gpu_kern_sum_nvtx(t, c.names) : kernel_summary(t, index_trace(t), c.names);
+    return table_of(named, c.table);
+  }
   return c.from_analysis ? table_of(r, c.table) : detail::computed_table(t, c.computed, c.names);
 }
 

@@ -399,6 +399,106 @@ inline std::vector<overlap_group_row> nccl_gpu_overlap_groups(const std::vector<
   return out;
 }
 
+/// `overlap.consolidate_ranges` as the heatmap recipes use it (*inferred*: `lib/overlap.py` is
+/// not in nvscope's sources; the recipes' description says each bin holds the time kernels ran,
+/// at most 100 %): the spans sorted by start, each that starts before the last one ends merged
+/// into it.
+inline std::vector<std::pair<std::int64_t, std::int64_t>> consolidated(std::vector<std::pair<std::int64_t, std::int64_t>> spans) {
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (const auto& x : spans) {
+    if (!out.empty() && x.first <= out.back().second) out.back().second = std::max(out.back().second, x.second);
+    else out.push_back(x);
+  }
+  return out;
+}
+
+/// `overlap.calculate_overlapping_ranges` (*inferred*, as above): every non-empty intersection
+/// of a span of `a` with a span of `b`, in start order.
+inline std::vector<std::pair<std::int64_t, std::int64_t>> overlapping(const std::vector<std::pair<std::int64_t, std::int64_t>>& a,
+                                                                      const std::vector<std::pair<std::int64_t, std::int64_t>>& b) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (const auto& x : a)
+    for (const auto& y : b)
+      if (std::max(x.first, y.first) < std::min(x.second, y.second)) out.emplace_back(std::max(x.first, y.first), std::min(x.second, y.second));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// `heatmap.calculate_bin_pcts` (`lib/heatmap.py`) with the session offset 0: per span, start
+/// and end scaled by the bin size, their bins `floor`ed; a span within one bin adds
+/// `min(ceil(s), e) - s` to it (`np.bincount`, all such spans first); then per span over
+/// several bins, its last bin `e - max(floor(e), s)`, its first `min(ceil(s), e) - s`, every
+/// bin between 1. `_rectify_pct_inplace`: the bin holding the session's end divided by the
+/// fraction of it inside the session (when not 0 and not the first bin), the bins after it NaN.
+/// Returned as fractions (the recipe's `* 100` and `round(1)` come after).
+inline std::vector<double> bin_percents(const std::vector<std::pair<std::int64_t, std::int64_t>>& spans, std::uint64_t bin_size, std::uint32_t bins,
+                                        std::int64_t max_duration) {
+  std::vector<double> pct(bins, 0.0);
+  const double size = static_cast<double>(bin_size);
+  for (const auto& [start, end] : spans) {
+    const double s = static_cast<double>(start) / size, e = static_cast<double>(end) / size;
+    if (std::floor(s) == std::floor(e) && std::floor(s) < bins) pct[static_cast<std::size_t>(std::floor(s))] += std::min(std::ceil(s), e) - s;
+  }
+  for (const auto& [start, end] : spans) {
+    const double s = static_cast<double>(start) / size, e = static_cast<double>(end) / size;
+    const auto first = static_cast<std::size_t>(std::floor(s)), last = static_cast<std::size_t>(std::floor(e));
+    if (first == last) continue;
+    if (last < bins) pct[last] += e - std::max(std::floor(e), s);
+    if (first < bins) pct[first] += std::min(std::ceil(s), e) - s;
+    for (std::size_t b = first + 1; b < last && b < bins; ++b) pct[b] += 1;
+  }
+  const double e = static_cast<double>(max_duration) / size;
+  const auto end_bin = static_cast<std::size_t>(std::floor(e));
+  if (e - std::floor(e) != 0 && end_bin != 0 && end_bin < bins) pct[end_bin] /= e - std::floor(e);
+  for (std::size_t b = end_bin + 1; b < bins; ++b) pct[b] = std::nan("");
+  return pct;
+}
+
+/// `cuda_gpu_time_util_map` (`recipes/cuda_gpu_time_util_map`) and, with `nccl`,
+/// `nccl_gpu_time_util_map`: the kernels (start, end) from the session's start
+/// (`filter_and_adjust_time`; nvscope's session: `trace::begin` to the trace's end),
+/// `groupby(["pid", "deviceId"])`, the bin size `ceil(max_duration / bins)`
+/// (`heatmap.get_bin_size`), per group the consolidated spans binned: "Kernel" (nccl: "All",
+/// "NCCL", "Compute", and "Overlap" of the NCCL and Compute unions), each `(pct * 100).round(1)`,
+/// "Duration" `bin_size * i`. A communication kernel is one whose base name starts with "nccl"
+/// (the recipe's description: "identified by the 'nccl' prefix"; `nccl.add_kernel_type` is not
+/// in nvscope's sources); nccl_gpu_time_util_map writes nothing without one.
+inline std::vector<util_map_row> gpu_time_util_map(const trace& t, const recipe_params& p, bool nccl) {
+  using span = std::pair<std::int64_t, std::int64_t>;
+  std::map<std::uint16_t, std::vector<std::pair<span, bool>>> by_device; // (span, is nccl)
+  bool any_nccl = false;
+  for (const auto& k : t.kernels) {
+    if (!valid(k.start, k.end) || k.start < t.begin) continue; // before the session: no bin
+    const bool is_nccl = kernel_label(t, k.name, name_form::base).rfind("nccl", 0) == 0;
+    any_nccl |= is_nccl;
+    by_device[device_of(t, k)].push_back({{static_cast<std::int64_t>(k.start - t.begin), static_cast<std::int64_t>(k.end - t.begin)}, is_nccl});
+  }
+  std::vector<util_map_row> rows;
+  const timestamp_ns end = trace_end(t);
+  const std::int64_t duration = end > t.begin ? static_cast<std::int64_t>(end - t.begin) : 0;
+  const auto bin_size = static_cast<std::uint64_t>(std::ceil(static_cast<double>(duration) / p.bins));
+  if (bin_size == 0 || (nccl && !any_nccl)) return rows;
+  for (const auto& [device, kernels] : by_device) {
+    std::vector<span> all, comm, compute;
+    for (const auto& [x, is_nccl] : kernels) all.push_back(x), (is_nccl ? comm : compute).push_back(x);
+    comm = consolidated(comm), compute = consolidated(compute);
+    std::vector<std::vector<double>> columns{bin_percents(consolidated(all), bin_size, p.bins, duration)};
+    if (nccl)
+      for (const auto& c : {comm, compute, overlapping(comm, compute)}) columns.push_back(bin_percents(c, bin_size, p.bins, duration));
+    for (std::uint32_t b = 0; b < p.bins; ++b) {
+      util_map_row r;
+      r.duration = bin_size * b, r.pid = t.process_id, r.device = device, r.in_session = !std::isnan(columns[0][b]);
+      double* out[] = {&r.all, &r.nccl, &r.compute, &r.overlap};
+      for (std::size_t c = 0; c < columns.size(); ++c) *out[c] = r.in_session ? pandas_round(columns[c][b] * 100, 1) : 0.0;
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+inline std::vector<util_map_row> cuda_gpu_time_util_map(const trace& t, const recipe_params& p) { return gpu_time_util_map(t, p, false); }
+inline std::vector<util_map_row> nccl_gpu_time_util_map(const trace& t, const recipe_params& p) { return gpu_time_util_map(t, p, true); }
+
 } // namespace reference
 } // namespace v1
 } // namespace nvscope

@@ -359,6 +359,36 @@ inline std::vector<range_projection_trace_row> nvtx_gpu_proj_trace(const trace& 
   return rows;
 }
 
+/// `cuda_gpu_kern_sum:nvtx-name` (reports/kernel_helper.py, `QUERY_NVTX_KERNEL_NAME`): each
+/// kernel joined to the API calls of its correlation id, each call to the NVTX ranges of its
+/// thread with `startNS <= call.start AND endNS >= call.end` (push/pop and start/end ranges
+/// whose `endGlobalTid` is NULL, so not a start/end range ended on another thread), and
+/// `max(startNS)` picks the range; the name is `range || '/' || kernel`, or the kernel's alone
+/// when no range matched (`COALESCE`). The script leaves which range wins a tie of starts to
+/// SQLite; nvscope takes the first to end, then the later record. Unclosed ranges end at the
+/// trace's end (nvscope's rule; the script ends them at the last NVTX timestamp).
+inline std::string kernel_name_with_range(const trace& t, const std::vector<timestamp_ns>& end, const kernel_record& k, name_form form) {
+  std::uint32_t best = no_index;
+  for (const auto& a : t.api_calls) {
+    if (a.correlation != k.correlation || !valid(a.start, a.end)) continue;
+    for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+      const auto& x = t.ranges[r];
+      if (x.is_mark || x.closing_thread() != x.thread || x.thread != a.thread || x.start > a.start || end[r] < a.end) continue;
+      if (best == no_index || x.start > t.ranges[best].start || (x.start == t.ranges[best].start && (end[r] < end[best] || (end[r] == end[best] && r > best))))
+        best = r;
+    }
+  }
+  const std::string kernel(kernel_name(t, k.name, form));
+  return best == no_index ? kernel : std::string(t.strings[t.ranges[best].name]) + "/" + kernel;
+}
+
+/// `cuda_gpu_kern_sum:nvtx-name[:base|:mangled]`: `cuda_gpu_kern_sum`'s query over
+/// `kernel_name_with_range`'s names.
+inline std::vector<kernel_summary_row> cuda_gpu_kern_sum_nvtx(const trace& t, name_form form) {
+  const auto end = range_ends(t);
+  return kernel_sum_by(t, [&](std::size_t i) { return kernel_name_with_range(t, end, t.kernels[i], form); });
+}
+
 } // namespace reference
 } // namespace v1
 } // namespace nvscope

@@ -30,10 +30,12 @@ namespace reference {
 /// FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY name ORDER BY total DESC`, over kernels with a
 /// valid end; ties by instances, then name. A name id past the string table prints
 /// `<unknown>`.
-inline std::vector<kernel_summary_row> cuda_gpu_kern_sum(const trace& t, name_form form) {
+/// `label(i)` names kernel `t.kernels[i]` (the `:nvtx-name` variant's name in reference/reports.hpp).
+template <class Label>
+std::vector<kernel_summary_row> kernel_sum_by(const trace& t, Label label) {
   std::map<std::string, std::vector<std::uint64_t>> by_name;
-  for (const auto& k : t.kernels)
-    if (valid(k.start, k.end)) by_name[std::string(kernel_name(t, k.name, form))].push_back(k.end - k.start);
+  for (std::size_t i = 0; i < t.kernels.size(); ++i)
+    if (valid(t.kernels[i].start, t.kernels[i].end)) by_name[label(i)].push_back(t.kernels[i].end - t.kernels[i].start);
   std::vector<kernel_summary_row> rows;
   std::uint64_t whole = 0;
   for (const auto& [name, values] : by_name) {
@@ -45,6 +47,9 @@ inline std::vector<kernel_summary_row> cuda_gpu_kern_sum(const trace& t, name_fo
     return std::make_tuple(~a.time.total, a.time.count, a.name) < std::make_tuple(~b.time.total, b.time.count, b.name);
   });
   return rows;
+}
+inline std::vector<kernel_summary_row> cuda_gpu_kern_sum(const trace& t, name_form form) {
+  return kernel_sum_by(t, [&](std::size_t i) { return std::string(kernel_name(t, t.kernels[i].name, form)); });
 }
 
 /// The operation nsys names a copy or memset by (`[CUDA memcpy Host-to-Device]`, ...,
