@@ -4,6 +4,7 @@
 // analyze/detail/buckets.hpp: thread slots, key numbering and counting-sort buckets (internal to
 // the analyze layer).
 
+#include <nvscope/analyze/detail/inlining.hpp>
 #include <nvscope/analyze/detail/scratch.hpp>
 #include <nvscope/trace.hpp>
 
@@ -23,12 +24,19 @@ namespace detail {
 class key_numbers {
  public:
   explicit key_numbers(std::size_t dense = 0) : dense_(dense, no_index), slots_(1024, no_index) {}
-  std::uint32_t of(std::uint64_t key) {
-    if (key < dense_.size()) {
-      auto& n = dense_[static_cast<std::size_t>(key)];
-      if (n == no_index) n = add(key);
-      return n;
-    }
+  // A dense key's known number is read inline by the loop that asks (most keys, once each
+  // record); a new dense key and every other key take the out-of-line path.
+  NVSCOPE_DETAIL_INLINE std::uint32_t of(std::uint64_t key) {
+    if (key < dense_.size() && dense_[static_cast<std::size_t>(key)] != no_index) return dense_[static_cast<std::size_t>(key)];
+    return of_new_or_sparse(key);
+  }
+  std::size_t size() const noexcept { return keys_.size(); }
+  std::uint64_t key(std::uint32_t n) const noexcept { return keys_[n]; }
+  std::vector<std::uint64_t>& keys() noexcept { return keys_; } // by number
+
+ private:
+  std::uint32_t of_new_or_sparse(std::uint64_t key) {
+    if (key < dense_.size()) return dense_[static_cast<std::size_t>(key)] = add(key);
     auto slot = find(key);
     if (slots_[slot] == no_index) {
       if (2 * ++in_table_ > slots_.size()) {
@@ -39,11 +47,6 @@ class key_numbers {
     }
     return slots_[slot];
   }
-  std::size_t size() const noexcept { return keys_.size(); }
-  std::uint64_t key(std::uint32_t n) const noexcept { return keys_[n]; }
-  std::vector<std::uint64_t>& keys() noexcept { return keys_; } // by number
-
- private:
   std::uint32_t add(std::uint64_t key) {
     keys_.push_back(key);
     return static_cast<std::uint32_t>(keys_.size() - 1);

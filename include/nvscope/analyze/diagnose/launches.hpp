@@ -58,31 +58,48 @@ struct launch_queues {
   std::vector<stream_idle_row> streams; // one per stream, in the timeline's stream order
 };
 
-// One stream's launches at a time, in launch order: each one's depth found and counted. The
-// ends of the stream's earlier launches that its launches so far have not passed are a min-heap
-// in `ends`; call starts only grow in launch order, so an end a launch passed stays passed, and
-// a launch's depth is the ends left once those its call start passed are taken off (HTA's queue
-// length: launched earlier, not ended yet). Ends in launch order (the rule) push in one compare.
+// One stream's launches at a time, in launch order: each one's depth found and counted (HTA's
+// queue length: launched earlier, not ended yet). Call starts only grow in launch order, so an
+// end a launch passed stays passed. The pending ends are two sets: an ascending run in `ends`
+// (ends_[done_, n_ends_): an end not before the run's last joins it, and passed ends leave from
+// its front) and a min-heap `early_` of the ends that came before the run's last (a stream's
+// kernels mostly end in launch order, so it is mostly empty). Each end joins and leaves once:
+// linear where ends come in launch order, n log n at worst.
 class depth_counter {
  public:
   depth_counter(launch_queues& q, timestamp_ns* ends) : counts_(q.counts), depth_(q.depth.data()), ends_(ends) {}
-  void restart() noexcept { n_ends_ = 0; } // a stream's first launch next
+  void restart() noexcept { // a stream's first launch next
+    done_ = n_ends_ = 0;
+    early_.clear();
+  }
   NVSCOPE_DETAIL_INLINE void place(timestamp_ns call_start, timestamp_ns end, std::uint32_t at) {
-    const auto later = std::greater<timestamp_ns>();
-    while (n_ends_ > 0 && ends_[0] <= call_start) std::pop_heap(ends_, ends_ + n_ends_--, later);
-    const auto d = static_cast<std::uint32_t>(n_ends_);
+    while (done_ < n_ends_ && ends_[done_] <= call_start) ++done_;
+    if (!early_.empty()) pass_early(call_start);
+    const auto d = static_cast<std::uint32_t>(n_ends_ - done_ + early_.size());
     depth_[at] = d;
     if (d == counts_.size()) counts_.push_back(0);
     ++counts_[d];
-    ends_[n_ends_++] = end;
-    std::push_heap(ends_, ends_ + n_ends_, later);
+    if (done_ == n_ends_ || ends_[n_ends_ - 1] <= end) {
+      ends_[n_ends_++] = end;
+    } else {
+      early_.push_back(end);
+      std::push_heap(early_.begin(), early_.end(), std::greater<timestamp_ns>());
+    }
   }
 
  private:
+  void pass_early(timestamp_ns call_start) {
+    const auto later = std::greater<timestamp_ns>();
+    while (!early_.empty() && early_.front() <= call_start) {
+      std::pop_heap(early_.begin(), early_.end(), later);
+      early_.pop_back();
+    }
+  }
   std::vector<std::uint64_t>& counts_;
   std::uint32_t* depth_;
   timestamp_ns* ends_;
-  std::size_t n_ends_ = 0;
+  std::size_t done_ = 0, n_ends_ = 0;
+  std::vector<timestamp_ns> early_;
 };
 
 // The launches of one stream's operations [first, last) (in start order) placed while they come
@@ -116,7 +133,7 @@ inline launch_queues queue_depths(const timeline& tl, const diagnosis_options& o
   scratch_vector<launched_op> launched;
   std::size_t longest = 0; // the longest stream's operations: one array, not a doubling series
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) longest = std::max<std::size_t>(longest, tl.by_stream.end(s) - tl.by_stream.begin(s));
-  scratch_column<timestamp_ns> running(longest); // the heap of one stream's pending ends (each written before it is read)
+  scratch_column<timestamp_ns> running(longest); // one stream's ascending run of pending ends (each written before it is read)
   depth_counter depths(q, running.data());
   q.streams.reserve(tl.by_stream.size());
   for (std::size_t s = 0; s < tl.by_stream.size(); ++s) {
