@@ -252,10 +252,11 @@ inline table pace_delta_stats_table(const std::vector<pace_row>& rows) {
   return t;
 }
 
-// stats.parquet: the durations' figures under the name (its index column, Text, first).
-inline table pace_stats_table(const pace_stats& s) {
+// stats.parquet: the durations' figures under the name (its index column first: Text for the
+// NVTX pace recipes, Shortname for cuda_gpu_kern_pace, as nsys's parquet names them).
+inline table pace_stats_table(const pace_stats& s, const char* index) {
   table t;
-  t.header = {"Text", "Count", "Mean", "Std (approx)", "Min", "Q1 (approx)", "Median (approx)", "Q3 (approx)", "Max", "Sum"};
+  t.header = {index, "Count", "Mean", "Std (approx)", "Min", "Q1 (approx)", "Median (approx)", "Q3 (approx)", "Max", "Sum"};
   t.numeric = numeric_columns(10, {0});
   if (s.count != 0)
     t.rows.push_back({s.text, fmt_u(s.count), fmt_f(s.mean, 1), s.has_std ? fmt_f(s.std, 1) : "", fmt_u(s.min), fmt_f(s.q1, 1), fmt_f(s.median, 1),
@@ -301,7 +302,7 @@ inline table util_map_table(const std::vector<util_map_row>& rows, bool nccl) {
 }
 
 // Every file of a pace recipe, by nsys's names: pace_start ... pace_delta_stats, stats.
-inline std::vector<recipe_file> pace_files(const std::vector<pace_row>& rows, const std::string& name) {
+inline std::vector<recipe_file> pace_files(const std::vector<pace_row>& rows, const std::string& name, const char* index = "Text") {
   auto u = [](std::uint64_t v) { return fmt_u(v); };
   auto i = [](std::int64_t v) { return std::to_string(v); };
   return {{".pace_start", csv_of(pace_column(rows, [&](const pace_row& r) { return u(r.start); }))},
@@ -311,7 +312,7 @@ inline std::vector<recipe_file> pace_files(const std::vector<pace_row>& rows, co
           {".pace_delta", csv_of(pace_column(rows, [&](const pace_row& r) { return i(r.delta); }))},
           {".pace_delta_accum", csv_of(pace_column(rows, [&](const pace_row& r) { return i(r.delta_accum); }))},
           {".pace_delta_stats", csv_of(pace_delta_stats_table(rows))},
-          {".stats", csv_of(pace_stats_table(pace_stats_of(rows, name)))}};
+          {".stats", csv_of(pace_stats_table(pace_stats_of(rows, name), index))}};
 }
 
 } // namespace detail
@@ -349,7 +350,7 @@ inline std::string recipe_csv(const trace& t, recipe which, const recipe_params&
 /// \endcode
 inline std::vector<recipe_file> recipe_files(const trace& t, recipe which, const recipe_params& p = {}) {
   switch (which) {
-    case recipe::cuda_gpu_kern_pace: return detail::pace_files(cuda_gpu_kern_pace(t, p), p.name);
+    case recipe::cuda_gpu_kern_pace: return detail::pace_files(cuda_gpu_kern_pace(t, p), p.name, "Shortname");
     case recipe::nvtx_pace: return detail::pace_files(nvtx_pace(t, p), p.name);
     case recipe::nvtx_gpu_proj_pace: return detail::pace_files(nvtx_gpu_proj_pace(t, p), p.name);
     case recipe::nccl_gpu_overlap_trace: {
