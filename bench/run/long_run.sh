@@ -93,7 +93,10 @@ python3 - "$OUT" "$ROOT" "$STEPS" <<'PY'
 import datetime, glob, json, os, statistics, subprocess, sys
 out, root, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def growth(label):
-    rows = [tuple(map(int, l.split())) for l in open(os.path.join(out, label, "rss.txt")) if l.strip()]
+    path = os.path.join(out, label, "rss.txt")
+    if not os.path.exists(path):  # a mode LONG_MODES left out
+        return None
+    rows = [tuple(map(int, l.split())) for l in open(path) if l.strip()]
     # From 60 s on: PyTorch's and CUDA's own start-up grows the process by tens of MB in its
     # first 20 s (seen in a 30 s run), which is not the collection's growth; a shorter run has none.
     after = [kb for t, kb in rows if t >= 60]
