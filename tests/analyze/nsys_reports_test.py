@@ -30,7 +30,7 @@ def main():
     failed = 0
     for path in theirs:
         name = os.path.basename(path)[len("nsys_"):-len(".csv")]
-        base = name.split("_base")[0].split("_mangled")[0]
+        base = name.split("_nvtx-name")[0].split("_base")[0].split("_mangled")[0]  # a variant's report
         ours = os.path.join(data, "nvscope_%s.csv" % name)
         if base not in KEYS or not os.path.exists(ours):
             print("%s: no nvscope CSV or no keys for it" % name)

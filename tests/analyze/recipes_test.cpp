@@ -312,7 +312,7 @@ TEST_CASE("recipes: gaps, chunks and joins worked out by hand") {
   REQUIRE(files.size() == 8);
   CHECK(files[4].suffix == ".pace_delta");
   CHECK(files[4].csv == "0\n6\n5\n-5\n");
-  CHECK(files[7].csv == "Text,Count,Mean,Std (approx),Min,Q1 (approx),Median (approx),Q3 (approx),Max,Sum\ngemm,3,13.3,2.9,10,12.5,15.0,15.0,15,40\n");
+  CHECK(files[7].csv == "Shortname,Count,Mean,Std (approx),Min,Q1 (approx),Median (approx),Q3 (approx),Max,Sum\ngemm,3,13.3,2.9,10,12.5,15.0,15.0,15,40\n");
 }
 
 TEST_CASE("recipes: gpu_time_util's chunks rounded up, summed, coalesced and ordered by average") {

@@ -270,6 +270,10 @@ std::vector<recipe_case> cases() {
           {"cuda_gpu_kern_pace:name=scale_kernel", pace},
           {"nvtx_pace:name=forward", pace},
           {"nvtx_gpu_proj_pace:name=forward", pace}};
+  // cuda_gpu_time_util_map is not compared yet: nsys bins ANALYSIS_DETAILS' span (its startTime to
+  // stopTime: 793 ms in this data), nvscope the trace's begin to finish, which this loader sets to
+  // the session start (0, as the pace recipes need) and the last record's end (490 ms): every bin
+  // differs. The span the converted trace should carry for it is open (issue 48).
 }
 
 // Whether one recipe's files equal nsys's; its differences are printed.
