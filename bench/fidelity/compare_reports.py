@@ -207,8 +207,9 @@ def main():
         result.setdefault("metrics", {})
         result["metrics"]["reports_compared"] = len(reports)
         result["metrics"]["reports_equal"] = equal
-        result["reports"] = detail
-        result["reports_command"] = "bench/fidelity/reports_vs_nsys.sh"
+        result.setdefault("context", {})  # bench/results files: figures in metrics, the rest in context
+        result["context"]["reports_detail"] = detail
+        result["context"]["reports_command"] = "bench/fidelity/reports_vs_nsys.sh"
         with open(args.results, "w") as f:
             json.dump(result, f, indent=1)
             f.write("\n")
