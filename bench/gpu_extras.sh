@@ -10,7 +10,7 @@
 #     `git archive BASE include tests bench/analyze | tar -x -C .scale_base`), alternated
 #     (bench/analyze/scale_vs.sh): the CPU figure on a quiet host.
 #   PART=merge: two ranks of bench/run/ddp_train.py under `nvscope run`, merged (bench/run/ddp_merge.sh;
-#     NPROC and BACKEND: on one GPU, NPROC=2 BACKEND=gloo).
+#     NPROC, BACKEND and HOSTS_PER_RANK: on one GPU, NPROC=2 HOSTS_PER_RANK=1 for NCCL, or BACKEND=gloo).
 #   PART=recipes: the recipes against `nsys recipe` on the fidelity workload (bench/fidelity/recipes_vs_nsys.sh).
 #   PART=nsys: PART=recipes and the reports against nsys, refreshing the CPU tests' nsys data
 #     (tests/data/nsys_recipes, tests/data/nsys_reports; back in nsys_data.tgz) and fidelity.json.
@@ -41,7 +41,7 @@ long)
   ;;
 merge)
   OUT=$OUT/logs/merge NVSCOPE=$R/build/gpu/bin/nvscope bash bench/run/ddp_merge.sh > $OUT/logs/merge.txt 2>&1
-  echo "merge rc=$? (${SECONDS}s)"; tail -30 $OUT/logs/merge.txt; cp $OUT/logs/merge/merge_gpu.json $OUT/ 2>/dev/null
+  echo "merge rc=$? (${SECONDS}s)"; tail -30 $OUT/logs/merge.txt; cp $OUT/logs/merge/merge_gpu.json $OUT/logs/merge/nsys_nccl.tgz $OUT/ 2>/dev/null
   ;;
 recipes)
   OUT=$OUT/logs/recipes COMMIT=$COMMIT bash bench/fidelity/recipes_vs_nsys.sh > $OUT/logs/recipes.txt 2>&1

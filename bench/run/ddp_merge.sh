@@ -6,27 +6,38 @@
 # totals merged, the lossy steps left out (none expected); where nsys is present,
 # the same script under nsys and its nccl_gpu_overlap_trace recipe for the overlap to compare.
 # Writes $OUT/merge_gpu.json (the figures) and $OUT/merged.trace.json (the merged Chrome trace)
-# beside the logs. Not run by CI.
+# beside the logs, and $OUT/nsys_nccl.tgz (each rank's nsys report exported as sqlite and
+# nsys's two NCCL recipes, nccl_gpu_overlap_trace and nccl_gpu_time_util_map, as CSV: the data of
+# tests/data/nsys_nccl). Not run by CI.
 #   OUT=/tmp/out NVSCOPE=build/gpu/bin/nvscope bash bench/run/ddp_merge.sh
+# On a machine of one GPU: HOSTS_PER_RANK=1 (NCCL over its socket transport, each rank its own
+# NCCL host: bench/run/ddp_train.py --hosts-per-rank), or BACKEND=gloo (no collective kernels).
 set -uo pipefail
 OUT=${OUT:-/tmp/nvscope-merge}; mkdir -p "$OUT"
 NV=${NVSCOPE:-build/gpu/bin/nvscope}
 P=$OUT/ranks; rm -rf "$P"; mkdir -p "$P"
 nvidia-smi -L | tee "$OUT/devices.txt"
-# BACKEND=gloo NPROC=2 on a machine of one GPU (NCCL refuses two ranks on one device).
 SCRIPT="bench/run/ddp_train.py --steps 30 --backend ${BACKEND:-nccl} --delay-rank 1 --delay-ms 20"
+[ -n "${HOSTS_PER_RANK:-}" ] && SCRIPT="$SCRIPT --hosts-per-rank"
 "$NV" run --output-dir="$P" --name='train_r%r' --outputs=json,trace -- \
   torchrun --nproc_per_node=${NPROC:-2} $SCRIPT > "$OUT/run.log" 2>&1; echo "run rc=$?"
 ls -la "$P"
 "$NV" merge "$P" -o "$OUT/merged.json" > "$OUT/merge.txt" 2> "$OUT/merge.err"; echo "merge rc=$?"
 cat "$OUT/merge.txt" "$OUT/merge.err"
-# nsys's figure on the same script, where nsys is installed.
+# nsys's figure on the same script, where nsys is installed: one nsys per rank under torchrun
+# (--no-python), as nsys's docs have it for multi-process jobs, so that each report is one rank's.
 NSYS=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | tail -1)
 if [ -n "$NSYS" ]; then
-  "$NSYS" profile -t cuda,nvtx -o "$OUT/nsys_r%q{RANK}" --force-overwrite=true -- \
-    torchrun --nproc_per_node=${NPROC:-2} $SCRIPT > "$OUT/nsys.log" 2>&1
-  "$NSYS" recipe nccl_gpu_overlap_trace --input "$OUT"/nsys_r*.nsys-rep --output "$OUT/nsys_overlap" >> "$OUT/nsys.log" 2>&1
-  ls "$OUT/nsys_overlap" 2>/dev/null
+  N=$OUT/nsys; rm -rf "$N"; mkdir -p "$N"
+  torchrun --nproc_per_node=${NPROC:-2} --no-python "$NSYS" profile -t cuda,nvtx -o "$N/r%q{RANK}" --force-overwrite=true \
+    python3 $SCRIPT > "$OUT/nsys.log" 2>&1; echo "nsys rc=$?"
+  for r in "$N"/r*.nsys-rep; do "$NSYS" export --type=sqlite --force-overwrite=true -o "${r%.nsys-rep}.sqlite" "$r" >> "$OUT/nsys.log" 2>&1; done
+  for recipe in nccl_gpu_overlap_trace nccl_gpu_time_util_map; do
+    "$NSYS" recipe $recipe --input "$N"/r*.nsys-rep --output "$N/nsys_recipe_$recipe" --csv >> "$OUT/nsys.log" 2>&1
+    echo "recipe $recipe rc=$?"; ls "$N/nsys_recipe_$recipe" 2>/dev/null
+  done
+  tail -5 "$OUT/nsys.log"
+  ( cd "$N" && tar czf "$OUT/nsys_nccl.tgz" r*.sqlite nsys_recipe_*/*.csv ) && ls -la "$OUT/nsys_nccl.tgz"
 fi
 python3 - "$OUT" <<'PY'
 import json, os, subprocess, sys
