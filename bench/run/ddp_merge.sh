@@ -33,8 +33,13 @@ if [ -n "$NSYS" ]; then
     python3 $SCRIPT > "$OUT/nsys.log" 2>&1; echo "nsys rc=$?"
   for r in "$N"/r*.nsys-rep; do "$NSYS" export --type=sqlite --force-overwrite=true -o "${r%.nsys-rep}.sqlite" "$r" >> "$OUT/nsys.log" 2>&1; done
   for recipe in nccl_gpu_overlap_trace nccl_gpu_time_util_map; do
-    "$NSYS" recipe $recipe --input "$N"/r*.nsys-rep --output "$N/nsys_recipe_$recipe" --csv >> "$OUT/nsys.log" 2>&1
-    echo "recipe $recipe rc=$?"; ls "$N/nsys_recipe_$recipe" 2>/dev/null
+    # nccl_gpu_time_util_map has no --csv: its parquet files are written as CSV by pandas
+    "$NSYS" recipe $recipe --input "$N"/r*.nsys-rep --output "$N/nsys_recipe_$recipe" --csv >> "$OUT/nsys.log" 2>&1 ||
+      "$NSYS" recipe $recipe --input "$N"/r*.nsys-rep --output "$N/nsys_recipe_$recipe" >> "$OUT/nsys.log" 2>&1
+    echo "recipe $recipe rc=$?"
+    python3 -c 'import glob, sys, pandas
+for f in glob.glob(sys.argv[1] + "/*.parquet"): pandas.read_parquet(f).to_csv(f[:-len(".parquet")] + ".csv", index=False)' "$N/nsys_recipe_$recipe"
+    ls "$N/nsys_recipe_$recipe" 2>/dev/null
   done
   tail -5 "$OUT/nsys.log"
   ( cd "$N" && tar czf "$OUT/nsys_nccl.tgz" r*.sqlite nsys_recipe_*/*.csv ) && ls -la "$OUT/nsys_nccl.tgz"
