@@ -563,3 +563,68 @@ TEST_CASE("collectives matched per communicator: groups whose names are a prefix
   CHECK(plain[1].offset_ns == 1000.0);
   CHECK(plain[1].uncertainty_ns == 0.0);
 }
+
+// A kernel belongs to the step whose range holds its launch (HTA's `add_iteration`), however
+// late the GPU runs it: ranks whose host runs ahead of their GPU (an NCCL job's fast rank queues
+// every step before its first all-reduce ends) keep each step's work in that step.
+TEST_CASE("steps: a kernel counts in the step that launched it; rank_steps, HTA's rule and lossy steps equal to the reference") {
+  nvscope::rank_profile p;
+  p.steps = {{1000, 2000}, {2100, 3000}, {3000, 4000}};
+  const auto kernel = [](nvscope::timestamp_ns s, nvscope::timestamp_ns e, nvscope::timestamp_ns launch, bool comm = false) {
+    nvscope::rank_kernel k{s, e, comm ? allreduce : gemm, comm, comm ? 13u : 7u};
+    k.launch = launch;
+    return k;
+  };
+  p.kernels = {kernel(5000, 6000, 1500),        // launched in step 0, run after the last step
+               kernel(2500, 2600, 2050),        // launched between steps 0 and 1: no step
+               kernel(2200, 2300, 0),           // no launch recorded: the step its start falls in
+               kernel(3500, 3900, 2999, true),  // launched in step 1's last nanosecond
+               kernel(3600, 3700, 3000)};       // launched at step 2's start (a step holds [begin, end))
+  const std::vector<std::size_t> want{0, p.steps.size(), 1, 1, 2};
+  for (std::size_t i = 0; i < p.kernels.size(); ++i) {
+    INFO("kernel " << i);
+    CHECK(nvscope::step_of_kernel(p, p.kernels[i]) == want[i]);
+    CHECK(nvscope::reference::step_of(p, p.kernels[i]) == (want[i] == p.steps.size() ? -1 : static_cast<long long>(want[i])));
+  }
+  const auto steps = nvscope::rank_steps(p, 500.0);
+  REQUIRE(steps.size() == 3);
+  CHECK(steps[0].start_ns == 500);
+  CHECK(steps[0].gpu_busy_ns == 1000);
+  CHECK(steps[1].gpu_busy_ns == 500); // 2200-2300 and 3500-3900
+  CHECK(steps[1].communication_ns == 400);
+  CHECK(steps[1].compute_ns == 100);
+  CHECK(steps[2].gpu_busy_ns == 100);
+  CHECK(steps[2].duration_ns == 1000);
+
+  // Random ranks, launches in and between steps and unrecorded: every figure equal to its reference.
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  for (int round = 0; round < 8; ++round) {
+    auto ranks = job(8, 2, 10, 3, rng, round % 2 ? 5 : -1);
+    std::uniform_int_distribution<int> pick(0, 9), lag(0, 3000000);
+    for (auto& r : ranks)
+      for (auto& k : r.kernels)
+        if (const int c = pick(rng); c < 7) // most launched before they run, some far earlier
+          k.launch = k.start - static_cast<nvscope::timestamp_ns>(c < 2 ? lag(rng) : 2000);
+    const std::vector<double> zero(8, 0.0);
+    for (const auto& r : ranks) {
+      const auto fast = nvscope::rank_steps(r, 1234.5), plain = nvscope::reference::rank_steps(r, 1234.5);
+      REQUIRE(fast.size() == plain.size());
+      for (std::size_t s = 0; s < fast.size(); ++s) {
+        INFO("round " << round << " rank " << r.rank << " step " << s);
+        CHECK(fast[s].start_ns == plain[s].start_ns);
+        CHECK(fast[s].duration_ns == plain[s].duration_ns);
+        CHECK(fast[s].gpu_busy_ns == plain[s].gpu_busy_ns);
+        CHECK(fast[s].communication_ns == plain[s].communication_ns);
+        CHECK(fast[s].compute_ns == plain[s].compute_ns);
+      }
+    }
+    CHECK(nvscope::hta_late_steps(ranks, zero) == nvscope::reference::hta_late_steps(ranks, zero));
+    auto lossy = ranks;
+    nvscope::leave_out_steps(lossy, {2, 7});
+    const auto plain = nvscope::reference::without_steps(ranks, {2, 7});
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      CHECK(lossy[r].kernels.size() == plain[r].kernels.size());
+      CHECK(lossy[r].steps.size() == plain[r].steps.size());
+    }
+  }
+}

@@ -263,6 +263,8 @@ struct name_table {
 struct scanned_event {
   std::string_view ph, cat, name, range; // range: a kernel's args.range, the range that owns it
   double ts = -1, dur = 0, tid = 0; // a kernel's tid is its stream (export/chrome_trace.hpp)
+  double bind_id = -1;              // the launch's correlation id: the arrow from a launch to its GPU work
+  bool flow_out = false;            // the arrow starts here: a launch (its host call, or a 1 ns "launch" slice)
 };
 
 // args.range of a kernel's args object; every other arg skipped.
@@ -297,19 +299,35 @@ scanned_event scan_event(trace_scanner& in, std::string& scratch, std::string& r
     else if (key == "dur" && c != '"' && c != '{' && c != '[') e.dur = in.number();
     else if (key == "tid" && c != '"' && c != '{' && c != '[') e.tid = in.number();
     else if (key == "args" && c == '{') e.range = scan_args(in, range_scratch);
+    else if (key == "bind_id" && c != '"' && c != '{' && c != '[') e.bind_id = in.number();
+    else if (key == "flow_out") e.flow_out = in.skip() == "true";
     else in.skip();
   } while (in.take(','));
   in.expect('}');
   return e;
 }
 
-// Kernels (cat "kernel") and step ranges (cat "nvtx", a step name) of the events, on the
-// trace clock: "ts" (microseconds from time_origin_ns, to the nanosecond) + the origin, which
-// is added once "otherData" has been read (it may come after the events).
+// A kernel's launch: the start of the slice its arrow comes from (the same bind_id with
+// flow_out), found once every event has been read (either may come first). Ids beyond 2^53
+// are not exact in a double and are left unmatched.
+void attach_launches(rank_profile& p, std::vector<std::pair<double, std::size_t>>& kernel_binds,
+                     std::vector<std::pair<double, timestamp_ns>>& sources) {
+  std::sort(sources.begin(), sources.end());
+  for (const auto& [id, k] : kernel_binds) {
+    const auto it = std::lower_bound(sources.begin(), sources.end(), std::make_pair(id, timestamp_ns{0}));
+    if (it != sources.end() && it->first == id) p.kernels[k].launch = it->second;
+  }
+}
+
+// Kernels (cat "kernel") with their launches, and step ranges (cat "nvtx", a step name) of the
+// events, on the trace clock: "ts" (microseconds from time_origin_ns, to the nanosecond) + the
+// origin, which is added once "otherData" has been read (it may come after the events).
 void scan_events(trace_scanner& in, name_table& names, rank_profile& p) {
   const auto ns = [](double us) { return static_cast<timestamp_ns>(std::llround(std::max(0.0, us) * 1000.0)); };
   const auto step = step_matcher(analysis_options{});
   std::string scratch, range_scratch;
+  std::vector<std::pair<double, std::size_t>> kernel_binds; // (bind_id, index in p.kernels)
+  std::vector<std::pair<double, timestamp_ns>> sources;     // (bind_id, the launch slice's start)
   in.expect('[');
   if (in.take(']')) return;
   do {
@@ -321,11 +339,15 @@ void scan_events(trace_scanner& in, name_table& names, rank_profile& p) {
     if (e.ph != "X" || e.ts < 0 || e.ts > 1e12 || e.dur > 1e12) continue; // beyond 11 days: not a time
     const timestamp_ns start = ns(e.ts), end = start + ns(e.dur);
     const auto stream = e.tid > 0 && e.tid < 4294967296.0 ? static_cast<std::uint32_t>(e.tid) : 0u;
-    if (e.cat == "kernel")
+    const bool bound = e.bind_id >= 0 && e.bind_id < 9007199254740992.0;
+    if (e.cat == "kernel") {
+      if (bound && !e.flow_out) kernel_binds.emplace_back(e.bind_id, p.kernels.size());
       p.kernels.push_back({start, end, names.of(e.name), is_communication_kernel(e.name), stream, e.range.empty() ? no_range : names.of(e.range)});
-    else if (e.cat == "nvtx" && step(e.name)) p.steps.push_back({start, end});
+    } else if (e.cat == "nvtx" && step(e.name)) p.steps.push_back({start, end});
+    else if (bound && e.flow_out) sources.emplace_back(e.bind_id, start);
   } while (in.take(','));
   in.expect(']');
+  attach_launches(p, kernel_binds, sources);
 }
 
 // The whole file's text; false when it cannot be read.
@@ -476,7 +498,7 @@ std::string read_rank(const std::string& file, name_table& names, rank_input& in
   in.file = file;
   if (const auto why = read_provenance(od, in); !why.empty()) return why;
   const auto origin = in.origin = static_cast<timestamp_ns>(number_or(od, "time_origin_ns", 0));
-  for (auto& k : in.profile.kernels) k.start += origin, k.end += origin;
+  for (auto& k : in.profile.kernels) k.start += origin, k.end += origin, k.launch += k.launch ? origin : 0; // 0: no launch recorded
   for (auto& s : in.profile.steps) s.begin += origin, s.end += origin;
   std::sort(in.profile.steps.begin(), in.profile.steps.end(),
             [](const time_window& a, const time_window& b) { return a.begin < b.begin; });
@@ -567,37 +589,8 @@ void note_missing(const std::vector<rank_input>& in, std::vector<std::string>& n
 }
 
 // One step of one rank.
-struct step_figures {
-  timestamp_ns start = 0; // on the reference clock
-  std::uint64_t duration = 0, busy = 0, communication = 0, compute = 0;
-};
-
-// Per step: [its start, the next step's start) (the last: to its end or its last kernel's),
-// the kernels that start inside it; busy, communication and compute are unions of them.
-std::vector<step_figures> rank_steps(const rank_profile& p, double offset) {
-  std::vector<step_figures> out;
-  std::vector<rank_kernel> k = p.kernels;
-  std::sort(k.begin(), k.end(), [](const rank_kernel& a, const rank_kernel& b) { return a.start < b.start; });
-  std::size_t at = 0;
-  for (std::size_t s = 0; s < p.steps.size(); ++s) {
-    const timestamp_ns lo = p.steps[s].begin;
-    const timestamp_ns hi = s + 1 < p.steps.size() ? p.steps[s + 1].begin : ~timestamp_ns{0};
-    while (at < k.size() && k[at].start < lo) ++at;
-    std::vector<rank_kernel> inside;
-    for (; at < k.size() && k[at].start < hi; ++at) inside.push_back(k[at]);
-    step_figures f;
-    f.start = static_cast<timestamp_ns>(std::llround(static_cast<double>(lo) - offset));
-    f.duration = p.steps[s].end > lo ? p.steps[s].end - lo : 0;
-    f.busy = detail::span_total(detail::merged_spans(inside, [](const rank_kernel&) { return true; }));
-    f.communication = detail::span_total(detail::merged_spans(inside, [](const rank_kernel& x) { return x.communication; }));
-    f.compute = detail::span_total(detail::merged_spans(inside, [](const rank_kernel& x) { return !x.communication; }));
-    out.push_back(f);
-  }
-  return out;
-}
-
 template <class Field>
-double median_step(const std::vector<step_figures>& v, Field field) {
+double median_step(const std::vector<rank_step>& v, Field field) {
   std::vector<double> x;
   for (const auto& s : v) x.push_back(static_cast<double>(field(s)));
   return detail::median_of(x);
@@ -613,7 +606,7 @@ struct merged {
   std::vector<rank_input> ranks;
   std::vector<host_offset> hosts;
   std::vector<rank_lateness> lateness;
-  std::vector<std::vector<step_figures>> steps;
+  std::vector<std::vector<rank_step>> steps;
   std::vector<overlap_figures> overlap;
   std::vector<std::string> notes;
   const name_table* names = nullptr;
@@ -691,8 +684,8 @@ json report_json(const merged& m) {
     std::size_t step = 0; // its index among the rank's steps as read, the steps left out counted
     for (const auto& s : m.steps[i]) {
       while (std::binary_search(m.left_out.begin(), m.left_out.end(), step)) ++step;
-      r["steps"].push_back({{"step", step++}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"gpu_busy_ns", s.busy},
-                            {"communication_ns", s.communication}, {"compute_ns", s.compute}});
+      r["steps"].push_back({{"step", step++}, {"start_ns", s.start_ns}, {"duration_ns", s.duration_ns}, {"gpu_busy_ns", s.gpu_busy_ns},
+                            {"communication_ns", s.communication_ns}, {"compute_ns", s.compute_ns}});
     }
     if (!r.contains("steps")) r["steps"] = json::array();
     r["overlap"] = {{"communication_ns", m.overlap[i].communication_ns}, {"overlap_ns", m.overlap[i].overlap_ns},
@@ -762,10 +755,10 @@ std::string report_text(const merged& m) {
   for (std::size_t i = 0; i < m.ranks.size() && i < 16; ++i) {
     char line[160];
     std::snprintf(line, sizeof line, "  %4lld  %5zu  %11s  %7s  %7s  %10s  %9.1f  %7s\n", m.ranks[i].profile.rank,
-                  m.steps[i].size(), us(median_step(m.steps[i], [](const step_figures& f) { return f.duration; })).c_str(),
-                  us(median_step(m.steps[i], [](const step_figures& f) { return f.busy; })).c_str(),
-                  us(median_step(m.steps[i], [](const step_figures& f) { return f.communication; })).c_str(),
-                  us(median_step(m.steps[i], [](const step_figures& f) { return f.compute; })).c_str(),
+                  m.steps[i].size(), us(median_step(m.steps[i], [](const rank_step& f) { return f.duration_ns; })).c_str(),
+                  us(median_step(m.steps[i], [](const rank_step& f) { return f.gpu_busy_ns; })).c_str(),
+                  us(median_step(m.steps[i], [](const rank_step& f) { return f.communication_ns; })).c_str(),
+                  us(median_step(m.steps[i], [](const rank_step& f) { return f.compute_ns; })).c_str(),
                   100.0 * m.overlap[i].fraction, us(m.lateness[i].arrival_late_ns).c_str());
     s += line;
   }

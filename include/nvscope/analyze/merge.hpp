@@ -287,6 +287,50 @@ inline overlap_figures communication_overlap(const std::vector<rank_kernel>& ker
   return o;
 }
 
+/// The index of the step of `p` that `at` falls in ([a step's start, the next one's start), the
+/// last open-ended); `p.steps.size()` before the first step.
+/// \code
+///   std::size_t k = nvscope::step_at(rank, lossy.begin);
+/// \endcode
+inline std::size_t step_at(const rank_profile& p, timestamp_ns at) {
+  const auto after = std::upper_bound(p.steps.begin(), p.steps.end(), at, [](timestamp_ns v, const time_window& s) { return v < s.begin; });
+  return after == p.steps.begin() ? p.steps.size() : static_cast<std::size_t>(after - p.steps.begin()) - 1;
+}
+
+/// The step a kernel belongs to, by HTA's rule (reference::step_of): the step whose range holds
+/// its launch; with no launch recorded, the step its start falls in (step_at). `p.steps.size()`
+/// when it belongs to none.
+/// \code
+///   std::size_t s = nvscope::step_of_kernel(rank, rank.kernels[0]);
+/// \endcode
+inline std::size_t step_of_kernel(const rank_profile& p, const rank_kernel& k) {
+  const timestamp_ns t = k.launch ? k.launch : k.start;
+  const std::size_t s = step_at(p, t);
+  return s < p.steps.size() && k.launch && p.steps[s].end <= t ? p.steps.size() : s;
+}
+
+/// Each step of `p` with the GPU time of the kernels that belong to it (step_of_kernel): busy,
+/// communication and compute as unions of those kernels, so a step's figures follow its work
+/// however late the GPU runs it; `offset_ns` (the host's measured offset) is taken off its start.
+/// \code
+///   for (const auto& s : nvscope::rank_steps(rank, host.offset_ns)) total += s.gpu_busy_ns;
+/// \endcode
+inline std::vector<rank_step> rank_steps(const rank_profile& p, double offset_ns) {
+  std::vector<std::vector<rank_kernel>> of(p.steps.size());
+  for (const auto& k : p.kernels)
+    if (const std::size_t s = step_of_kernel(p, k); s < p.steps.size()) of[s].push_back(k);
+  std::vector<rank_step> out(p.steps.size());
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    auto& f = out[s];
+    f.start_ns = static_cast<timestamp_ns>(std::llround(static_cast<double>(p.steps[s].begin) - offset_ns));
+    f.duration_ns = p.steps[s].end > p.steps[s].begin ? p.steps[s].end - p.steps[s].begin : 0;
+    f.gpu_busy_ns = detail::span_total(detail::merged_spans(of[s], [](const rank_kernel&) { return true; }));
+    f.communication_ns = detail::span_total(detail::merged_spans(of[s], [](const rank_kernel& x) { return x.communication; }));
+    f.compute_ns = detail::span_total(detail::merged_spans(of[s], [](const rank_kernel& x) { return !x.communication; }));
+  }
+  return out;
+}
+
 namespace detail {
 
 // A kernel inside a step, on the aligned clock, for HTA's rule.
@@ -299,27 +343,21 @@ struct step_kernel {
   bool communication = false;
 };
 
-// Every kernel inside a step ([a step's start, the next one's start), the last open-ended), by
-// one walk over each rank's kernels in start order; `step_count`: the steps holding a kernel.
+// Every kernel that belongs to a step (step_of_kernel), with its step; `step_count`: the steps
+// holding a kernel.
 inline std::vector<step_kernel> kernels_in_steps(const std::vector<rank_profile>& ranks, const std::vector<double>& offset,
                                                  std::size_t& step_count) {
   std::vector<step_kernel> rows;
   std::vector<char> seen;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const auto& p = ranks[r];
-    std::vector<std::size_t> order(p.kernels.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p.kernels[a].start < p.kernels[b].start; });
-    std::size_t next = 0;
-    long long at = -1;
-    for (const auto i : order) {
-      const auto& k = p.kernels[i];
-      while (next < p.steps.size() && p.steps[next].begin <= k.start) at = static_cast<long long>(next++);
-      if (at < 0) continue;
-      if (seen.size() <= static_cast<std::size_t>(at)) seen.resize(static_cast<std::size_t>(at) + 1, 0);
-      seen[static_cast<std::size_t>(at)] = 1;
-      rows.push_back({r, k.stream, at, k.name, static_cast<double>(k.start) - offset[r], static_cast<double>(k.end - k.start),
-                      k.communication});
+    for (const auto& k : p.kernels) {
+      const std::size_t at = step_of_kernel(p, k);
+      if (at == p.steps.size()) continue;
+      if (seen.size() <= at) seen.resize(at + 1, 0);
+      seen[at] = 1;
+      rows.push_back({r, k.stream, static_cast<long long>(at), k.name, static_cast<double>(k.start) - offset[r],
+                      static_cast<double>(k.end - k.start), k.communication});
     }
   }
   step_count = static_cast<std::size_t>(std::count(seen.begin(), seen.end(), 1));
@@ -533,18 +571,8 @@ inline std::vector<name_difference> largest_differences(const rank_profile& fast
   return out;
 }
 
-/// The index of the step of `p` that `at` falls in ([a step's start, the next one's start), the
-/// last open-ended); `p.steps.size()` before the first step.
-/// \code
-///   std::size_t k = nvscope::step_at(rank, lossy.begin);
-/// \endcode
-inline std::size_t step_at(const rank_profile& p, timestamp_ns at) {
-  const auto after = std::upper_bound(p.steps.begin(), p.steps.end(), at, [](timestamp_ns v, const time_window& s) { return v < s.begin; });
-  return after == p.steps.begin() ? p.steps.size() : static_cast<std::size_t>(after - p.steps.begin()) - 1;
-}
-
 /// Leaves the steps `left_out` (indexes into every rank's steps, in time order) out of every
-/// rank: the steps and the kernels that start inside them (to the next step's start), so that
+/// rank: the steps and the kernels that belong to them (step_of_kernel), so that
 /// the k-th collective and the k-th step of every rank still match. A lossy step on one rank
 /// is left out on all: the other ranks' figures of it have nothing to be compared with.
 /// \code
@@ -556,7 +584,7 @@ inline void leave_out_steps(std::vector<rank_profile>& ranks, const std::vector<
     std::vector<char> out(p.steps.size() + 1, 0);
     for (const auto k : left_out)
       if (k < p.steps.size()) out[k] = 1;
-    p.kernels.erase(std::remove_if(p.kernels.begin(), p.kernels.end(), [&](const rank_kernel& k) { return out[step_at(p, k.start)] != 0; }),
+    p.kernels.erase(std::remove_if(p.kernels.begin(), p.kernels.end(), [&](const rank_kernel& k) { return out[step_of_kernel(p, k)] != 0; }),
                     p.kernels.end());
     std::vector<time_window> kept;
     for (std::size_t i = 0; i < p.steps.size(); ++i)

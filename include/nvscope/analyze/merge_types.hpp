@@ -33,6 +33,7 @@ struct rank_kernel {
   bool communication = false; ///< is_communication_kernel(its name)
   std::uint32_t stream = 0;   ///< its CUDA stream on that rank (0: not recorded)
   std::uint32_t range = no_range; ///< the name id of the range that owns it, or no_range
+  timestamp_ns launch = 0;        ///< start of the host call that launched it, on that rank's clock (0: not recorded)
 };
 
 /// What a merge needs of one rank's profile.
@@ -42,6 +43,16 @@ struct rank_profile {
   std::vector<rank_kernel> kernels;
   std::vector<time_window> steps; ///< step ranges on the rank's clock, in time order
   clock_reference at_start;       ///< trace and wall clock read together (0: not recorded)
+};
+
+/// One step of one rank (analyze/merge.hpp's `rank_steps`): its kernels are those that belong
+/// to it by `step_of_kernel` (HTA's rule: the step whose range holds the kernel's launch).
+struct rank_step {
+  timestamp_ns start_ns = 0;          ///< the step range's start on the reference host's clock (the offset taken off)
+  std::uint64_t duration_ns = 0;      ///< the step range's host time
+  std::uint64_t gpu_busy_ns = 0;      ///< the union of its kernels
+  std::uint64_t communication_ns = 0; ///< the union of its communication kernels
+  std::uint64_t compute_ns = 0;       ///< the union of its other kernels
 };
 
 /// One host's clock against the reference rank's host: its time minus the reference's.

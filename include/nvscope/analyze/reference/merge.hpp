@@ -152,13 +152,55 @@ inline std::vector<host_offset> host_offsets(const std::vector<rank_profile>& ra
   return out;
 }
 
-/// The step of each kernel: the last step starting at or before it ([a step's start, the next
-/// step's start), the last step open-ended), -1 before the first.
-inline long long step_of(const rank_profile& p, timestamp_ns start) {
+/// The step a kernel belongs to, by HTA's rule (`add_iteration`, hta/common/trace.py): an
+/// event on a GPU stream takes the iteration of the host event it is correlated with, and a host
+/// event the step whose [ts, ts + dur) holds its ts. So: the step whose range holds the kernel's
+/// launch, -1 when none does. A kernel whose launch is not recorded: the last step begun at its
+/// start (its GPU time stands in for the launch's), -1 before the first.
+inline long long step_of(const rank_profile& p, const rank_kernel& k) {
   long long at = -1;
+  const timestamp_ns t = k.launch ? k.launch : k.start;
   for (std::size_t s = 0; s < p.steps.size(); ++s)
-    if (p.steps[s].begin <= start) at = static_cast<long long>(s);
+    if (p.steps[s].begin <= t) at = static_cast<long long>(s);
+  if (at >= 0 && k.launch && p.steps[static_cast<std::size_t>(at)].end <= t) return -1;
   return at;
+}
+
+/// The length of the union of the kernels `take` keeps: between every two boundaries, a
+/// stretch some kept kernel covers counts.
+template <class Take>
+std::uint64_t union_ns(const std::vector<rank_kernel>& kernels, Take take) {
+  std::set<timestamp_ns> cuts;
+  for (const auto& k : kernels) cuts.insert(k.start), cuts.insert(k.end);
+  const std::vector<timestamp_ns> at(cuts.begin(), cuts.end());
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i + 1 < at.size(); ++i)
+    for (const auto& k : kernels)
+      if (take(k) && k.start <= at[i] && at[i + 1] <= k.end && k.end > k.start) {
+        n += at[i + 1] - at[i];
+        break;
+      }
+  return n;
+}
+
+/// Per step of `p` (docs/merge.md, "Per step per rank"): its kernels those of step_of; busy,
+/// communication and compute the unions of all of them, of the communication ones and of the
+/// others; its start on the reference clock (`offset_ns` taken off, rounded to the nanosecond).
+inline std::vector<rank_step> rank_steps(const rank_profile& p, double offset_ns) {
+  std::vector<rank_step> out;
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    std::vector<rank_kernel> mine;
+    for (const auto& k : p.kernels)
+      if (step_of(p, k) == static_cast<long long>(s)) mine.push_back(k);
+    rank_step f;
+    f.start_ns = static_cast<timestamp_ns>(std::llround(static_cast<double>(p.steps[s].begin) - offset_ns));
+    f.duration_ns = p.steps[s].end > p.steps[s].begin ? p.steps[s].end - p.steps[s].begin : 0;
+    f.gpu_busy_ns = union_ns(mine, [](const rank_kernel&) { return true; });
+    f.communication_ns = union_ns(mine, [](const rank_kernel& k) { return k.communication; });
+    f.compute_ns = union_ns(mine, [](const rank_kernel& k) { return !k.communication; });
+    out.push_back(f);
+  }
+  return out;
 }
 
 /// The sample standard deviation (pandas' `std`, one degree of freedom).
@@ -193,7 +235,7 @@ inline std::vector<std::uint64_t> hta_late_steps(const std::vector<rank_profile>
   std::set<long long> steps;
   for (std::size_t r = 0; r < ranks.size(); ++r)
     for (const auto& k : ranks[r].kernels)
-      if (const long long s = step_of(ranks[r], k.start); s >= 0) {
+      if (const long long s = step_of(ranks[r], k); s >= 0) {
         rows.push_back({r, k.stream, s, k.name, static_cast<double>(k.start) - offset_ns[r], static_cast<double>(k.end - k.start)});
         if (!k.communication) rows.back().name = std::numeric_limits<std::uint32_t>::max(); // not a candidate
         steps.insert(s);
@@ -268,14 +310,13 @@ inline std::vector<name_difference> largest_differences(const rank_profile& fast
 }
 
 /// Every rank without the steps `left_out` (indexes into each rank's steps in time order): a
-/// kernel is dropped when the step it starts in (step_of: the last step starting at or before
-/// it) is one of them, and the steps themselves.
+/// kernel is dropped when its step (step_of) is one of them, and the steps themselves.
 inline std::vector<rank_profile> without_steps(std::vector<rank_profile> ranks, const std::vector<std::size_t>& left_out) {
   const std::set<std::size_t> out(left_out.begin(), left_out.end());
   for (auto& p : ranks) {
     std::vector<rank_kernel> kept;
     for (const auto& k : p.kernels) {
-      const long long s = reference::step_of(p, k.start);
+      const long long s = reference::step_of(p, k);
       if (s < 0 || !out.count(static_cast<std::size_t>(s))) kept.push_back(k);
     }
     std::vector<time_window> steps;
