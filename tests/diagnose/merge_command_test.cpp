@@ -23,6 +23,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -206,6 +207,54 @@ TEST_CASE("merge: the merged Chrome trace puts each rank in its own process, mov
   const auto again = merge({dir.string()});
   CHECK(again.err.find("merged.trace.json': a merged trace (nvscope merge wrote it), not one rank's: left out\n") != std::string::npos);
   CHECK(again.out.find("4 ranks on 2 hosts") != std::string::npos);
+}
+
+// A kernel counts in the step whose range holds its launch (docs/merge.md, "Per step per
+// rank"), read from the arrow the writer draws from the launch to the kernel: here a kernel
+// launched by a cudaLaunchKernel call in step 3 and one from a bare launch in step 4, both run
+// by the GPU in step 6's time.
+TEST_CASE("merge: a kernel's step is the one that launched it, read from the real writer's launch arrows") {
+  const auto with_late = fresh("nvscope_merge_launch_a"), plain = fresh("nvscope_merge_launch_b");
+  const std::int64_t shift = 2000000000LL;
+  for (const auto& dir : {with_late, plain})
+    for (int r = 0; r < 2; ++r) {
+      auto t = rank_trace(r, shift, 10);
+      if (r == 0 && dir == with_late) {
+        const auto at = [&](std::int64_t v) { return static_cast<timestamp_ns>(v + shift); };
+        const std::int64_t step3 = 4000000, step4 = 5000000, step6 = 7000000;
+        for (const auto& [corr, launch, run] : {std::tuple<std::uint32_t, std::int64_t, std::int64_t>{900, step3 + 300000, step6 + 100000},
+                                                {901, step4 + 300000, step6 + 200000}}) {
+          kernel_record k;
+          k.name = t.strings.intern("late_gemm");
+          k.start = at(run), k.end = at(run + 50000), k.correlation = corr, k.stream = 7;
+          t.kernels.push_back(k);
+          t.launches.push_back({at(launch), corr, 0});
+          if (corr == 900) t.api_calls.push_back({at(launch - 1000), at(launch + 1000), t.strings.intern("cudaLaunchKernel"), corr, 0});
+        }
+      }
+      run_provenance p;
+      p.host = "node0", p.pid = static_cast<std::uint64_t>(100 + r), p.rank = r, p.world_size = 2, p.job_ids = {{"SLURM_JOB_ID", "5"}};
+      chrome_trace_options o;
+      o.provenance = &p;
+      REQUIRE(write_chrome_trace((dir / ("train_r" + std::to_string(r) + ".trace.json")).string(), t, o));
+    }
+  std::vector<nlohmann::json> steps;
+  for (const auto& dir : {with_late, plain}) {
+    const auto json_path = (dir / "merged.json").string();
+    const auto m = merge({dir.string(), "-o", json_path});
+    INFO(m.out << m.err);
+    REQUIRE(m.status == 0);
+    std::ifstream in(json_path);
+    steps.push_back(nlohmann::json::parse(in)["ranks"][0]["steps"]);
+  }
+  REQUIRE(steps[0].size() == 10);
+  REQUIRE(steps[1].size() == 10);
+  for (std::size_t s = 0; s < 10; ++s) {
+    INFO("step " << s);
+    const auto extra = steps[0][s]["gpu_busy_ns"].get<std::int64_t>() - steps[1][s]["gpu_busy_ns"].get<std::int64_t>();
+    CHECK(extra == (s == 3 || s == 4 ? 50000 : 0));
+    CHECK(steps[0][s]["compute_ns"].get<std::int64_t>() - steps[1][s]["compute_ns"].get<std::int64_t>() == extra);
+  }
 }
 
 TEST_CASE("merge: partial input said in one line each, the rest merged") {

@@ -217,8 +217,9 @@ inline double sample_std(const std::vector<double>& v) {
 /// steps in which it is among the `n_stragglers` latest starters; a rank is HTA's straggler
 /// when its count is above 0. HTA reads every rank's times as one clock; here rank r's times
 /// are taken on the aligned clock (`offset_ns[r]` taken off). Its steps (HTA's iterations) are
-/// the step ranges, numbered from 0 on each rank; communication kernels are nvscope's (HTA's
-/// prefix "ncclKernel" misses NCCL's newer "ncclDevKernel_" names).
+/// the step ranges, numbered from 0 on each rank, a kernel in the step of its launch (step_of);
+/// communication kernels are nvscope's (HTA's prefix "ncclKernel" misses NCCL's newer
+/// "ncclDevKernel_" names).
 /// 1. t_min: the earliest start of a kernel in a step; mean step time: (the latest end - t_min)
 ///    / the number of steps; kept: communication kernels on a stream > 0, in a step > 0, at
 ///    least `min_normalized_duration` x the mean step time long;
