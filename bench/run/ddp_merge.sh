@@ -73,6 +73,22 @@ figures = {
     "device": open(os.path.join(out, "devices.txt")).read().strip(),
     "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
 }
+# nsys's figure on the same script (a separate run): per rank, the compute time inside its
+# communication kernels over their time, from nccl_gpu_overlap_trace's rank_trace (per NCCL
+# kernel its "Compute Overlap", in per cent of its duration).
+trace_csv = os.path.join(out, "nsys", "nsys_recipe_nccl_gpu_overlap_trace", "rank_trace.csv")
+if os.path.exists(trace_csv):
+    import csv
+    rows = list(csv.DictReader(open(trace_csv)))
+    nsys_fraction = {}
+    for r in sorted({x["Rank"] for x in rows}):
+        comm = [x for x in rows if x["Rank"] == r and x["Name"].startswith("nccl")]
+        dur = sum(int(x["End"]) - int(x["Start"]) for x in comm)
+        inside = sum(float(x["Compute Overlap"]) / 100.0 * (int(x["End"]) - int(x["Start"])) for x in comm)
+        nsys_fraction[r] = {"nccl_kernels": len(comm), "fraction": inside / dur if dur else 0.0}
+    figures["nsys_overlap"] = nsys_fraction
+    figures["overlap_diff_points"] = max(abs(figures["overlap_fraction"][r] - v["fraction"]) * 100.0
+                                         for r, v in nsys_fraction.items() if r in figures["overlap_fraction"])
 json.dump(figures, open(os.path.join(out, "merge_gpu.json"), "w"), indent=1)
 print(json.dumps(figures, indent=1))
 PY
