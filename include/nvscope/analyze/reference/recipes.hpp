@@ -8,9 +8,9 @@
 /// the recipes under `nsys_recipe/recipes/<name>/` read their rows through
 /// `StatsService.read_sql_report`), and `cuda_gpu_kern_hist`, the pace recipes and
 /// `nccl_gpu_overlap_trace` and the two heatmaps as their recipe scripts and the `lib/` they
-/// call (`heatmap.py`, `overlap.py`, `nccl.py`, `collective_loader.py`) state them; the pace
-/// recipes' `lib/pace.py` rule inferred from nsys's outputs in tests/data/nsys_recipes, marked
-/// so. SQL's `LIKE` is transcribed as SQLite runs it (ASCII
+/// call (`heatmap.py`, `overlap.py`, `nccl.py`, `collective_loader.py`, `pace.py`,
+/// `summary.py`) state them; `cuda_memcpy_sync`'s rule, whose SQL is not in nvscope's sources,
+/// inferred from its description and marked so. SQL's `LIKE` is transcribed as SQLite runs it (ASCII
 /// letters of either case alike), a join as a loop over both tables, `ORDER BY 1 DESC` as a
 /// stable sort, so that ties keep the record order. analyze/recipes.hpp is tested equal to
 /// these (tests/analyze/recipes_test.cpp).
@@ -251,11 +251,12 @@ inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
 }
 
 /// The pace of a list of (start, end) instances, as nsys's `lib/pace.py` makes it
-/// (`pace.compute_pace_stats_dfs`; that file is not in nvscope's sources: the rule is *inferred*
-/// from the recipes' outputs in tests/data/nsys_recipes, where every figure below is checked): in
-/// start order, times from the session's start (`pace.apply_time_offset`; nvscope's session
-/// starts at `trace::begin`), duration = end - start, delta = start - the previous instance's end
-/// (the first instance's: its start, from the session's start), and the running sums of both.
+/// (`compute_pace_stats_dfs`, checked on the recipes' outputs in tests/data/nsys_recipes): the
+/// report's times, from its session's start (nvscope's session starts at `trace::begin`;
+/// `apply_time_offset` shifts several ranks by their sessions' wall-clock starts), "duration =
+/// end - start", "delta = start - end.shift(fill_value=0)" (the previous instance's end; the
+/// first's: its start), their `cumsum()`s. nsys takes the instances in its table's order,
+/// nvscope in start order.
 inline std::vector<pace_row> pace_of(std::vector<std::pair<timestamp_ns, timestamp_ns>> instances, timestamp_ns session) {
   std::stable_sort(instances.begin(), instances.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<pace_row> rows;
@@ -282,8 +283,8 @@ inline double linear_quantile(std::vector<double> v, double q) {
   return f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
 }
 
-/// A pace recipe's `stats.parquet` (`summary.aggregate_stats_df` over the ranks' `describe()` of
-/// the durations, not in nvscope's sources: *inferred* from the outputs, as `pace_of`): Count,
+/// A pace recipe's `stats.parquet` (`summary.describe_column` of the durations: min, max, count,
+/// std, mean, sum and the 0.25, 0.5, 0.75 quantiles, aggregated over the ranks): Count,
 /// Mean, Std (the sample deviation), Min, Q1, Median, Q3 (`linear_quantile`), Max, Sum, the
 /// figures rounded to one decimal as pandas rounds (ties to even: 165429.25 prints 165429.2). With
 /// one rank, nsys's "(approx)" figures are the rank's own.
