@@ -7,12 +7,14 @@
 /// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`,
 /// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace` (with `pace_stats_of`) and
 /// `nccl_gpu_overlap_trace` (with `nccl_gpu_overlap_groups`), `cuda_gpu_time_util_map` and
-/// `nccl_gpu_time_util_map` (a sort, then one walk of spans and bins). Each is a few sorts and walks, n
-/// log n in the records (the gaps walk each device's operations once in start order; the chunks
-/// and the kernels' overlaps are one sweep over sorted starts and ends, `overlap_sweep`; the copy
-/// and memset rules look calls up by correlation id in a sorted index), and is tested equal to
-/// its plain definition in analyze/reference/recipes.hpp; tests/analyze/recipes_vs_nsys_test.cpp
-/// holds them equal to nsys's own outputs of one run. export/recipes.hpp prints them.
+/// `nccl_gpu_time_util_map` (a sort, then one walk of spans and bins); the last three also over
+/// several ranks (`rank_traces`), as nsys's reducer combines its reports. Each is a few sorts and
+/// walks, n log n in the records (the gaps walk each device's operations once in start order; the
+/// chunks and the kernels' overlaps are sweeps over sorted starts and ends, `overlap_sweep`; the
+/// copy and memset rules look calls up by correlation id in a sorted index), and is tested equal
+/// to its plain definition in analyze/reference/recipes.hpp; tests/analyze/recipes_vs_nsys_test.cpp
+/// holds them equal to nsys's own outputs of one run and of two NCCL ranks. export/recipes.hpp
+/// prints them.
 ///
 /// \code
 ///   auto gaps = nvscope::gpu_gaps(t, {});                 // gaps over nsys's default --gap
