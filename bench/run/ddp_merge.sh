@@ -7,8 +7,8 @@
 # the same script under nsys and its nccl_gpu_overlap_trace recipe for the overlap to compare.
 # Writes $OUT/merge_gpu.json (the figures) and $OUT/merged.trace.json (the merged Chrome trace)
 # beside the logs, and $OUT/nsys_nccl.tgz (each rank's nsys report exported as sqlite and
-# nsys's two NCCL recipes, nccl_gpu_overlap_trace and nccl_gpu_time_util_map, as CSV: the data of
-# tests/data/nsys_nccl). Not run by CI.
+# nsys's NCCL recipes nccl_gpu_overlap_trace and nccl_gpu_time_util_map, and cuda_gpu_time_util_map
+# over both ranks, as CSV: the data of tests/data/nsys_nccl). Not run by CI.
 #   OUT=/tmp/out NVSCOPE=build/gpu/bin/nvscope bash bench/run/ddp_merge.sh
 # On a machine of one GPU: HOSTS_PER_RANK=1 (NCCL over its socket transport, each rank its own
 # NCCL host: bench/run/ddp_train.py --hosts-per-rank), or BACKEND=gloo (no collective kernels).
@@ -32,14 +32,17 @@ if [ -n "$NSYS" ]; then
   torchrun --nproc_per_node=${NPROC:-2} --no-python "$NSYS" profile -t cuda,nvtx -o "$N/r%q{RANK}" --force-overwrite=true \
     python3 $SCRIPT > "$OUT/nsys.log" 2>&1; echo "nsys rc=$?"
   for r in "$N"/r*.nsys-rep; do "$NSYS" export --type=sqlite --force-overwrite=true -o "${r%.nsys-rep}.sqlite" "$r" >> "$OUT/nsys.log" 2>&1; done
-  for recipe in nccl_gpu_overlap_trace nccl_gpu_time_util_map; do
-    # nccl_gpu_time_util_map has no --csv: its parquet files are written as CSV by pandas
-    "$NSYS" recipe $recipe --input "$N"/r*.nsys-rep --output "$N/nsys_recipe_$recipe" --csv >> "$OUT/nsys.log" 2>&1 ||
-      "$NSYS" recipe $recipe --input "$N"/r*.nsys-rep --output "$N/nsys_recipe_$recipe" >> "$OUT/nsys.log" 2>&1
+  # nccl_gpu_overlap_trace writes CSV itself (--csv); the heatmaps have no --csv: their
+  # analysis.parquet is written as analysis.csv by pandas (index left out, as
+  # bench/fidelity/recipes_data.py writes the parquet files of tests/data/nsys_recipes).
+  "$NSYS" recipe nccl_gpu_overlap_trace --input "$N"/r*.nsys-rep --output "$N/nsys_recipe_nccl_gpu_overlap_trace" --csv >> "$OUT/nsys.log" 2>&1
+  echo "recipe nccl_gpu_overlap_trace rc=$?"; ls "$N/nsys_recipe_nccl_gpu_overlap_trace" 2>/dev/null
+  for recipe in nccl_gpu_time_util_map cuda_gpu_time_util_map; do
+    "$NSYS" recipe $recipe --input "$N"/r*.nsys-rep --output "$N/nsys_recipe_$recipe" >> "$OUT/nsys.log" 2>&1
     echo "recipe $recipe rc=$?"
-    python3 -c 'import glob, sys, pandas
-for f in glob.glob(sys.argv[1] + "/*.parquet"): pandas.read_parquet(f).to_csv(f[:-len(".parquet")] + ".csv", index=False)' "$N/nsys_recipe_$recipe"
-    ls "$N/nsys_recipe_$recipe" 2>/dev/null
+    python3 -c 'import sys, pandas; pandas.read_parquet(sys.argv[1]).to_csv(sys.argv[2], index=False)' \
+      "$N/nsys_recipe_$recipe/analysis.parquet" "$N/nsys_recipe_$recipe/analysis.csv" >> "$OUT/nsys.log" 2>&1
+    ls -la "$N/nsys_recipe_$recipe/analysis.csv" 2>/dev/null || echo "recipe $recipe: no analysis.csv (log: $OUT/nsys.log)"
   done
   tail -5 "$OUT/nsys.log"
   ( cd "$N" && tar czf "$OUT/nsys_nccl.tgz" r*.sqlite nsys_recipe_*/*.csv ) && ls -la "$OUT/nsys_nccl.tgz"

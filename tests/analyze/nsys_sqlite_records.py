@@ -3,6 +3,7 @@
 that tests/analyze/recipes_vs_nsys_test.cpp turns into an nvscope trace (Python's own sqlite3:
 no library to link). One record a line, tab-separated, its kind first:
 
+  session  startTime stopTime duration utcEpochNs   (ANALYSIS_DETAILS, TARGET_INFO_SESSION_START_TIME)
   process  PID
   kernel   start end device context stream correlation shortName demangledName
   memcpy   start end device context stream correlation bytes copyKind srcKind dstKind
@@ -12,8 +13,11 @@ no library to link). One record a line, tab-separated, its kind first:
 
 Times are the file's own (nanoseconds from the session start), enums nsys's numbers (the
 ENUM_CUDA_* tables). Every table of CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME and
-NVTX_EVENTS (push/pop, start/end ranges and marks) is written whole, in rowid order.
-  nsys_sqlite_records.py IN.sqlite OUT.txt
+NVTX_EVENTS (push/pop, start/end ranges and marks) is written whole, in rowid order. The
+session line is what nsys's heatmap recipes place the report by (`collective_loader.py`'s
+ProfileInfo: the analysis' duration, binned from the report's time zero, and the session's
+wall-clock start, which aligns several reports). Several files, one pair each:
+  nsys_sqlite_records.py IN.sqlite OUT.txt [IN2.sqlite OUT2.txt ...]
 """
 import sqlite3
 import sys
@@ -32,7 +36,9 @@ def field(v):
 
 def main(src, dst):
     db = sqlite3.connect("file:%s?mode=ro" % src, uri=True)
-    out = []
+    out = [("session",) + r for r in rows(db, """
+        SELECT a.startTime, a.stopTime, a.duration, s.utcEpochNs
+        FROM ANALYSIS_DETAILS AS a, TARGET_INFO_SESSION_START_TIME AS s LIMIT 1""")]
     for (pid,) in rows(db, "SELECT DISTINCT (globalPid >> 24) & 0xFFFFFF FROM CUPTI_ACTIVITY_KIND_KERNEL"):
         out.append(("process", pid))
     out += [("kernel",) + r for r in rows(db, """
@@ -60,6 +66,8 @@ def main(src, dst):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3 or len(sys.argv) % 2 == 0:
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    for i in range(1, len(sys.argv), 2):
+        main(sys.argv[i], sys.argv[i + 1])
+    sys.exit(0)

@@ -157,6 +157,42 @@ void check_all(std::size_t (&rows)[13], const trace& t, const recipe_params& p, 
   for (int i = 0; i < 13; ++i) rows[i] += made[i];
 }
 
+// The recipes that combine ranks over two ranks made of `t`: the second's session starts later
+// by its wall clock and its trace clock differs; with `p.align` and without. Returns the rows
+// the second rank made, so that a caller can check that rank numbers and offsets were exercised.
+std::size_t check_ranks(const trace& t, recipe_params p, const std::string& label, std::uint64_t shift) {
+  trace a = t, b = t;
+  a.context.at_start = {a.begin + 3, 1000000};
+  b.begin += 7, b.context.at_start = {b.begin + 11, 1000000 + shift};
+  const rank_traces ranks{&a, &b};
+  std::size_t second = 0;
+  for (const bool align : {true, false}) {
+    p.align = align;
+    const auto w = label + (align ? " ranks aligned" : " ranks from 0");
+    const auto overlap = nccl_gpu_overlap_trace(ranks);
+    same_rows(overlap, reference::nccl_gpu_overlap_trace(ranks), w + " nccl_gpu_overlap_trace", [](const overlap_trace_row& x, const overlap_trace_row& y, const std::string& v) {
+      SAME(x.rank, y.rank, v + " rank");
+      SAME(x.start, y.start, v + " start");
+      SAME(x.communication_sum, y.communication_sum, v + " communication sum");
+      SAME(x.compute_sum, y.compute_sum, v + " compute sum");
+    });
+    const auto same_bin = [](const util_map_row& x, const util_map_row& y, const std::string& v) {
+      SAME(x.rank, y.rank, v + " rank");
+      SAME(x.duration, y.duration, v + " duration");
+      SAME(x.in_session, y.in_session, v + " in session");
+      SAME(x.all, y.all, v + " all");
+      SAME(x.nccl, y.nccl, v + " nccl");
+      SAME(x.compute, y.compute, v + " compute");
+      SAME(x.overlap, y.overlap, v + " overlap");
+    };
+    const auto map = cuda_gpu_time_util_map(ranks, p), nccl_map = nccl_gpu_time_util_map(ranks, p);
+    same_rows(map, reference::gpu_time_util_map(ranks, p, false), w + " cuda_gpu_time_util_map", same_bin);
+    same_rows(nccl_map, reference::gpu_time_util_map(ranks, p, true), w + " nccl_gpu_time_util_map", same_bin);
+    for (const auto& r : map) second += r.rank == 1;
+  }
+  return second;
+}
+
 // A random trace with what the rules read: two devices with contexts, copies of every memory
 // kind and direction, memsets of pinned and managed memory, and API calls renamed to the
 // functions the rules match (some in another case, some versioned, some that must not match).
@@ -168,7 +204,8 @@ trace dressed(std::uint64_t seed, int threads, int events) {
                          "cudaMemsetAsync", "cudaMemset2D", "cudaLaunchKernel", "cudaEventSynchronize", "cudaMemcpyToSymbol"};
   for (auto& a : t.api_calls) a.name = t.strings.intern(names[g() % 14]);
   const auto nccl = t.strings.intern("ncclDevKernel_AllReduce_Sum_f32"), nccl_upper = t.strings.intern("NCCLKernel_Send");
-  for (std::size_t i = 1; i < t.kernels.size(); i += 4) t.kernels[i].name = i % 8 == 1 ? nccl : nccl_upper; // communication kernels
+  // NCCL kernels, and kernels nsys's prefix rule (case and all) counts as compute
+  for (std::size_t i = 1; i < t.kernels.size(); i += 4) t.kernels[i].name = i % 8 == 1 ? nccl : nccl_upper;
   kernel_config c;
   c.device = 1, c.context = 5;
   const auto on_one = t.kernel_configs.intern(c);
@@ -193,6 +230,7 @@ trace dressed(std::uint64_t seed, int threads, int events) {
 TEST_CASE("recipes: random traces equal their definitions under several parameters") {
   NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
   std::size_t rows[13] = {};
+  std::size_t second_rank = 0;
   for (int i = 0; i < 16; ++i) {
     const auto seed = rng();
     const int threads = 1 + i % 4, events = 40 + static_cast<int>(rng() % 400);
@@ -207,7 +245,9 @@ TEST_CASE("recipes: random traces equal their definitions under several paramete
                        std::to_string(p.chunks) + ")";
     check_all(rows, t, p, label);
     check_all(rows, t, recipe_params{}, label + " defaults");
+    second_rank += check_ranks(t, p, label, rng() % 100000);
   }
+  CHECK(second_rank > 0);
   for (int i = 0; i < 13; ++i) CHECK_MESSAGE(rows[i] > 0, std::string(recipe_name(static_cast<recipe>(i))), " made no rows to compare");
 }
 
@@ -347,7 +387,7 @@ TEST_CASE("recipes: gpu_time_util's chunks rounded up, summed, coalesced and ord
         "Row#,In-Use,Duration,Start,PID,Device ID,Context ID,Rank\n1,19.2,26,14,0,1,4,0\n2,32.3,133,67,0,0,3,0\n");
 }
 
-TEST_CASE("recipes: nccl_gpu_overlap_trace's sums, kernel by kernel") {
+TEST_CASE("recipes: nccl_gpu_overlap_trace's overlaps, each kind's time counted once") {
   trace t;
   auto add = [&](const char* name, timestamp_ns s, timestamp_ns e) {
     kernel_record k;
@@ -365,10 +405,10 @@ TEST_CASE("recipes: nccl_gpu_overlap_trace's sums, kernel by kernel") {
   CHECK(rows[0].compute_overlap == doctest::Approx(50.0));
   CHECK(rows[1].compute_sum == 10 + 60);
   CHECK(rows[2].name == "gemm");
-  CHECK(rows[2].communication_sum == 40 + 10);
+  CHECK(rows[2].communication_sum == 40); // [20, 60) and [50, 60): their union (overlap.calculate_overlap_sum, consolidated)
   CHECK(rows[2].compute_sum == 0);
-  CHECK(rows[3].communication_sum == 10 + 60);
-  CHECK(rows[3].communication_overlap == doctest::Approx(63.6)); // 70 of 110 ns
+  CHECK(rows[3].communication_sum == 60); // [90, 100) and [90, 150)
+  CHECK(rows[3].communication_overlap == doctest::Approx(54.5)); // 60 of 110 ns
   const auto groups = nccl_gpu_overlap_groups(rows);
   REQUIRE(groups.size() == 3);
   CHECK(groups[0].name == "gemm");
@@ -377,8 +417,8 @@ TEST_CASE("recipes: nccl_gpu_overlap_trace's sums, kernel by kernel") {
   CHECK(groups[1].compute_overlap == doctest::Approx(60.0)); // (50 + 70) of 200 ns
   const auto files = recipe_files(t, recipe::nccl_gpu_overlap_trace);
   REQUIRE(files.size() == 2);
-  CHECK(files[1].csv == "Name,Count,Communication Overlap,Compute Overlap\ngemm,1,125.0,0.0\nncclAllReduce,2,50.0,60.0\nrelu,1,63.6,0.0\n");
-  t.kernels[0].name = t.kernels[2].name = t.strings.intern("allreduce"); // no communication kernel: no rows, as nsys
+  CHECK(files[1].csv == "Name,Count,Communication Overlap,Compute Overlap\ngemm,1,100.0,0.0\nncclAllReduce,2,50.0,60.0\nrelu,1,54.5,0.0\n");
+  t.kernels[0].name = t.kernels[2].name = t.strings.intern("NCCL_allreduce"); // no name starts "nccl": no rows, as nsys
   CHECK(nccl_gpu_overlap_trace(t).empty());
   CHECK(reference::nccl_gpu_overlap_trace(t).empty());
 }
@@ -433,6 +473,43 @@ TEST_CASE("recipes: cuda_gpu_time_util_map's bins worked out by hand, by nsys's 
   CHECK(nccl[0].overlap == 20.0); // 150..200
   CHECK(nccl[1].nccl == 20.0);
   CHECK(recipe_csv(t, recipe::nccl_gpu_time_util_map, p).rfind("Duration,All,NCCL,Compute,Overlap,PID,Device ID,Rank\n", 0) == 0);
+}
+
+TEST_CASE("recipes: the heatmaps of two ranks, placed by their wall clocks (collective_loader.py)") {
+  trace a, b;
+  a.begin = 0, a.finish = 1000, a.context.at_start = {0, 10000};     // a session of 1000 ns from wall time 10000
+  b.begin = 500, b.finish = 1300, b.context.at_start = {600, 10350}; // 800 ns from wall time 10350 + 500 - 600 = 10250: offset 250
+  auto kernel = [](trace& t, const char* name, timestamp_ns s, timestamp_ns e) {
+    kernel_record k;
+    k.start = t.begin + s, k.end = t.begin + e, k.name = t.strings.intern(name);
+    t.kernels.push_back(k);
+  };
+  kernel(a, "gemm", 0, 263);
+  kernel(b, "ncclDevKernel_AllReduce", 0, 263);
+  recipe_params p;
+  p.bins = 4; // one bin size for both: ceil(max(1000, 800 + 250) / 4) = 263
+  const rank_traces ranks{&a, &b};
+  const auto nccl = nccl_gpu_time_util_map(ranks, p);
+  REQUIRE(nccl.size() == 4); // rank a has no NCCL kernel: no rows, and b is rank 0
+  CHECK(nccl[0].rank == 0);
+  CHECK(nccl[1].duration == 263);
+  CHECK(nccl[0].nccl == 100.0); // [250, 263) of bin 0, divided by the 13 ns of it inside b's session
+  CHECK(nccl[1].nccl == 95.1);  // [263, 513): 250 of 263 ns
+  CHECK(nccl[3].nccl == 0.0);
+  const auto map = cuda_gpu_time_util_map(ranks, p);
+  REQUIRE(map.size() == 8);
+  CHECK(map[0].all == 0.0); // a's [0, 263) starts on bin 0's edge: heatmap.py's min(ceil(s), e) - s counts 0 of it
+  CHECK(map[4].rank == 1);
+  CHECK(map[4].all == 100.0);
+  p.align = false; // --disable-alignment: both from 0, bins of ceil(1000 / 4) = 250
+  const auto unaligned = cuda_gpu_time_util_map(ranks, p);
+  REQUIRE(unaligned.size() == 8);
+  CHECK(unaligned[5].duration == 250);
+  CHECK(unaligned[5].all == 5.2); // [250, 263) of b's bin 1
+  const auto files = recipe_files(ranks, recipe::cuda_gpu_time_util_map, p);
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].csv.find("\n250,5.2,0,0,1\n") != std::string::npos);
+  CHECK(recipe_files(ranks, recipe::gpu_gaps, p).empty()); // a recipe of one process
 }
 
 TEST_CASE("recipes: the list --recipes takes") {

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -103,6 +104,18 @@ struct loader {
     t.ranges.push_back(r);
   }
 
+  // The session as nsys's heatmaps take it (collective_loader.py's ProfileInfo): from the
+  // report's time zero (`begin`, from which the pace recipes also count) for ANALYSIS_DETAILS'
+  // duration (stopTime - startTime; nsys bins [0, duration), not to stopTime), so `finish` is
+  // that duration; the wall clock at time zero is TARGET_INFO_SESSION_START_TIME's, which places
+  // several reports against each other.
+  void session(const std::vector<std::string>& f) {
+    t.begin = 0, t.finish = u(f[3]);
+    t.context.at_start = {0, u(f[4])};
+    has_session = true;
+  }
+  bool has_session = false;
+
   // Each GPU record's launch: the runtime call of its correlation id, at the call's start.
   void launches() {
     std::map<std::uint32_t, bool> seen;
@@ -120,14 +133,16 @@ struct loader {
 };
 
 // The trace of the records file: times as nsys stored them (from the session start, which is
-// the trace's `begin`), lists in time order as the collector leaves them.
+// the trace's `begin`; its end nsys's session duration), lists in time order as the collector
+// leaves them.
 trace load_records(const std::string& path) {
   std::ifstream in(path);
   REQUIRE_MESSAGE(in.good(), "cannot read ", path, " (ctest's recipes_vs_nsys.records writes it)");
   loader l;
   for (std::string line; std::getline(in, line);) {
     const auto f = split(line, '\t');
-    if (f[0] == "process") l.t.process_id = u(f[1]);
+    if (f[0] == "session") l.session(f);
+    else if (f[0] == "process") l.t.process_id = u(f[1]);
     else if (f[0] == "kernel") l.kernel(f);
     else if (f[0] == "memcpy") l.copy(f);
     else if (f[0] == "memset") l.memset(f);
@@ -143,8 +158,7 @@ trace load_records(const std::string& path) {
   std::stable_sort(l.t.ranges.begin(), l.t.ranges.end(), [](const range_record& a, const range_record& b) {
     return a.start != b.start ? a.start < b.start : a.end > b.end;
   });
-  for (const auto& r : l.t.ranges) l.t.finish = std::max(l.t.finish, r.end);
-  l.t.begin = 0;
+  REQUIRE_MESSAGE(l.has_session, path, " has no session line (nsys_sqlite_records.py writes it from ANALYSIS_DETAILS)");
   return l.t;
 }
 
@@ -187,7 +201,10 @@ bool same_value(const std::string& nsys, const std::string& ours) {
 // How one file's rows are joined: by these columns, by row number when none are given, or as a
 // multiset of whole rows ("*": a kernel's rows have no key).
 std::vector<std::string> keys_of(const std::string& recipe, const std::string& file) {
+  if (file == "rank_trace") return {"Name", "Start", "Rank"};
+  if (file == "grouped_trace") return {"Name"};
   if (file != "analysis") return {};
+  if (recipe == "cuda_gpu_time_util_map" || recipe == "nccl_gpu_time_util_map") return {"Duration", "PID", "Device ID", "Rank"};
   if (recipe == "gpu_gaps" || recipe == "gpu_time_util") return {"PID", "Device ID", "Start"};
   if (recipe == "cuda_api_sync") return {"TID", "Start"};
   if (recipe == "cuda_gpu_kern_hist") return {"*"};
@@ -269,38 +286,45 @@ std::vector<recipe_case> cases() {
           {"cuda_gpu_kern_hist", {"analysis"}},
           {"cuda_gpu_kern_pace:name=scale_kernel", pace},
           {"nvtx_pace:name=forward", pace},
-          {"nvtx_gpu_proj_pace:name=forward", pace}};
-  // cuda_gpu_time_util_map is not compared yet: nsys bins ANALYSIS_DETAILS' span (its startTime to
-  // stopTime: 793 ms in this data), nvscope the trace's begin to finish, which this loader sets to
-  // the session start (0, as the pace recipes need) and the last record's end (490 ms): every bin
-  // differs. The span the converted trace should carry for it is open (issue 48).
+          {"nvtx_gpu_proj_pace:name=forward", pace},
+          {"cuda_gpu_time_util_map", {"analysis"}}};
 }
 
-// Whether one recipe's files equal nsys's; its differences are printed.
-bool recipe_equal(const trace& t, const recipe_case& c) {
-  const auto chosen = parse_recipes(c.item);
-  REQUIRE(chosen.error.empty());
-  const std::string name = recipe_name(chosen.recipes[0]);
-  const auto files = recipe_files(t, chosen.recipes[0], chosen.params[0]);
+// Whether nvscope's `files` of recipe `name` equal nsys's files `wanted` (each read from
+// `path_of(file)`); the differences are printed. No `wanted` file: nsys found no data, and
+// nvscope's tables must hold no rows either.
+template <class PathOf>
+bool files_equal(const std::string& name, const std::vector<recipe_file>& files, const std::vector<std::string>& wanted, PathOf path_of) {
   std::vector<std::string> diffs;
-  if (c.files.empty()) { // nsys: "no data was found": nvscope's tables must hold no rows either
+  if (wanted.empty()) {
     for (const auto& f : files)
       if (parse_csv(f.csv).rows.size() > 0) diffs.push_back("nsys found no data; nvscope's" + f.suffix + " has rows");
   }
-  for (const auto& file : c.files) {
+  for (const auto& file : wanted) {
     const std::string suffix = file == "analysis" ? "" : "." + file;
     const auto mine = std::find_if(files.begin(), files.end(), [&](const recipe_file& f) { return f.suffix == suffix; });
     if (mine == files.end()) {
       diffs.push_back("nvscope writes no " + name + suffix + ".csv");
       continue;
     }
-    const auto theirs = parse_csv(file_text(data_dir() + "/csv/nsys_recipe_" + name + "__" + file + ".csv"));
-    REQUIRE_MESSAGE(!theirs.header.empty(), "no nsys csv for ", name, " ", file);
+    const auto theirs = parse_csv(file_text(path_of(file)));
+    REQUIRE_MESSAGE(!theirs.header.empty(), "no nsys csv for ", name, " ", file, " (", path_of(file), ")");
     for (const auto& d : differences(name, file, theirs, parse_csv(mine->csv))) diffs.push_back(file + ": " + d);
   }
   for (const auto& d : diffs) MESSAGE(name << " " << d);
   return diffs.empty();
 }
+
+// Whether one recipe's files equal nsys's in tests/data/nsys_recipes/csv.
+bool recipe_equal(const trace& t, const recipe_case& c) {
+  const auto chosen = parse_recipes(c.item);
+  REQUIRE(chosen.error.empty());
+  const std::string name = recipe_name(chosen.recipes[0]);
+  return files_equal(name, recipe_files(t, chosen.recipes[0], chosen.params[0]), c.files,
+                     [&](const std::string& file) { return data_dir() + "/csv/nsys_recipe_" + name + "__" + file + ".csv"; });
+}
+
+std::string nccl_dir() { return std::string(NVSCOPE_TEST_SOURCE_DIR) + "/tests/data/nsys_nccl"; }
 
 } // namespace
 
@@ -319,4 +343,32 @@ TEST_CASE("recipes: equal to nsys's own outputs of the same run (tests/data/nsys
     equal += same, ++compared;
   }
   MESSAGE("recipes equal to nsys: " << equal << " of " << compared);
+}
+
+// The NCCL recipes over nsys's two reports of one DDP run (tests/data/nsys_nccl): both ranks'
+// records as two traces in nsys's order (its --input sorted by file name: r0, r1), nvscope's
+// recipes over both against nsys's CSVs, rows joined on nsys's keys. A heatmap's nsys CSV
+// (nsys_recipe_NAME/analysis.csv) is compared where it is in the folder.
+TEST_CASE("recipes: the NCCL recipes equal to nsys's on two ranks of a DDP run (tests/data/nsys_nccl)") {
+  const char* records = std::getenv("NVSCOPE_NSYS_NCCL_RECORDS");
+  REQUIRE_MESSAGE(records != nullptr, "NVSCOPE_NSYS_NCCL_RECORDS: the two ranks' records files, comma-separated (ctest sets it)");
+  const auto paths = split(records, ',');
+  REQUIRE(paths.size() == 2);
+  const auto r0 = load_records(paths[0]), r1 = load_records(paths[1]);
+  REQUIRE(r0.kernels.size() == 726); // what r0.sqlite and r1.sqlite hold
+  REQUIRE(r1.kernels.size() == 726);
+  const rank_traces ranks{&r0, &r1};
+  const auto overlap = nccl_gpu_overlap_trace(ranks);
+  REQUIRE(overlap.size() == 1452);
+  CHECK(std::any_of(overlap.begin(), overlap.end(), [](const overlap_trace_row& r) { return !r.communication && r.communication_sum > 0; })); // the run has overlap to compare
+  CHECK(files_equal("nccl_gpu_overlap_trace", recipe_files(ranks, recipe::nccl_gpu_overlap_trace), {"rank_trace", "grouped_trace"},
+                    [](const std::string& file) { return nccl_dir() + "/nsys_recipe_nccl_gpu_overlap_trace/" + file + ".csv"; }));
+  for (const auto which : {recipe::nccl_gpu_time_util_map, recipe::cuda_gpu_time_util_map}) {
+    const std::string name = recipe_name(which), path = nccl_dir() + "/nsys_recipe_" + name + "/analysis.csv";
+    if (!std::ifstream(path).good()) {
+      MESSAGE(name << ": nsys's output not in tests/data/nsys_nccl yet (its README says how to add it)");
+      continue;
+    }
+    CHECK_MESSAGE(files_equal(name, recipe_files(ranks, which), {"analysis"}, [&](const std::string&) { return path; }), name, " differs from nsys's output");
+  }
 }

@@ -28,8 +28,7 @@
 /// with no matched collective falls back to the wall-clock reference (each profile's trace and
 /// wall clocks read together at start), `from_wall_clock` says so.
 ///
-/// **Overlap** (nsys's recipe `nccl_gpu_overlap_trace`): communication kernels are those whose
-/// name holds "nccl" (any case); overlap = time of the union of compute kernels inside the
+/// **Overlap**: communication kernels are those whose name holds "nccl" (any case); overlap = time of the union of compute kernels inside the
 /// union of communication kernels / time of that union of communication kernels.
 ///
 /// **Stragglers.** For the k-th collective of each communicator (paired as above) every rank's
@@ -71,7 +70,8 @@
 namespace nvscope {
 inline namespace v1 {
 
-/// nsys's rule for a communication kernel: "nccl" in its name, any case.
+/// `nvscope merge`'s rule for a communication kernel: "nccl" in its name, any case (nsys's
+/// recipes take a base name starting "nccl": recipe_rows.hpp's is_nccl_short_name).
 inline bool is_communication_kernel(std::string_view name) noexcept {
   for (std::size_t i = 0; i + 4 <= name.size(); ++i) {
     const auto lower = [&](std::size_t k) { return static_cast<char>(name[i + k] | 0x20); };

@@ -25,6 +25,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace nvscope {
 inline namespace v1 {
@@ -35,21 +37,32 @@ struct recipe_params {
   std::uint32_t threshold = 50;     ///< gpu_time_util `--threshold`: chunks used less than this percent are reported
   std::uint32_t chunks = 30;        ///< gpu_time_util `--chunks`: equal chunks of each device's busy span
   std::string name;                 ///< cuda_gpu_kern_pace and nvtx_pace `--name` (required): the kernel or range that marks an iteration
-  std::uint32_t bins = 30;          ///< cuda_gpu_time_util_map and nccl_gpu_time_util_map `--bins`: equal bins of the session
+  std::uint32_t bins = 30;          ///< cuda_gpu_time_util_map and nccl_gpu_time_util_map `--bins` (nsys's `Option.BINS`): equal bins of the session
+  bool align = true;                ///< the heatmaps of several ranks: each rank's session placed by its wall-clock start (false: nsys's `--disable-alignment`, every rank from 0)
 };
 
-/// One row of `cuda_gpu_time_util_map` or `nccl_gpu_time_util_map`: one bin of one device, the
-/// percent of the bin in which kernels ran (their union, so at most 100), rounded to one decimal
-/// as pandas rounds.
+/// The traces of the ranks a recipe combines (nsys's `--input` reports), in nsys's order: it
+/// sorts its reports by file name, and the caller gives them in that order.
+using rank_traces = std::vector<const trace*>;
+
+/// nsys's kernel kind in its NCCL recipes (`lib/nccl.py`'s `add_kernel_type`): "nccl" when the
+/// kernel's shortName (the base name, without parameters) starts with "nccl", case and all;
+/// "compute" otherwise.
+inline bool is_nccl_short_name(std::string_view short_name) noexcept { return short_name.substr(0, 4) == "nccl"; }
+
+/// One row of `cuda_gpu_time_util_map` or `nccl_gpu_time_util_map`: one bin of one device of one
+/// rank, the percent of the bin in which kernels ran (their union, so at most 100), rounded to
+/// one decimal as pandas rounds.
 struct util_map_row {
-  std::uint64_t duration = 0; ///< "Duration": where the bin starts, from the session's start
-  bool in_session = true;     ///< false: the bin starts past the session's end (nsys: NaN, an empty cell)
+  std::uint64_t duration = 0; ///< "Duration": where the bin starts, from the earliest rank's session start
+  bool in_session = true;     ///< false: the bin lies outside the rank's session (nsys: NaN, an empty cell)
   double all = 0.0;           ///< every kernel: cuda_gpu_time_util_map's "Kernel", nccl_gpu_time_util_map's "All"
   double nccl = 0.0;          ///< communication kernels (nccl_gpu_time_util_map only)
   double compute = 0.0;       ///< the other kernels
   double overlap = 0.0;       ///< communication and compute kernels at once
   std::uint64_t pid = 0;
   std::uint16_t device = 0;
+  std::uint32_t rank = 0;     ///< "Rank": the trace's place among those that had rows
 };
 
 /// One row of `gpu_gaps`: a stretch of one device with no GPU operation running.
@@ -145,15 +158,16 @@ struct pace_stats {
 };
 
 /// One row of `nccl_gpu_overlap_trace`'s rank_trace: a kernel, communication or compute, with
-/// the time the other kernels of each kind ran beside it, summed kernel by kernel.
+/// the time the other kernels of each kind ran beside it (each kind's time counted once).
 struct overlap_trace_row {
   std::string name;                    ///< the base name (nsys's shortName)
   timestamp_ns start = 0, end = 0;
   std::uint64_t pid = 0;
   std::uint16_t device = 0;
-  bool communication = false;          ///< "nccl" in its name (analyze/merge.hpp's is_communication_kernel)
-  std::uint64_t communication_sum = 0; ///< its overlap with each other communication kernel of its device, summed
-  std::uint64_t compute_sum = 0;       ///< the same with each other compute kernel
+  std::uint32_t rank = 0;              ///< "Rank": the trace's place among those that had rows
+  bool communication = false;          ///< its base name starts with "nccl" (is_nccl_short_name)
+  std::uint64_t communication_sum = 0; ///< the time within it that another communication kernel of its device ran (their union)
+  std::uint64_t compute_sum = 0;       ///< the same for the compute kernels
   double communication_overlap = 0;    ///< communication_sum / (end - start) * 100, rounded to one decimal (pandas)
   double compute_overlap = 0;
   bool has_overlap = false;            ///< false for a kernel of no duration (nsys: NaN, printed empty)

@@ -7,19 +7,20 @@
 /// `cuda_memcpy_async`, `cuda_memcpy_sync`, `cuda_memset_sync`, `cuda_gpu_kern_hist`,
 /// `cuda_gpu_kern_pace`, `nvtx_pace`, `nvtx_gpu_proj_pace` (with `pace_stats_of`) and
 /// `nccl_gpu_overlap_trace` (with `nccl_gpu_overlap_groups`), `cuda_gpu_time_util_map` and
-/// `nccl_gpu_time_util_map` (a sort, then one walk of spans and bins). Each is a few sorts and walks, n
-/// log n in the records (the gaps walk each device's operations once in start order; the chunks
-/// and the kernels' overlaps are one sweep over sorted starts and ends, `overlap_sweep`; the copy
-/// and memset rules look calls up by correlation id in a sorted index), and is tested equal to
-/// its plain definition in analyze/reference/recipes.hpp; tests/analyze/recipes_vs_nsys_test.cpp
-/// holds them equal to nsys's own outputs of one run. export/recipes.hpp prints them.
+/// `nccl_gpu_time_util_map` (a sort, then one walk of spans and bins); the last three also over
+/// several ranks (`rank_traces`), as nsys's reducer combines its reports. Each is a few sorts and
+/// walks, n log n in the records (the gaps walk each device's operations once in start order; the
+/// chunks and the kernels' overlaps are sweeps over sorted starts and ends, `overlap_sweep`; the
+/// copy and memset rules look calls up by correlation id in a sorted index), and is tested equal
+/// to its plain definition in analyze/reference/recipes.hpp; tests/analyze/recipes_vs_nsys_test.cpp
+/// holds them equal to nsys's own outputs of one run and of two NCCL ranks. export/recipes.hpp
+/// prints them.
 ///
 /// \code
 ///   auto gaps = nvscope::gpu_gaps(t, {});                 // gaps over nsys's default --gap
 ///   auto waits = nvscope::cuda_api_sync(t);               // needs API calls recorded
 /// \endcode
 
-#include <nvscope/analyze/merge.hpp>
 #include <nvscope/analyze/names.hpp>
 #include <nvscope/analyze/recipe_rows.hpp>
 #include <nvscope/analyze/reports.hpp>
@@ -164,32 +165,36 @@ inline std::uint32_t range_context(const std::vector<device_op>& ops, std::size_
   return (lowest->order > highest->order ? lowest : highest)->context;
 }
 
-// The summed running time of a set of spans (their starts and ends, each sorted) from `from`
-// (at or before every start) up to points asked in increasing order: a sweep that tracks how
-// many run. Serves gpu_time_util's chunks and nccl_gpu_overlap_trace's kernels.
+// The running time of a set of spans (their starts and ends, each sorted) from `from` (at or
+// before every start) up to points asked in increasing order: a sweep that tracks how many run.
+// With `at_least` 0 it sums their running time (two at once count twice: gpu_time_util's
+// chunks); otherwise it counts the time at least that many run (1: their union; 2: where
+// another runs beside any one of them: nccl_gpu_overlap_trace's kernels).
 class overlap_sweep {
  public:
-  overlap_sweep(std::vector<timestamp_ns> starts, std::vector<timestamp_ns> ends, timestamp_ns from)
-      : starts_(std::move(starts)), ends_(std::move(ends)), pos_(from) {}
-  // The summed running time from where the last call stopped up to `x`.
+  overlap_sweep(std::vector<timestamp_ns> starts, std::vector<timestamp_ns> ends, timestamp_ns from, std::uint64_t at_least = 0)
+      : starts_(std::move(starts)), ends_(std::move(ends)), at_least_(at_least), pos_(from) {}
+  // The running time from where the last call stopped up to `x`.
   std::uint64_t area_to(timestamp_ns x) {
     std::uint64_t area = 0;
     while (i_ < starts_.size() || j_ < ends_.size()) {
       const bool start = i_ < starts_.size() && (j_ == ends_.size() || starts_[i_] <= ends_[j_]); // starts first: zero-length spans
       const timestamp_ns next = start ? starts_[i_] : ends_[j_];
       if (next > x) break;
-      area += running_ * (next - pos_), pos_ = next;
+      area += weight() * (next - pos_), pos_ = next;
       if (start) ++running_, ++i_;
       else --running_, ++j_;
     }
-    area += running_ * (x - pos_), pos_ = x;
+    area += weight() * (x - pos_), pos_ = x;
     return area;
   }
 
  private:
+  std::uint64_t weight() const noexcept { return at_least_ == 0 ? running_ : running_ >= at_least_; }
   std::vector<timestamp_ns> starts_, ends_;
   std::size_t i_ = 0, j_ = 0;
   std::uint64_t running_ = 0;
+  std::uint64_t at_least_;
   timestamp_ns pos_;
 };
 
@@ -428,9 +433,10 @@ struct overlap_kernel {
   bool communication;
 };
 
-// Each kernel's overlap with the other kernels of one kind, summed: the kind's running time
-// between the kernel's start and end (one sweep asked at every start and end in time order),
-// less the kernel's own span when it is of that kind.
+// Each kernel's overlap with the other kernels of one kind, their time counted once: the time
+// within the kernel that at least one kernel of that kind runs, or, when it is of that kind
+// itself, at least two (itself and another). Two sweeps of the kind (at least 1, at least 2),
+// asked at every start and end in time order.
 inline std::vector<std::uint64_t> overlap_sums(const std::vector<overlap_kernel>& ks, std::size_t first, std::size_t last, bool communication) {
   std::vector<timestamp_ns> starts, ends;
   for (std::size_t k = first; k < last; ++k)
@@ -439,24 +445,27 @@ inline std::vector<std::uint64_t> overlap_sums(const std::vector<overlap_kernel>
   std::vector<std::pair<timestamp_ns, std::size_t>> points; // (time, 2 * kernel + 1 for its end)
   for (std::size_t k = first; k < last; ++k) points.push_back({ks[k].start, 2 * (k - first)}), points.push_back({ks[k].end, 2 * (k - first) + 1});
   std::sort(points.begin(), points.end());
-  overlap_sweep sweep(std::move(starts), std::move(ends), ks[first].start);
-  std::vector<std::uint64_t> area(points.size()), sums(last - first);
-  std::uint64_t so_far = 0;
-  for (const auto& [time, slot] : points) area[slot] = so_far += sweep.area_to(time);
-  for (std::size_t k = first; k < last; ++k)
-    sums[k - first] = area[2 * (k - first) + 1] - area[2 * (k - first)] - (ks[k].communication == communication ? ks[k].end - ks[k].start : 0);
+  overlap_sweep one(starts, ends, ks[first].start, 1), two(std::move(starts), std::move(ends), ks[first].start, 2);
+  std::vector<std::uint64_t> by_one(points.size()), by_two(points.size()), sums(last - first);
+  std::uint64_t so_far_one = 0, so_far_two = 0;
+  for (const auto& [time, slot] : points) by_one[slot] = so_far_one += one.area_to(time), by_two[slot] = so_far_two += two.area_to(time);
+  for (std::size_t k = first; k < last; ++k) {
+    const auto& area = ks[k].communication == communication ? by_two : by_one;
+    sums[k - first] = area[2 * (k - first) + 1] - area[2 * (k - first)];
+  }
   return sums;
 }
 
 // One device's rows (kernels [first, last) of `ks`, sorted by start): communication kernels, then compute.
-inline void overlap_rows_of(const trace& t, const std::vector<overlap_kernel>& ks, std::size_t first, std::size_t last, std::vector<overlap_trace_row>& rows) {
+inline void overlap_rows_of(const trace& t, std::uint32_t rank, const std::vector<overlap_kernel>& ks, std::size_t first, std::size_t last,
+                            std::vector<overlap_trace_row>& rows) {
   const auto comm = overlap_sums(ks, first, last, true), comp = overlap_sums(ks, first, last, false);
   for (const bool communication : {true, false})
     for (std::size_t k = first; k < last; ++k) {
       if (ks[k].communication != communication) continue;
       overlap_trace_row r;
       r.name = std::string(kernel_name(t, t.kernels[ks[k].index].name, name_form::base));
-      r.start = ks[k].start, r.end = ks[k].end, r.pid = t.process_id, r.device = ks[k].device, r.communication = communication;
+      r.start = ks[k].start, r.end = ks[k].end, r.pid = t.process_id, r.device = ks[k].device, r.rank = rank, r.communication = communication;
       r.communication_sum = comm[k - first], r.compute_sum = comp[k - first], r.has_overlap = r.end > r.start;
       if (r.has_overlap) {
         const double d = static_cast<double>(r.end - r.start);
@@ -467,34 +476,52 @@ inline void overlap_rows_of(const trace& t, const std::vector<overlap_kernel>& k
     }
 }
 
-} // namespace detail
-
-/// `nccl_gpu_overlap_trace`'s rank_trace: per device, each communication kernel ("nccl" in its
-/// name: `is_communication_kernel`, the rule `nvscope merge` uses) and then each compute kernel,
-/// in start order, with the time it ran beside the other kernels of each kind, summed kernel by
-/// kernel, and those sums as percents of its duration (docs/analysis.md, "Recipes").
-/// \code
-///   for (const auto& r : nvscope::nccl_gpu_overlap_trace(t)) if (r.communication) std::printf("%s %.1f%% hidden\n", r.name.c_str(), r.compute_overlap);
-/// \endcode
-inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
+// One rank's rows of nccl_gpu_overlap_trace (none without an NCCL kernel).
+inline void overlap_rank_rows(const trace& t, std::uint32_t rank, std::vector<overlap_trace_row>& rows) {
   std::unordered_map<string_id, bool> communication;
-  std::vector<detail::overlap_kernel> ks;
+  std::vector<overlap_kernel> ks;
   for (std::uint32_t i = 0; i < t.kernels.size(); ++i) {
     const auto& k = t.kernels[i];
     if (k.end == 0 || k.end < k.start) continue;
     auto it = communication.find(k.name);
-    if (it == communication.end()) it = communication.emplace(k.name, is_communication_kernel(kernel_name(t, k.name, name_form::base))).first;
+    if (it == communication.end()) it = communication.emplace(k.name, is_nccl_short_name(kernel_name(t, k.name, name_form::base))).first;
     ks.push_back({t.kernel_configs[k.config].device, k.start, k.end, i, it->second});
   }
-  std::vector<overlap_trace_row> rows;
-  if (std::none_of(ks.begin(), ks.end(), [](const detail::overlap_kernel& k) { return k.communication; })) return rows; // as nsys: no NCCL kernel, no rows
+  if (std::none_of(ks.begin(), ks.end(), [](const overlap_kernel& k) { return k.communication; })) return; // as nsys: no NCCL kernel, no rows
   std::stable_sort(ks.begin(), ks.end(), [](const auto& a, const auto& b) { return std::tie(a.device, a.start) < std::tie(b.device, b.start); });
   for (std::size_t i = 0, j = 0; i < ks.size(); i = j) {
     for (j = i; j < ks.size() && ks[j].device == ks[i].device;) ++j;
-    detail::overlap_rows_of(t, ks, i, j, rows);
+    overlap_rows_of(t, rank, ks, i, j, rows);
+  }
+}
+
+} // namespace detail
+
+/// `nccl_gpu_overlap_trace`'s rank_trace over several ranks (nsys's `--input` reports, in its
+/// order): per rank and device, each NCCL kernel (base name starting "nccl":
+/// `is_nccl_short_name`) and then each compute kernel, in start order, with the time within it
+/// that other kernels of each kind ran (each kind's time counted once) and those times as
+/// percents of its duration; a rank without an NCCL kernel has no rows and no rank number
+/// (docs/analysis.md, "Recipes"). Per device, a sort and two sweeps per kind.
+/// \code
+///   for (const auto& r : nvscope::nccl_gpu_overlap_trace({&rank0, &rank1})) if (r.communication) std::printf("%u %s %.1f%% hidden\n", r.rank, r.name.c_str(), r.compute_overlap);
+/// \endcode
+inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const rank_traces& ranks) {
+  std::vector<overlap_trace_row> rows;
+  std::uint32_t rank = 0;
+  for (const auto* t : ranks) {
+    const auto before = rows.size();
+    detail::overlap_rank_rows(*t, rank, rows);
+    rank += rows.size() != before;
   }
   return rows;
 }
+
+/// `nccl_gpu_overlap_trace`'s rank_trace of one trace (rank 0).
+/// \code
+///   for (const auto& r : nvscope::nccl_gpu_overlap_trace(t)) if (r.communication) std::printf("%s %.1f%% hidden\n", r.name.c_str(), r.compute_overlap);
+/// \endcode
+inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) { return nccl_gpu_overlap_trace(rank_traces{&t}); }
 
 /// `nccl_gpu_overlap_trace`'s grouped_trace: the rows of one name together, by name: their
 /// count and their summed overlaps as percents of their summed durations.
@@ -546,9 +573,14 @@ inline std::vector<time_span> intersection_of(const std::vector<time_span>& a, c
 
 // The binning of nsys's heatmap (reference::bin_percents states it): each span's fraction of
 // its first and last bin by the same floating-point steps, the bins between them whole (a
-// difference array: disjoint spans leave those bins to one span), then the bins of the
-// session's partial last bin scaled and those past it marked. Linear in spans and bins.
-inline std::vector<double> bin_fractions(const std::vector<time_span>& spans, std::uint64_t bin_size, std::uint32_t bins, std::int64_t max_duration) {
+// difference array: disjoint spans leave those bins to one span), then the session's first and
+// last bins scaled by their parts inside it and the bins outside it marked. Linear in spans and
+// bins.
+struct heatmap_session {
+  std::int64_t offset = 0;       // the session's start, from the earliest rank's
+  std::int64_t max_duration = 0; // its end, from the earliest rank's
+};
+inline std::vector<double> bin_fractions(const std::vector<time_span>& spans, std::uint64_t bin_size, std::uint32_t bins, const heatmap_session& h) {
   std::vector<double> pct(bins, 0.0), whole(bins + 1, 0.0);
   const double size = static_cast<double>(bin_size);
   auto bin_of = [&](double scaled) { return static_cast<std::size_t>(std::floor(scaled)); };
@@ -566,53 +598,74 @@ inline std::vector<double> bin_fractions(const std::vector<time_span>& spans, st
   }
   double running = 0.0;
   for (std::uint32_t b = 0; b < bins; ++b) running += whole[b], pct[b] += running;
-  const double end = static_cast<double>(max_duration) / size, end_fraction = end - std::floor(end);
-  const auto end_bin = bin_of(end);
-  if (end_fraction != 0 && end_bin != 0 && end_bin < bins) pct[end_bin] /= end_fraction;
-  for (std::size_t b = end_bin + 1; b < bins; ++b) pct[b] = std::nan("");
+  const double s = static_cast<double>(h.offset) / size, e = static_cast<double>(h.max_duration) / size;
+  const auto start_bin = bin_of(s), end_bin = bin_of(e);
+  const double start_part = std::min(std::ceil(s), e) - s, end_part = e - std::max(std::floor(e), s);
+  if (start_part != 0 && start_bin < bins) pct[start_bin] /= start_part;
+  if (end_part != 0 && start_bin != end_bin && end_bin < bins) pct[end_bin] /= end_part;
+  for (std::size_t b = 0; b < bins; ++b)
+    if (b > end_bin || b < start_bin) pct[b] = std::nan("");
   return pct;
 }
 
-// The session as the heatmaps read it: kernels from `trace::begin`, to the trace's end; the
-// bin size `ceil(duration / bins)` (heatmap.get_bin_size).
-struct heatmap_session {
-  std::int64_t duration = 0;
+// The ranks' sessions as the heatmaps place them: each from `trace::begin` to the trace's end,
+// offset by its wall-clock start less the earliest rank's (where every rank has a wall clock and
+// `align`); the bin size `ceil(latest end / bins)` (heatmap.get_bin_size).
+struct heatmap_layout {
+  std::vector<heatmap_session> sessions;
   std::uint64_t bin_size = 0;
 };
-inline heatmap_session session_of(const trace& t, std::uint32_t bins) {
-  heatmap_session h;
-  const auto end = trace_end_of(t);
-  h.duration = end > t.begin ? static_cast<std::int64_t>(end - t.begin) : 0;
-  h.bin_size = static_cast<std::uint64_t>(std::ceil(static_cast<double>(h.duration) / static_cast<double>(bins)));
+inline heatmap_layout layout_of(const rank_traces& ranks, const recipe_params& p) {
+  heatmap_layout h;
+  bool clocks = p.align;
+  std::int64_t earliest = 0;
+  std::vector<std::int64_t> wall;
+  for (const auto* t : ranks) {
+    const auto& c = t->context.at_start;
+    clocks = clocks && c.wall_ns != 0;
+    wall.push_back(static_cast<std::int64_t>(c.wall_ns) + static_cast<std::int64_t>(t->begin) - static_cast<std::int64_t>(c.trace_ns));
+    earliest = wall.size() == 1 ? wall.back() : std::min(earliest, wall.back());
+  }
+  std::int64_t latest = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto end = trace_end_of(*ranks[i]);
+    const std::int64_t offset = clocks ? wall[i] - earliest : 0;
+    h.sessions.push_back({offset, (end > ranks[i]->begin ? static_cast<std::int64_t>(end - ranks[i]->begin) : 0) + offset});
+    latest = std::max(latest, h.sessions.back().max_duration);
+  }
+  h.bin_size = static_cast<std::uint64_t>(std::ceil(static_cast<double>(latest) / static_cast<double>(p.bins)));
   return h;
 }
 
-// Per device (ascending), the spans of its kernels with a valid end; `nccl` marks the
-// communication kernels (base name starting "nccl").
+// Per device (ascending), the spans of its kernels with a valid end from the earliest rank's
+// session start; `nccl` the NCCL kernels (is_nccl_short_name), `compute` the others.
 struct device_kernel_spans {
   std::uint16_t device = 0;
   std::vector<time_span> all, nccl, compute;
 };
-inline std::vector<device_kernel_spans> kernel_spans_by_device(const trace& t) {
+inline std::vector<device_kernel_spans> kernel_spans_by_device(const trace& t, std::int64_t offset) {
   std::vector<device_kernel_spans> out;
+  std::unordered_map<string_id, bool> is_nccl;
   for (const auto& k : t.kernels) {
     if (!has_interval(k.start, k.end) || k.start < t.begin) continue; // before the session: no bin
     const auto d = device_of(t, k);
     auto it = std::lower_bound(out.begin(), out.end(), d, [](const device_kernel_spans& x, std::uint16_t v) { return x.device < v; });
     if (it == out.end() || it->device != d) it = out.insert(it, device_kernel_spans{d, {}, {}, {}});
-    const time_span x{static_cast<std::int64_t>(k.start - t.begin), static_cast<std::int64_t>(k.end - t.begin)};
+    const time_span x{static_cast<std::int64_t>(k.start - t.begin) + offset, static_cast<std::int64_t>(k.end - t.begin) + offset};
+    auto kind = is_nccl.find(k.name);
+    if (kind == is_nccl.end()) kind = is_nccl.emplace(k.name, is_nccl_short_name(kernel_name(t, k.name, name_form::base))).first;
     it->all.push_back(x);
-    (kernel_name(t, k.name, name_form::base).rfind("nccl", 0) == 0 ? it->nccl : it->compute).push_back(x);
+    (kind->second ? it->nccl : it->compute).push_back(x);
   }
   return out;
 }
 
 // One device's bins as rows: `columns` the percents of each bin per column, in row order.
-inline void add_map_rows(std::vector<util_map_row>& rows, const trace& t, std::uint16_t device, const heatmap_session& h,
+inline void add_map_rows(std::vector<util_map_row>& rows, const trace& t, std::uint16_t device, std::uint32_t rank, std::uint64_t bin_size,
                          const std::vector<std::vector<double>>& columns) {
   for (std::uint32_t b = 0; b < columns[0].size(); ++b) {
     util_map_row r;
-    r.duration = h.bin_size * b, r.pid = t.process_id, r.device = device;
+    r.duration = bin_size * b, r.pid = t.process_id, r.device = device, r.rank = rank;
     r.in_session = !std::isnan(columns[0][b]);
     double* out[] = {&r.all, &r.nccl, &r.compute, &r.overlap};
     for (std::size_t c = 0; c < columns.size(); ++c) *out[c] = r.in_session ? pandas_round(columns[c][b] * 100, 1) : 0.0;
@@ -620,42 +673,69 @@ inline void add_map_rows(std::vector<util_map_row>& rows, const trace& t, std::u
   }
 }
 
-} // namespace detail
-
-/// `cuda_gpu_time_util_map`: per device, the session cut into `p.bins` bins of
-/// `ceil(session / bins)` ns, and in each the percent of time some kernel ran (the kernels'
-/// union), computed as nsys's `lib/heatmap.py` computes it (docs/analysis.md, "Recipes").
-/// `--outputs=charts` has no heatmap picture; the rows are its values.
-/// \code
-///   for (const auto& b : nvscope::cuda_gpu_time_util_map(t, {})) if (b.in_session && b.all < 10) { /* an idle bin */ }
-/// \endcode
-inline std::vector<util_map_row> cuda_gpu_time_util_map(const trace& t, const recipe_params& p = {}) {
-  std::vector<util_map_row> rows;
-  const auto h = detail::session_of(t, p.bins);
-  if (h.bin_size == 0) return rows;
-  for (const auto& d : detail::kernel_spans_by_device(t))
-    detail::add_map_rows(rows, t, d.device, h, {detail::bin_fractions(detail::union_of(d.all), h.bin_size, p.bins, h.duration)});
-  return rows;
+// One rank's rows of a heatmap (none without a kernel, nor, for `nccl`, without an NCCL kernel).
+inline void util_map_rank_rows(const trace& t, const recipe_params& p, bool nccl, const heatmap_layout& h, std::size_t i, std::uint32_t rank,
+                               std::vector<util_map_row>& rows) {
+  const auto devices = kernel_spans_by_device(t, h.sessions[i].offset);
+  if (nccl && std::none_of(devices.begin(), devices.end(), [](const device_kernel_spans& d) { return !d.nccl.empty(); })) return;
+  auto bin = [&](const std::vector<time_span>& spans) { return bin_fractions(spans, h.bin_size, p.bins, h.sessions[i]); };
+  for (const auto& d : devices) {
+    if (!nccl) {
+      add_map_rows(rows, t, d.device, rank, h.bin_size, {bin(union_of(d.all))});
+      continue;
+    }
+    const auto comm = union_of(d.nccl), compute = union_of(d.compute);
+    add_map_rows(rows, t, d.device, rank, h.bin_size, {bin(union_of(d.all)), bin(comm), bin(compute), bin(intersection_of(comm, compute))});
+  }
 }
 
-/// `nccl_gpu_time_util_map`: as `cuda_gpu_time_util_map`, with four percents per bin: all
-/// kernels, the communication kernels (base name starting "nccl"), the others, and the two
-/// kinds at once; no rows when the trace has no communication kernel.
-/// \code
-///   for (const auto& b : nvscope::nccl_gpu_time_util_map(t, {})) { /* b.overlap of b.nccl hidden behind compute */ }
-/// \endcode
-inline std::vector<util_map_row> nccl_gpu_time_util_map(const trace& t, const recipe_params& p = {}) {
+// The heatmaps over several ranks: one layout, each rank's rows numbered among those with rows.
+inline std::vector<util_map_row> util_map_rows(const rank_traces& ranks, const recipe_params& p, bool nccl) {
   std::vector<util_map_row> rows;
-  const auto h = detail::session_of(t, p.bins);
-  const auto devices = detail::kernel_spans_by_device(t);
-  if (h.bin_size == 0 || std::none_of(devices.begin(), devices.end(), [](const detail::device_kernel_spans& d) { return !d.nccl.empty(); })) return rows;
-  for (const auto& d : devices) {
-    const auto nccl = detail::union_of(d.nccl), compute = detail::union_of(d.compute);
-    auto bin = [&](const std::vector<detail::time_span>& spans) { return detail::bin_fractions(spans, h.bin_size, p.bins, h.duration); };
-    detail::add_map_rows(rows, t, d.device, h, {bin(detail::union_of(d.all)), bin(nccl), bin(compute), bin(detail::intersection_of(nccl, compute))});
+  const auto h = layout_of(ranks, p);
+  if (h.bin_size == 0) return rows;
+  std::uint32_t rank = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto before = rows.size();
+    util_map_rank_rows(*ranks[i], p, nccl, h, i, rank, rows);
+    rank += rows.size() != before;
   }
   return rows;
 }
+
+} // namespace detail
+
+/// `cuda_gpu_time_util_map` over several ranks (nsys's `--input` reports, in its order): each
+/// rank's session (`trace::begin` to the trace's end, placed by its wall-clock start unless
+/// `p.align` is false) cut with the others' into `p.bins` bins of `ceil(latest end / bins)` ns;
+/// per rank, device and bin, the percent of the bin in which some kernel ran (the kernels'
+/// union), as nsys's `lib/heatmap.py` computes it (docs/analysis.md, "Recipes"). A sort and a
+/// walk of spans and bins per device. `--outputs=charts` has no heatmap picture; the rows are its
+/// values.
+/// \code
+///   for (const auto& b : nvscope::cuda_gpu_time_util_map({&rank0, &rank1}, {})) if (b.in_session && b.all < 10) { /* an idle bin */ }
+/// \endcode
+inline std::vector<util_map_row> cuda_gpu_time_util_map(const rank_traces& ranks, const recipe_params& p = {}) { return detail::util_map_rows(ranks, p, false); }
+
+/// `cuda_gpu_time_util_map` of one trace (rank 0).
+/// \code
+///   for (const auto& b : nvscope::cuda_gpu_time_util_map(t, {})) if (b.in_session && b.all < 10) { /* an idle bin */ }
+/// \endcode
+inline std::vector<util_map_row> cuda_gpu_time_util_map(const trace& t, const recipe_params& p = {}) { return cuda_gpu_time_util_map(rank_traces{&t}, p); }
+
+/// `nccl_gpu_time_util_map`: as `cuda_gpu_time_util_map`, with four percents per bin: all
+/// kernels, the NCCL kernels (base name starting "nccl": `is_nccl_short_name`), the others, and
+/// the two kinds at once; a rank without an NCCL kernel has no rows.
+/// \code
+///   for (const auto& b : nvscope::nccl_gpu_time_util_map({&rank0, &rank1}, {})) { /* b.overlap of b.nccl hidden behind compute */ }
+/// \endcode
+inline std::vector<util_map_row> nccl_gpu_time_util_map(const rank_traces& ranks, const recipe_params& p = {}) { return detail::util_map_rows(ranks, p, true); }
+
+/// `nccl_gpu_time_util_map` of one trace (rank 0).
+/// \code
+///   for (const auto& b : nvscope::nccl_gpu_time_util_map(t, {})) { /* b.overlap of b.nccl hidden behind compute */ }
+/// \endcode
+inline std::vector<util_map_row> nccl_gpu_time_util_map(const trace& t, const recipe_params& p = {}) { return nccl_gpu_time_util_map(rank_traces{&t}, p); }
 
 } // namespace v1
 } // namespace nvscope

@@ -271,7 +271,7 @@ inline table overlap_trace_table(const std::vector<overlap_trace_row>& rows) {
   t.numeric = numeric_columns(8, {0});
   for (const auto& r : rows)
     t.rows.push_back({r.name, fmt_u(r.start), fmt_u(r.end), fmt_u(r.pid), fmt_u(r.device), r.has_overlap ? fmt_f(r.communication_overlap, 1) : "",
-                      r.has_overlap ? fmt_f(r.compute_overlap, 1) : "", recipe_rank});
+                      r.has_overlap ? fmt_f(r.compute_overlap, 1) : "", fmt_u(r.rank)});
   return t;
 }
 
@@ -284,7 +284,7 @@ inline table overlap_groups_table(const std::vector<overlap_group_row>& rows) {
   return t;
 }
 
-// The heatmap recipes' analysis.parquet: a row a bin of a device; a bin past the session's end
+// The heatmap recipes' analysis.parquet: a row a bin of a device of a rank; a bin outside the session
 // has empty cells where nsys's frame holds NaN (pandas writes NaN as an empty CSV cell).
 inline table util_map_table(const std::vector<util_map_row>& rows, bool nccl) {
   table t;
@@ -295,7 +295,7 @@ inline table util_map_table(const std::vector<util_map_row>& rows, bool nccl) {
     auto pct = [&](double v) { return r.in_session ? fmt_f(v, 1) : std::string(); };
     std::vector<std::string> row{fmt_u(r.duration), pct(r.all)};
     if (nccl) row.insert(row.end(), {pct(r.nccl), pct(r.compute), pct(r.overlap)});
-    row.insert(row.end(), {fmt_u(r.pid), fmt_u(r.device), recipe_rank});
+    row.insert(row.end(), {fmt_u(r.pid), fmt_u(r.device), fmt_u(r.rank)});
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -358,6 +358,31 @@ inline std::vector<recipe_file> recipe_files(const trace& t, recipe which, const
       return {{".rank_trace", csv_of(detail::overlap_trace_table(rows))}, {".grouped_trace", csv_of(detail::overlap_groups_table(nccl_gpu_overlap_groups(rows)))}};
     }
     default: return {{"", recipe_csv(t, which, p)}};
+  }
+}
+
+/// Whether a recipe combines several ranks into one table, as nsys's reducer does: the two
+/// heatmaps (one bin size, the sessions aligned) and nccl_gpu_overlap_trace (grouped_trace over
+/// every rank); the others are one table per process.
+inline bool recipe_combines_ranks(recipe r) noexcept {
+  return r == recipe::nccl_gpu_overlap_trace || r == recipe::cuda_gpu_time_util_map || r == recipe::nccl_gpu_time_util_map;
+}
+
+/// Every file of a recipe that combines ranks (`recipe_combines_ranks`) over the traces of
+/// several ranks, in nsys's order (its `--input` reports sorted by file name), Rank each one's
+/// place among those with rows; empty for another recipe.
+/// \code
+///   for (const auto& f : nvscope::recipe_files({&rank0, &rank1}, nvscope::recipe::nccl_gpu_overlap_trace, {})) nvscope::write_file("ranks" + f.suffix + ".csv", f.csv);
+/// \endcode
+inline std::vector<recipe_file> recipe_files(const rank_traces& ranks, recipe which, const recipe_params& p = {}) {
+  switch (which) {
+    case recipe::nccl_gpu_overlap_trace: {
+      const auto rows = nccl_gpu_overlap_trace(ranks);
+      return {{".rank_trace", csv_of(detail::overlap_trace_table(rows))}, {".grouped_trace", csv_of(detail::overlap_groups_table(nccl_gpu_overlap_groups(rows)))}};
+    }
+    case recipe::cuda_gpu_time_util_map: return {{"", csv_of(detail::util_map_table(cuda_gpu_time_util_map(ranks, p), false))}};
+    case recipe::nccl_gpu_time_util_map: return {{"", csv_of(detail::util_map_table(nccl_gpu_time_util_map(ranks, p), true))}};
+    default: return {};
   }
 }
 

@@ -7,9 +7,10 @@
 /// `cuda_api_sync.py`, `cuda_memcpy_async.py`, `cuda_memcpy_sync.py`, `cuda_memset_sync.py`;
 /// the recipes under `nsys_recipe/recipes/<name>/` read their rows through
 /// `StatsService.read_sql_report`), and `cuda_gpu_kern_hist`, the pace recipes and
-/// `nccl_gpu_overlap_trace` as their recipe scripts state them (what those scripts take from
-/// nsys's `lib/`, which nvscope's sources lack, inferred from nsys's outputs in
-/// tests/data/nsys_recipes and marked so). SQL's `LIKE` is transcribed as SQLite runs it (ASCII
+/// `nccl_gpu_overlap_trace` and the two heatmaps as their recipe scripts and the `lib/` they
+/// call (`heatmap.py`, `overlap.py`, `nccl.py`, `collective_loader.py`, `pace.py`,
+/// `summary.py`) state them; `cuda_memcpy_sync`'s rule, whose SQL is not in nvscope's sources,
+/// inferred from its description and marked so. SQL's `LIKE` is transcribed as SQLite runs it (ASCII
 /// letters of either case alike), a join as a loop over both tables, `ORDER BY 1 DESC` as a
 /// stable sort, so that ties keep the record order. analyze/recipes.hpp is tested equal to
 /// these (tests/analyze/recipes_test.cpp).
@@ -250,11 +251,12 @@ inline std::vector<kernel_duration_row> cuda_gpu_kern_hist(const trace& t) {
 }
 
 /// The pace of a list of (start, end) instances, as nsys's `lib/pace.py` makes it
-/// (`pace.compute_pace_stats_dfs`; that file is not in nvscope's sources: the rule is *inferred*
-/// from the recipes' outputs in tests/data/nsys_recipes, where every figure below is checked): in
-/// start order, times from the session's start (`pace.apply_time_offset`; nvscope's session
-/// starts at `trace::begin`), duration = end - start, delta = start - the previous instance's end
-/// (the first instance's: its start, from the session's start), and the running sums of both.
+/// (`compute_pace_stats_dfs`, checked on the recipes' outputs in tests/data/nsys_recipes): the
+/// report's times, from its session's start (nvscope's session starts at `trace::begin`;
+/// `apply_time_offset` shifts several ranks by their sessions' wall-clock starts), "duration =
+/// end - start", "delta = start - end.shift(fill_value=0)" (the previous instance's end; the
+/// first's: its start), their `cumsum()`s. nsys takes the instances in its table's order,
+/// nvscope in start order.
 inline std::vector<pace_row> pace_of(std::vector<std::pair<timestamp_ns, timestamp_ns>> instances, timestamp_ns session) {
   std::stable_sort(instances.begin(), instances.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<pace_row> rows;
@@ -281,8 +283,8 @@ inline double linear_quantile(std::vector<double> v, double q) {
   return f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
 }
 
-/// A pace recipe's `stats.parquet` (`summary.aggregate_stats_df` over the ranks' `describe()` of
-/// the durations, not in nvscope's sources: *inferred* from the outputs, as `pace_of`): Count,
+/// A pace recipe's `stats.parquet` (`summary.describe_column` of the durations: min, max, count,
+/// std, mean, sum and the 0.25, 0.5, 0.75 quantiles, aggregated over the ranks): Count,
 /// Mean, Std (the sample deviation), Min, Q1, Median, Q3 (`linear_quantile`), Max, Sum, the
 /// figures rounded to one decimal as pandas rounds (ties to even: 165429.25 prints 165429.2). With
 /// one rank, nsys's "(approx)" figures are the rank's own.
@@ -333,43 +335,64 @@ inline std::vector<pace_row> nvtx_gpu_proj_pace(const trace& t, const recipe_par
   return pace_of(projected, t.begin);
 }
 
-/// The overlap of two spans, in ns.
-inline std::uint64_t overlap_ns(timestamp_ns s1, timestamp_ns e1, timestamp_ns s2, timestamp_ns e2) {
-  const auto s = std::max(s1, s2), e = std::min(e1, e2);
-  return e > s ? e - s : 0;
+/// `overlap.calculate_overlap_sum(df1, df2)` (`lib/overlap.py`) for one kernel `k` of df1: its
+/// intersections of positive length with each span of `others` (`calculate_overlapping_ranges`;
+/// `self`, when it is among them, left out: "indices != df1_row.Index"), merged where they
+/// overlap or touch (`consolidate=True`: `group_overlapping_ranges` starts a group where "start
+/// > cummax(end).shift()", a group spans "min(start)" to "max(end)"), their lengths summed. nsys
+/// groups the intersections of every kernel at once; a group of one kernel's can only be bridged
+/// by spans that overlap that kernel too, so grouping each kernel's alone gives the same sums.
+inline std::uint64_t overlap_sum(const overlap_trace_row& k, const std::vector<const overlap_trace_row*>& others) {
+  std::vector<std::pair<timestamp_ns, timestamp_ns>> parts;
+  for (const auto* o : others) {
+    if (o == &k) continue;
+    const auto s = std::max(k.start, o->start), e = std::min(k.end, o->end);
+    if (e > s) parts.emplace_back(s, e);
+  }
+  std::sort(parts.begin(), parts.end());
+  std::uint64_t sum = 0;
+  timestamp_ns group_start = 0, group_end = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i == 0 || parts[i].first > group_end) {
+      sum += group_end - group_start;
+      group_start = parts[i].first, group_end = parts[i].second;
+    } else {
+      group_end = std::max(group_end, parts[i].second);
+    }
+  }
+  return sum + (group_end - group_start);
 }
 
-/// `nccl_gpu_overlap_trace` (recipe `nccl_gpu_overlap_trace.py`) rank_trace: per process and
-/// device (`kernel_df.groupby(["pid", "deviceId"])`), the communication kernels, then the compute
-/// kernels, each with "Communication Sum" and "Compute Sum" (`overlap.calculate_overlap_sum`,
-/// whose file is not in nvscope's sources: *inferred* as the overlap with each other kernel of
-/// that kind summed, the kernel itself left out), "Communication Overlap" = "Communication Sum"
-/// / "Duration" * 100 and "Compute Overlap" likewise, `.round(1)`. nsys classifies a kernel as
-/// communication by the NCCL NVTX ranges around its launch (`nvtx.classify_cuda_kernel`);
-/// nvscope by its name, as `nvscope merge` does: `name LIKE '%nccl%'`. A trace without a
-/// communication kernel has no rows ("Report does not contain any NCCL kernels").
-inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
+/// One rank of `nccl_gpu_overlap_trace`: its kernels (`CompositeTable.CUDA_KERNEL`: start, end,
+/// deviceId, shortName) typed by `nccl.add_kernel_type` (is_nccl_short_name); no rows without
+/// an NCCL kernel ("Report does not contain any NCCL kernels": the report is left out); per
+/// `groupby(["pid", "deviceId"])` (one process a trace) the NCCL kernels, then the compute
+/// kernels (in start order: nsys keeps its table's order, which the rows' keys make immaterial),
+/// each with "Communication Sum" (`calculate_overlap_sum(nccl_group_df)` for an NCCL kernel,
+/// `(compute_group_df, nccl_group_df)` for a compute one) and "Compute Sum" likewise; then the
+/// reducer's "Duration" = End - Start, "Communication Overlap" = "Communication Sum" /
+/// "Duration" * 100, "Compute Overlap" likewise, `.round(1)` (pandas: ties to even; 0 / 0 NaN).
+inline std::vector<overlap_trace_row> overlap_rank_rows(const trace& t, std::uint32_t rank) {
   std::map<std::uint16_t, std::vector<overlap_trace_row>> by_device;
+  bool any = false;
   for (const auto& k : t.kernels) {
     if (!valid(k.start, k.end)) continue;
     overlap_trace_row r;
-    r.name = kernel_label(t, k.name, name_form::base), r.start = k.start, r.end = k.end, r.pid = t.process_id;
-    r.device = t.kernel_configs[k.config].device, r.communication = like(r.name, "%nccl%");
+    r.name = kernel_label(t, k.name, name_form::base), r.start = k.start, r.end = k.end, r.pid = t.process_id, r.rank = rank;
+    r.device = t.kernel_configs[k.config].device, r.communication = is_nccl_short_name(r.name);
+    any = any || r.communication;
     by_device[r.device].push_back(r);
   }
   std::vector<overlap_trace_row> rows;
-  bool any = false; // "Report does not contain any NCCL kernels": no rows
-  for (const auto& [device, kernels] : by_device)
-    for (const auto& k : kernels) any = any || k.communication;
   if (!any) return rows;
   for (auto& [device, kernels] : by_device) {
     std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
-    for (const bool communication : {true, false})
-      for (std::size_t i = 0; i < kernels.size(); ++i) {
-        if (kernels[i].communication != communication) continue;
-        auto r = kernels[i];
-        for (std::size_t j = 0; j < kernels.size(); ++j)
-          if (j != i) (kernels[j].communication ? r.communication_sum : r.compute_sum) += overlap_ns(r.start, r.end, kernels[j].start, kernels[j].end);
+    std::vector<const overlap_trace_row*> nccl, compute;
+    for (const auto& k : kernels) (k.communication ? nccl : compute).push_back(&k);
+    for (const auto* group : {&nccl, &compute})
+      for (const auto* k : *group) {
+        auto r = *k;
+        r.communication_sum = overlap_sum(*k, nccl), r.compute_sum = overlap_sum(*k, compute);
         const double d = static_cast<double>(r.end - r.start);
         r.has_overlap = r.end > r.start;
         if (r.has_overlap) r.communication_overlap = pandas_round(static_cast<double>(r.communication_sum) / d * 100, 1), r.compute_overlap = pandas_round(static_cast<double>(r.compute_sum) / d * 100, 1);
@@ -379,8 +402,25 @@ inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) {
   return rows;
 }
 
-/// `nccl_gpu_overlap_trace`'s grouped_trace: the rank_trace rows `groupby("Name")` (by name),
-/// "Count", and the sums over the durations' sum * 100, `.round(1)`.
+/// `nccl_gpu_overlap_trace` (recipe `nccl_gpu_overlap_trace.py`) rank_trace over several ranks:
+/// each rank's rows (`overlap_rank_rows`), "Rank" its place among the ranks that had rows (the
+/// reducer's `filter_none`, then `enumerate`). nsys's Start and End are the report's own times
+/// (`filter_and_adjust_time(kernel_df)` with no session offset): the trace's clock here.
+inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const rank_traces& ranks) {
+  std::vector<overlap_trace_row> rows;
+  std::uint32_t rank = 0;
+  for (const auto* t : ranks) {
+    const auto mine = overlap_rank_rows(*t, rank);
+    rows.insert(rows.end(), mine.begin(), mine.end());
+    rank += !mine.empty();
+  }
+  return rows;
+}
+inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) { return nccl_gpu_overlap_trace(rank_traces{&t}); }
+
+/// `nccl_gpu_overlap_trace`'s grouped_trace: the rank_trace rows of every rank `groupby("Name")`
+/// (by name), "Count" `size()`, and "Communication Sum" and "Compute Sum" summed over "Duration"
+/// summed, * 100, `.round(1)`.
 inline std::vector<overlap_group_row> nccl_gpu_overlap_groups(const std::vector<overlap_trace_row>& rows) {
   std::map<std::string, overlap_group_row> groups;
   for (const auto& r : rows) {
@@ -399,13 +439,14 @@ inline std::vector<overlap_group_row> nccl_gpu_overlap_groups(const std::vector<
   return out;
 }
 
-/// `overlap.consolidate_ranges` as the heatmap recipes use it (*inferred*: `lib/overlap.py` is
-/// not in nvscope's sources; the recipes' description says each bin holds the time kernels ran,
-/// at most 100 %): the spans sorted by start, each that starts before the last one ends merged
-/// into it.
-inline std::vector<std::pair<std::int64_t, std::int64_t>> consolidated(std::vector<std::pair<std::int64_t, std::int64_t>> spans) {
+using time_span = std::pair<std::int64_t, std::int64_t>;
+
+/// `overlap.consolidate_ranges` (`lib/overlap.py`): the spans sorted by start, grouped where
+/// "start > cummax(end).shift()" starts a group (so overlapping and touching spans merge), each
+/// group "min(start)" to "max(end)".
+inline std::vector<time_span> consolidated(std::vector<time_span> spans) {
   std::sort(spans.begin(), spans.end());
-  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  std::vector<time_span> out;
   for (const auto& x : spans) {
     if (!out.empty() && x.first <= out.back().second) out.back().second = std::max(out.back().second, x.second);
     else out.push_back(x);
@@ -413,11 +454,10 @@ inline std::vector<std::pair<std::int64_t, std::int64_t>> consolidated(std::vect
   return out;
 }
 
-/// `overlap.calculate_overlapping_ranges` (*inferred*, as above): every non-empty intersection
-/// of a span of `a` with a span of `b`, in start order.
-inline std::vector<std::pair<std::int64_t, std::int64_t>> overlapping(const std::vector<std::pair<std::int64_t, std::int64_t>>& a,
-                                                                      const std::vector<std::pair<std::int64_t, std::int64_t>>& b) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+/// `overlap.calculate_overlapping_ranges(df1, df2)`: for each span of `a`, its intersections
+/// with the spans of `b`, "overlap_duration > 0" kept; of two consolidated lists, disjoint.
+inline std::vector<time_span> overlapping(const std::vector<time_span>& a, const std::vector<time_span>& b) {
+  std::vector<time_span> out;
   for (const auto& x : a)
     for (const auto& y : b)
       if (std::max(x.first, y.first) < std::min(x.second, y.second)) out.emplace_back(std::max(x.first, y.first), std::min(x.second, y.second));
@@ -425,15 +465,51 @@ inline std::vector<std::pair<std::int64_t, std::int64_t>> overlapping(const std:
   return out;
 }
 
-/// `heatmap.calculate_bin_pcts` (`lib/heatmap.py`) with the session offset 0: per span, start
-/// and end scaled by the bin size, their bins `floor`ed; a span within one bin adds
-/// `min(ceil(s), e) - s` to it (`np.bincount`, all such spans first); then per span over
-/// several bins, its last bin `e - max(floor(e), s)`, its first `min(ceil(s), e) - s`, every
-/// bin between 1. `_rectify_pct_inplace`: the bin holding the session's end divided by the
-/// fraction of it inside the session (when not 0 and not the first bin), the bins after it NaN.
-/// Returned as fractions (the recipe's `* 100` and `round(1)` come after).
-inline std::vector<double> bin_percents(const std::vector<std::pair<std::int64_t, std::int64_t>>& spans, std::uint64_t bin_size, std::uint32_t bins,
-                                        std::int64_t max_duration) {
+/// Where one rank's session lies among the ranks' (`collective_loader.ProfileInfo`): its
+/// `session_offset` (its session's wall-clock start less the earliest rank's, 0 with
+/// `--disable-alignment`) and its `max_duration` (its session's length plus that offset).
+struct heatmap_rank {
+  std::int64_t offset = 0, max_duration = 0;
+};
+
+/// A trace's session, nsys's (time zero, ANALYSIS_DETAILS.duration) read as nvscope's: it starts
+/// at `trace::begin` and lasts to the trace's end (`finish` when set); its wall-clock start is
+/// `recording_context::at_start` carried back to `begin` (nsys's TARGET_INFO_SESSION_START_TIME).
+inline std::int64_t session_length(const trace& t) {
+  const auto end = trace_end(t);
+  return end > t.begin ? static_cast<std::int64_t>(end - t.begin) : 0;
+}
+inline std::int64_t session_wall_start(const trace& t) {
+  return static_cast<std::int64_t>(t.context.at_start.wall_ns) + static_cast<std::int64_t>(t.begin) - static_cast<std::int64_t>(t.context.at_start.trace_ns);
+}
+
+/// `ProfileInfo.reducer_func`: "session_offsets = [session_time - min(session_times)]" unless
+/// `--disable-alignment` (and here also where a rank has no wall clock), "max_durations =
+/// [max_duration + session_offset]".
+inline std::vector<heatmap_rank> heatmap_ranks(const rank_traces& ranks, bool align) {
+  bool clocks = align;
+  for (const auto* t : ranks) clocks = clocks && t->context.at_start.wall_ns != 0;
+  std::int64_t earliest = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) earliest = i == 0 ? session_wall_start(*ranks[i]) : std::min(earliest, session_wall_start(*ranks[i]));
+  std::vector<heatmap_rank> out;
+  for (const auto* t : ranks) {
+    const std::int64_t offset = clocks ? session_wall_start(*t) - earliest : 0;
+    out.push_back({offset, session_length(*t) + offset});
+  }
+  return out;
+}
+
+/// `heatmap.calculate_bin_pcts` (`lib/heatmap.py`) over `spans` (times from the earliest rank's
+/// session start): `_calculate_bin_info` scales each start and end by the bin size (`s`, `e`),
+/// floors them to bins; a span within one bin adds `min(ceil(s), e) - s` to it (`np.bincount`, all
+/// such spans first); then per span over several bins, its last bin `e - max(floor(e), s)`, its
+/// first `min(ceil(s), e) - s`, every bin between 1. `_rectify_pct_inplace` runs
+/// `_calculate_bin_info` on the session (`session_offset`, `max_duration`): the session's first
+/// bin divided by its start percent when not 0, its last bin by its end percent when not 0 and
+/// not the first, the bins after the last and before the first NaN. Returned as fractions (the
+/// `* 100` and `round(1)` come after). A bin past `bins` (a kernel past the session, where
+/// numpy would fail) takes nothing.
+inline std::vector<double> bin_percents(const std::vector<time_span>& spans, std::uint64_t bin_size, std::uint32_t bins, const heatmap_rank& session) {
   std::vector<double> pct(bins, 0.0);
   const double size = static_cast<double>(bin_size);
   for (const auto& [start, end] : spans) {
@@ -448,47 +524,45 @@ inline std::vector<double> bin_percents(const std::vector<std::pair<std::int64_t
     if (first < bins) pct[first] += std::min(std::ceil(s), e) - s;
     for (std::size_t b = first + 1; b < last && b < bins; ++b) pct[b] += 1;
   }
-  const double e = static_cast<double>(max_duration) / size;
-  const auto end_bin = static_cast<std::size_t>(std::floor(e));
-  if (e - std::floor(e) != 0 && end_bin != 0 && end_bin < bins) pct[end_bin] /= e - std::floor(e);
-  for (std::size_t b = end_bin + 1; b < bins; ++b) pct[b] = std::nan("");
+  const double s = static_cast<double>(session.offset) / size, e = static_cast<double>(session.max_duration) / size;
+  const auto start_bin = static_cast<std::size_t>(std::floor(s)), end_bin = static_cast<std::size_t>(std::floor(e));
+  const double start_percent = std::min(std::ceil(s), e) - s, end_percent = e - std::max(std::floor(e), s);
+  if (start_percent != 0 && start_bin < bins) pct[start_bin] /= start_percent;
+  if (end_percent != 0 && start_bin != end_bin && end_bin < bins) pct[end_bin] /= end_percent;
+  for (std::size_t b = 0; b < bins; ++b)
+    if (b > end_bin || b < start_bin) pct[b] = std::nan("");
   return pct;
 }
 
-/// `cuda_gpu_time_util_map` (`recipes/cuda_gpu_time_util_map`) and, with `nccl`,
-/// `nccl_gpu_time_util_map`: the kernels (start, end) from the session's start
-/// (`filter_and_adjust_time`; nvscope's session: `trace::begin` to the trace's end),
-/// `groupby(["pid", "deviceId"])`, the bin size `ceil(max_duration / bins)`
-/// (`heatmap.get_bin_size`), per group the consolidated spans binned: "Kernel" (nccl: "All",
-/// "NCCL", "Compute", and "Overlap" of the NCCL and Compute unions), each `(pct * 100).round(1)`,
-/// "Duration" `bin_size * i`. A communication kernel is one whose base name starts with "nccl"
-/// (the recipe's description: "identified by the 'nccl' prefix"; `nccl.add_kernel_type` is not
-/// in nvscope's sources); nccl_gpu_time_util_map writes nothing without one.
-inline std::vector<util_map_row> gpu_time_util_map(const trace& t, const recipe_params& p, bool nccl) {
-  using span = std::pair<std::int64_t, std::int64_t>;
-  std::map<std::uint16_t, std::vector<std::pair<span, bool>>> by_device; // (span, is nccl)
+/// One rank of the heatmaps (`_mapper_func`): its kernels from its session's start plus its
+/// offset (`filter_and_adjust_time(kernel_df, session_offset)`; kernels starting before the
+/// session left out); no rows without a kernel, nor (`nccl`) without an NCCL kernel; per
+/// `groupby(["pid", "deviceId"])` the consolidated spans binned: "Kernel" (nccl: "All", "NCCL",
+/// "Compute", each consolidated, and "Overlap", `calculate_overlapping_ranges` of the NCCL and
+/// Compute unions), each `(pct * 100).round(1)`, "Duration" `bin_size * i`
+/// (`heatmap.generate_bin_list`).
+inline std::vector<util_map_row> util_map_rank_rows(const trace& t, const recipe_params& p, bool nccl, std::uint64_t bin_size, const heatmap_rank& session,
+                                                    std::uint32_t rank) {
+  std::map<std::uint16_t, std::vector<std::pair<time_span, bool>>> by_device; // (span, is nccl)
   bool any_nccl = false;
   for (const auto& k : t.kernels) {
-    if (!valid(k.start, k.end) || k.start < t.begin) continue; // before the session: no bin
-    const bool is_nccl = kernel_label(t, k.name, name_form::base).rfind("nccl", 0) == 0;
+    if (!valid(k.start, k.end) || k.start < t.begin) continue;
+    const bool is_nccl = is_nccl_short_name(kernel_label(t, k.name, name_form::base));
     any_nccl |= is_nccl;
-    by_device[device_of(t, k)].push_back({{static_cast<std::int64_t>(k.start - t.begin), static_cast<std::int64_t>(k.end - t.begin)}, is_nccl});
+    by_device[device_of(t, k)].push_back({{static_cast<std::int64_t>(k.start - t.begin) + session.offset, static_cast<std::int64_t>(k.end - t.begin) + session.offset}, is_nccl});
   }
   std::vector<util_map_row> rows;
-  const timestamp_ns end = trace_end(t);
-  const std::int64_t duration = end > t.begin ? static_cast<std::int64_t>(end - t.begin) : 0;
-  const auto bin_size = static_cast<std::uint64_t>(std::ceil(static_cast<double>(duration) / p.bins));
-  if (bin_size == 0 || (nccl && !any_nccl)) return rows;
+  if (nccl && !any_nccl) return rows;
   for (const auto& [device, kernels] : by_device) {
-    std::vector<span> all, comm, compute;
+    std::vector<time_span> all, comm, compute;
     for (const auto& [x, is_nccl] : kernels) all.push_back(x), (is_nccl ? comm : compute).push_back(x);
     comm = consolidated(comm), compute = consolidated(compute);
-    std::vector<std::vector<double>> columns{bin_percents(consolidated(all), bin_size, p.bins, duration)};
+    std::vector<std::vector<double>> columns{bin_percents(consolidated(all), bin_size, p.bins, session)};
     if (nccl)
-      for (const auto& c : {comm, compute, overlapping(comm, compute)}) columns.push_back(bin_percents(c, bin_size, p.bins, duration));
+      for (const auto& c : {comm, compute, overlapping(comm, compute)}) columns.push_back(bin_percents(c, bin_size, p.bins, session));
     for (std::uint32_t b = 0; b < p.bins; ++b) {
       util_map_row r;
-      r.duration = bin_size * b, r.pid = t.process_id, r.device = device, r.in_session = !std::isnan(columns[0][b]);
+      r.duration = bin_size * b, r.pid = t.process_id, r.device = device, r.rank = rank, r.in_session = !std::isnan(columns[0][b]);
       double* out[] = {&r.all, &r.nccl, &r.compute, &r.overlap};
       for (std::size_t c = 0; c < columns.size(); ++c) *out[c] = r.in_session ? pandas_round(columns[c][b] * 100, 1) : 0.0;
       rows.push_back(r);
@@ -496,8 +570,29 @@ inline std::vector<util_map_row> gpu_time_util_map(const trace& t, const recipe_
   }
   return rows;
 }
-inline std::vector<util_map_row> cuda_gpu_time_util_map(const trace& t, const recipe_params& p) { return gpu_time_util_map(t, p, false); }
-inline std::vector<util_map_row> nccl_gpu_time_util_map(const trace& t, const recipe_params& p) { return gpu_time_util_map(t, p, true); }
+
+/// `cuda_gpu_time_util_map` (`recipes/cuda_gpu_time_util_map`) and, with `nccl`,
+/// `nccl_gpu_time_util_map` over several ranks: the sessions placed (`heatmap_ranks`), one bin
+/// size for all, `heatmap.get_bin_size`: "math.ceil(max_duration / bin_number)" of the largest
+/// `max_duration`; each rank's rows (`util_map_rank_rows`), "Rank" its place among the ranks that
+/// had rows. nsys's `--cumulative`, `--start`, `--end` and `--filter-*` are not taken.
+inline std::vector<util_map_row> gpu_time_util_map(const rank_traces& ranks, const recipe_params& p, bool nccl) {
+  const auto sessions = heatmap_ranks(ranks, p.align);
+  std::int64_t longest = 0;
+  for (const auto& s : sessions) longest = std::max(longest, s.max_duration);
+  const auto bin_size = static_cast<std::uint64_t>(std::ceil(static_cast<double>(longest) / p.bins));
+  std::vector<util_map_row> rows;
+  if (bin_size == 0) return rows;
+  std::uint32_t rank = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto mine = util_map_rank_rows(*ranks[i], p, nccl, bin_size, sessions[i], rank);
+    rows.insert(rows.end(), mine.begin(), mine.end());
+    rank += !mine.empty();
+  }
+  return rows;
+}
+inline std::vector<util_map_row> cuda_gpu_time_util_map(const trace& t, const recipe_params& p) { return gpu_time_util_map(rank_traces{&t}, p, false); }
+inline std::vector<util_map_row> nccl_gpu_time_util_map(const trace& t, const recipe_params& p) { return gpu_time_util_map(rank_traces{&t}, p, true); }
 
 } // namespace reference
 } // namespace v1
