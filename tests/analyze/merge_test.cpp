@@ -628,3 +628,25 @@ TEST_CASE("steps: a kernel counts in the step that launched it; rank_steps, HTA'
     }
   }
 }
+
+// The reference rank's host is the reference clock: its offset is 0 however far its other ranks'
+// collective ends lie from the reference rank's (two ranks time-sharing one GPU end each
+// all-reduce tens of microseconds apart); that distance is its spread, not an offset.
+TEST_CASE("offsets: the reference rank's host at 0 exactly, its other ranks' end skew in its spread") {
+  NVSCOPE_SEEDED_RNG(std::mt19937_64, rng);
+  auto ranks = job(4, 2, 30, 2, rng);
+  for (auto& k : ranks[1].kernels) k.start += 50000, k.end += 50000; // node0's second rank ends 50 us later
+  const auto fast = nvscope::measure_host_offsets(ranks), plain = nvscope::reference::host_offsets(ranks);
+  REQUIRE(fast.size() == 2);
+  REQUIRE(plain.size() == 2);
+  CHECK(fast[0].offset_ns == 0.0);
+  CHECK(plain[0].offset_ns == 0.0);
+  CHECK(fast[0].same_host_spread_ns == doctest::Approx(50000.0).epsilon(0.05));
+  CHECK(std::fabs(fast[1].offset_ns - (true_offset(1) - true_offset(0))) < 50000.0);
+  for (std::size_t h = 0; h < 2; ++h) {
+    CHECK(fast[h].offset_ns == plain[h].offset_ns);
+    CHECK(fast[h].uncertainty_ns == doctest::Approx(plain[h].uncertainty_ns));
+    CHECK(fast[h].same_host_spread_ns == plain[h].same_host_spread_ns);
+    CHECK(fast[h].samples == plain[h].samples);
+  }
+}

@@ -196,18 +196,20 @@ inline std::vector<double> end_differences(const communicator_groups& aligned, c
 }
 
 // A host's offset from its ranks' samples (`per_rank`, each rank's list), or the wall clock.
-inline host_offset estimate_host(std::string host, std::vector<std::vector<double>>& per_rank, double wall_offset) {
+// `reference`: the reference rank's host, whose clock is the reference: offset 0, its ranks'
+// samples measuring only their spread and the uncertainty.
+inline host_offset estimate_host(std::string host, std::vector<std::vector<double>>& per_rank, double wall_offset, bool reference) {
   host_offset h;
   h.host = std::move(host);
   std::vector<double> all;
   for (const auto& r : per_rank) all.insert(all.end(), r.begin(), r.end());
   h.samples = all.size();
   if (all.empty()) {
-    h.offset_ns = wall_offset;
+    h.offset_ns = reference ? 0.0 : wall_offset;
     h.from_wall_clock = true;
     return h;
   }
-  h.offset_ns = median_of(all);
+  h.offset_ns = reference ? 0.0 : median_of(all);
   for (auto& v : all) v = std::fabs(v - h.offset_ns);
   h.uncertainty_ns = 1.4826 * median_of(all) / std::sqrt(static_cast<double>(h.samples));
   for (auto& r : per_rank)
@@ -235,7 +237,7 @@ inline std::vector<host_offset> measure_host_offsets(const std::vector<rank_prof
     if (!samples.count(p.host)) hosts.push_back(p.host), wall[p.host] = wall_of(p) - wall_of(ranks[0]);
     samples[p.host].push_back(detail::end_differences(detail::aligned_to(detail::communicators_of(p), ref), ref));
   }
-  for (const auto& h : hosts) out.push_back(detail::estimate_host(h, samples[h], wall[h]));
+  for (const auto& h : hosts) out.push_back(detail::estimate_host(h, samples[h], wall[h], h == ranks[0].host));
   return out;
 }
 

@@ -141,7 +141,9 @@ inline std::vector<host_offset> host_offsets(const std::vector<rank_profile>& ra
       if (p.host == first.host) each.push_back(samples(p, ranks[0])), all.insert(all.end(), each.back().begin(), each.back().end());
     h.samples = all.size();
     h.from_wall_clock = all.empty();
-    h.offset_ns = all.empty() ? clock_of(first) - clock_of(ranks[0]) : median(all);
+    // The reference rank's host is the reference clock: 0 by definition (ranks of one host share
+    // a clock; how far its other ranks' ends lie from the reference rank's is their spread).
+    h.offset_ns = first.host == ranks[0].host ? 0.0 : all.empty() ? clock_of(first) - clock_of(ranks[0]) : median(all);
     std::vector<double> dev;
     for (double v : all) dev.push_back(std::fabs(v - h.offset_ns));
     h.uncertainty_ns = all.empty() ? 0.0 : 1.4826 * median(dev) / std::sqrt(static_cast<double>(all.size()));
