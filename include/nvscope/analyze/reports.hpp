@@ -247,6 +247,7 @@ inline std::vector<std::string_view> kernel_spellings(const trace& t, name_form 
 
 // Views of `names` (kernel_names_with_ranges'), indexed as they are; valid while `names` lives.
 inline std::vector<std::string_view> views_of(const std::vector<std::string>& names) { return {names.begin(), names.end()}; }
+std::vector<std::string_view> views_of(std::vector<std::string>&&) = delete; // views of a temporary would dangle
 
 // Device names by ordinal, the first description of each (none: empty).
 inline std::unordered_map<std::uint16_t, std::string> device_names(const trace& t) {
