@@ -31,11 +31,31 @@ from compare import find_nsys, run  # the six tables' harness: nsys lookup, logg
 
 REPORTS = ["cuda_api_sum", "cuda_api_trace", "cuda_gpu_trace", "cuda_gpu_sum", "cuda_kern_exec_trace",
            "cuda_kern_exec_sum", "nvtx_pushpop_sum", "nvtx_pushpop_trace", "nvtx_startend_sum", "cuda_api_gpu_sum",
-           "cuda_gpu_kern_gb_sum", "nvtx_gpu_proj_trace", "cuda_gpu_kern_sum:nvtx-name"]
+           "cuda_gpu_kern_gb_sum", "nvtx_gpu_proj_trace", "cuda_gpu_kern_sum:nvtx-name",
+           # nsys's [:nvtx-name][:base|:mangled] on the other six reports with kernel names
+           "cuda_gpu_trace:nvtx-name", "cuda_gpu_sum:nvtx-name", "cuda_api_gpu_sum:nvtx-name", "cuda_gpu_kern_gb_sum:nvtx-name",
+           "cuda_kern_exec_trace:nvtx-name", "cuda_kern_exec_sum:nvtx-name", "cuda_gpu_sum:nvtx-name:base"]
+VARIANTS = ("nvtx-name", "base", "mangled")  # the words a report name may carry after ':' (a file name: after '_')
+
+
+def report_of(name):
+    """(report, variants) of a report's name or a file's stem: "cuda_gpu_sum:nvtx-name:base" and
+    "cuda_gpu_sum_nvtx-name_base" are ("cuda_gpu_sum", ("nvtx-name", "base")); a variant is only
+    taken off the end, so a report's own words ("kern_gb_sum") stay."""
+    words, rest = [], name
+    while True:
+        for v in VARIANTS:
+            if rest.endswith(":" + v) or rest.endswith("_" + v):
+                words.insert(0, v)
+                rest = rest[:-len(v) - 1]
+                break
+        else:
+            return rest, tuple(words)
 # Per report: the key columns (as nsys names them), the columns that must agree on joined rows,
 # and whether it is a trace (one row per record: the key gets the row's rank among equal keys).
 KEYS = {
-    "cuda_gpu_kern_sum": (["Name"], ["Instances"], False),  # its :nvtx-name variant: "range/kernel" names
+    # A report's :nvtx-name variant is joined on the same keys: its kernel names are "range/kernel".
+    "cuda_gpu_kern_sum": (["Name"], ["Instances"], False),
     "cuda_api_sum": (["Name"], ["Num Calls"], False),
     "cuda_api_trace": (["Name"], [], True),
     # Bytes in the key: two memsets of one instant on two streams start in either order from run
@@ -122,12 +142,17 @@ def compare_report(name, ours_path, theirs_path):
 
 
 def nsys_csv(prefix, name):
-    """The CSV nsys wrote for report `name` (nsys stats names it PREFIX_NAME.csv; a variant's ':' may be kept or not)."""
+    """The CSV nsys wrote for report `name` (nsys stats names it PREFIX_NAME.csv; a variant's ':' may be kept or not).
+    Another spelling is taken only when it names the same report with the same variants, so that
+    `cuda_gpu_trace:nvtx-name` is never compared with the plain `cuda_gpu_trace`'s file."""
     for candidate in ["%s_%s.csv" % (prefix, name), "%s_%s.csv" % (prefix, name.replace(":", "_"))]:
         if os.path.exists(candidate):
             return candidate
-    hits = sorted(glob.glob("%s_%s*.csv" % (prefix, name.split(":")[0])))
-    return hits[0] if hits else None
+    base, variants = report_of(name)
+    for hit in sorted(glob.glob("%s_%s*.csv" % (prefix, base))):
+        if report_of(os.path.basename(hit)[len(os.path.basename(prefix)) + 1:-len(".csv")]) == (base, variants):
+            return hit
+    return None
 
 
 def main():
@@ -169,7 +194,7 @@ def main():
 
     detail, equal = {}, 0
     for r in reports:
-        base = r.split(":")[0]
+        base = report_of(r)[0]
         theirs = nsys_csv(rep, r)
         if base not in KEYS or theirs is None or not os.path.exists("%s_%s.csv" % (ours, r)):
             detail[r] = {"error": "no CSV from %s" % ("nsys" if theirs is None else "nvscope")}
@@ -185,9 +210,9 @@ def main():
             shutil.copy("%s_%s.csv" % (ours, r), os.path.join(args.save_data, "nvscope_%s.csv" % r.replace(":", "_")))
     for r, d in detail.items():
         if "error" in d:
-            print("%-22s %s" % (r, d["error"]))
+            print("%-36s %s" % (r, d["error"]))
             continue
-        print("%-22s header %s  rows nvscope %4d nsys %4d  only nvscope %d  only nsys %d  mismatches %d  %s" % (
+        print("%-36s header %s  rows nvscope %4d nsys %4d  only nvscope %d  only nsys %d  mismatches %d  %s" % (
             r, "same" if d["header_equal"] else "DIFFERS", d["rows_nvscope"], d["rows_nsys"], len(d["only_nvscope"]),
             len(d["only_nsys"]), len(d["count_mismatches"]), "equal" if d["equal"] else "DIFFERS"))
         if not d["header_equal"]:

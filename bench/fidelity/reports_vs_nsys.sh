@@ -7,7 +7,9 @@
 # --format csv`, joins the rows on nsys's keys (bench/fidelity/compare_reports.py) and adds
 # reports_compared and reports_equal to bench/results/fidelity.json. --save-data also copies
 # both sides' CSVs to tests/data/nsys_reports/ for tests/analyze/nsys_reports_test.py (commit them).
-# Extra reports: REPORTS=cuda_gpu_trace:base,... ; the runtime API only: FIDELITY_API=runtime.
+# The reports: compare_reports.py's REPORTS (every report nvscope computes beyond the six, with
+# the :nvtx-name variant of the seven with kernel names and one :nvtx-name:base); another list:
+# REPORTS=cuda_gpu_trace:base,... ; the runtime API only: FIDELITY_API=runtime.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=build/fidelity
@@ -25,6 +27,6 @@ if ! { cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_
        cmake --build "$build" --target fidelity_workload; } >"$log" 2>&1; then
   tail -30 "$log"; echo "reports_vs_nsys.sh: the build failed (log above)" >&2; exit 1
 fi
-reports=${REPORTS:-cuda_api_sum,cuda_api_trace,cuda_gpu_trace,cuda_gpu_sum,cuda_kern_exec_trace,cuda_kern_exec_sum,nvtx_pushpop_sum,nvtx_pushpop_trace,nvtx_startend_sum,cuda_api_gpu_sum,cuda_gpu_kern_gb_sum,nvtx_gpu_proj_trace,cuda_gpu_kern_sum:nvtx-name}
+reports=(${REPORTS:+--reports "$REPORTS"})  # none given: compare_reports.py's REPORTS
 python3 "$root/bench/fidelity/compare_reports.py" --workload "$build/bench/fidelity/fidelity_workload" \
-  --out "${OUT:-/tmp}/fidelity_reports" --reports "$reports" --results "$root/bench/results/fidelity.json" ${save[@]+"${save[@]}"}
+  --out "${OUT:-/tmp}/fidelity_reports" ${reports[@]+"${reports[@]}"} --results "$root/bench/results/fidelity.json" ${save[@]+"${save[@]}"}

@@ -90,47 +90,73 @@ void same_summary(const std::vector<Row>& e, const std::vector<Row>& r, const st
   });
 }
 
-// Kernels whose `:nvtx-name` name carries a range's prefix, summed over the tests' traces: a
-// random trace set where none did would test only the unprefixed path.
-std::size_t prefixed_kernel_rows = 0;
+// Per report, its `:nvtx-name` rows whose kernel name carries a range's prefix, summed over the
+// tests' traces: a random trace set where none did would test only the unprefixed path.
+std::map<std::string, std::size_t> prefixed_rows;
 
-void check_kernel_reports(const trace& t, name_form form, const std::string& label) {
-  const auto ks = cuda_gpu_kern_sum_nvtx(t, form), kr = reference::cuda_gpu_kern_sum_nvtx(t, form);
-  same_summary(ks, kr, label + " cuda_gpu_kern_sum:nvtx-name");
-  same_rows(ks, kr, label + " cuda_gpu_kern_sum:nvtx-name", [](const kernel_summary_row& a, const kernel_summary_row& b, const std::string& w) { SAME(a.name, b.name, w + " name"); });
-  for (const auto& r : kr) prefixed_kernel_rows += r.name.find('/') != std::string::npos;
-  same_rows(cuda_gpu_trace(t, form), reference::cuda_gpu_trace(t, form), label + " cuda_gpu_trace", same_gpu_trace_row);
-  for (const bool api : {false, true}) {
-    const auto gs = api ? cuda_api_gpu_sum(t, form) : cuda_gpu_sum(t, form);
-    const auto gr = api ? reference::cuda_api_gpu_sum(t, form) : reference::cuda_gpu_sum(t, form);
-    const auto table = label + (api ? " cuda_api_gpu_sum" : " cuda_gpu_sum");
-    same_summary(gs, gr, table);
-    same_rows(gs, gr, table, [](const gpu_summary_row& a, const gpu_summary_row& b, const std::string& w) {
-      SAME(a.name, b.name, w + " name");
-      SAME(static_cast<int>(a.category), static_cast<int>(b.category), w + " category");
-    });
-  }
-  const auto gb = cuda_gpu_kern_gb_sum(t, form), gbr = reference::cuda_gpu_kern_gb_sum(t, form);
-  same_summary(gb, gbr, label + " cuda_gpu_kern_gb_sum");
-  same_rows(gb, gbr, label + " cuda_gpu_kern_gb_sum", [](const kernel_grid_summary_row& a, const kernel_grid_summary_row& b, const std::string& w) {
+void count_prefixed(const std::string& report, const std::string& name) { prefixed_rows[report] += name.find('/') != std::string::npos; }
+
+void same_gpu_sums(const std::vector<gpu_summary_row>& e, const std::vector<gpu_summary_row>& r, const std::string& table) {
+  same_summary(e, r, table);
+  same_rows(e, r, table, [](const gpu_summary_row& a, const gpu_summary_row& b, const std::string& w) {
+    SAME(a.name, b.name, w + " name");
+    SAME(static_cast<int>(a.category), static_cast<int>(b.category), w + " category");
+  });
+}
+
+void same_exec_sums(const std::vector<kernel_exec_summary_row>& e, const std::vector<kernel_exec_summary_row>& r, const std::string& table) {
+  same_rows(e, r, table, [](const kernel_exec_summary_row& a, const kernel_exec_summary_row& b, const std::string& w) {
+    SAME(a.tid, b.tid, w + " tid");
+    SAME(a.device, b.device, w + " device");
+    SAME(a.api_name, b.api_name, w + " api");
+    SAME(a.kernel_name, b.kernel_name, w + " kernel");
+    same_stats(a.total, b.total, w + " total");
+    same_stats(a.api, b.api, w + " api");
+    same_stats(a.queue, b.queue, w + " queue");
+    same_stats(a.kernel, b.kernel, w + " kernel");
+  });
+}
+
+void same_gb_sums(const std::vector<kernel_grid_summary_row>& e, const std::vector<kernel_grid_summary_row>& r, const std::string& table) {
+  same_summary(e, r, table);
+  same_rows(e, r, table, [](const kernel_grid_summary_row& a, const kernel_grid_summary_row& b, const std::string& w) {
     SAME(a.name, b.name, w + " name");
     for (int i = 0; i < 3; ++i) {
       SAME(a.grid[i], b.grid[i], w + " grid");
       SAME(a.block[i], b.block[i], w + " block");
     }
   });
-  same_rows(cuda_kern_exec_trace(t, form), reference::cuda_kern_exec_trace(t, form), label + " cuda_kern_exec_trace", same_exec_row);
-  same_rows(cuda_kern_exec_sum(t, form), reference::cuda_kern_exec_sum(t, form), label + " cuda_kern_exec_sum",
-            [](const kernel_exec_summary_row& a, const kernel_exec_summary_row& b, const std::string& w) {
-              SAME(a.tid, b.tid, w + " tid");
-              SAME(a.device, b.device, w + " device");
-              SAME(a.api_name, b.api_name, w + " api");
-              SAME(a.kernel_name, b.kernel_name, w + " kernel");
-              same_stats(a.total, b.total, w + " total");
-              same_stats(a.api, b.api, w + " api");
-              same_stats(a.queue, b.queue, w + " queue");
-              same_stats(a.kernel, b.kernel, w + " kernel");
-            });
+}
+
+// The seven reports with kernel names, plain (`nvtx` false) or `:nvtx-name`, against their
+// definitions.
+void check_kernel_reports(const trace& t, name_form form, bool nvtx, const std::string& label) {
+  const std::string v = nvtx ? ":nvtx-name" : "";
+  const auto ks = nvtx ? cuda_gpu_kern_sum_nvtx(t, form) : kernel_summary(t, index_trace(t), form);
+  const auto kr = nvtx ? reference::cuda_gpu_kern_sum_nvtx(t, form) : reference::cuda_gpu_kern_sum(t, form);
+  same_summary(ks, kr, label + " cuda_gpu_kern_sum" + v);
+  same_rows(ks, kr, label + " cuda_gpu_kern_sum" + v, [](const kernel_summary_row& a, const kernel_summary_row& b, const std::string& w) { SAME(a.name, b.name, w + " name"); });
+  const auto gt = nvtx ? cuda_gpu_trace_nvtx(t, form) : cuda_gpu_trace(t, form);
+  same_rows(gt, nvtx ? reference::cuda_gpu_trace_nvtx(t, form) : reference::cuda_gpu_trace(t, form), label + " cuda_gpu_trace" + v, same_gpu_trace_row);
+  const auto gs = nvtx ? cuda_gpu_sum_nvtx(t, form) : cuda_gpu_sum(t, form);
+  same_gpu_sums(gs, nvtx ? reference::cuda_gpu_sum_nvtx(t, form) : reference::cuda_gpu_sum(t, form), label + " cuda_gpu_sum" + v);
+  const auto ag = nvtx ? cuda_api_gpu_sum_nvtx(t, form) : cuda_api_gpu_sum(t, form);
+  same_gpu_sums(ag, nvtx ? reference::cuda_api_gpu_sum_nvtx(t, form) : reference::cuda_api_gpu_sum(t, form), label + " cuda_api_gpu_sum" + v);
+  const auto gb = nvtx ? cuda_gpu_kern_gb_sum_nvtx(t, form) : cuda_gpu_kern_gb_sum(t, form);
+  same_gb_sums(gb, nvtx ? reference::cuda_gpu_kern_gb_sum_nvtx(t, form) : reference::cuda_gpu_kern_gb_sum(t, form), label + " cuda_gpu_kern_gb_sum" + v);
+  const auto et = nvtx ? cuda_kern_exec_trace_nvtx(t, form) : cuda_kern_exec_trace(t, form);
+  same_rows(et, nvtx ? reference::cuda_kern_exec_trace_nvtx(t, form) : reference::cuda_kern_exec_trace(t, form), label + " cuda_kern_exec_trace" + v,
+            same_exec_row);
+  const auto es = nvtx ? cuda_kern_exec_sum_nvtx(t, form) : cuda_kern_exec_sum(t, form);
+  same_exec_sums(es, nvtx ? reference::cuda_kern_exec_sum_nvtx(t, form) : reference::cuda_kern_exec_sum(t, form), label + " cuda_kern_exec_sum" + v);
+  if (!nvtx) return;
+  for (const auto& r : ks) count_prefixed("cuda_gpu_kern_sum", r.name);
+  for (const auto& r : gt) count_prefixed("cuda_gpu_trace", r.name);
+  for (const auto& r : gs) count_prefixed("cuda_gpu_sum", r.name);
+  for (const auto& r : ag) count_prefixed("cuda_api_gpu_sum", r.name);
+  for (const auto& r : gb) count_prefixed("cuda_gpu_kern_gb_sum", r.name);
+  for (const auto& r : et) count_prefixed("cuda_kern_exec_trace", r.kernel);
+  for (const auto& r : es) count_prefixed("cuda_kern_exec_sum", r.kernel_name);
 }
 
 void check_all(const trace& t, const std::string& label) {
@@ -145,7 +171,8 @@ void check_all(const trace& t, const std::string& label) {
     SAME(a.tid, b.tid, w + " tid");
     SAME(a.thread_name, b.thread_name, w + " thread name");
   });
-  for (const auto form : {name_form::demangled, name_form::base, name_form::mangled}) check_kernel_reports(t, form, label + " form " + std::to_string(static_cast<int>(form)));
+  for (const auto form : {name_form::demangled, name_form::base, name_form::mangled})
+    for (const bool nvtx : {false, true}) check_kernel_reports(t, form, nvtx, label + " form " + std::to_string(static_cast<int>(form)));
   for (const bool push_pop : {true, false}) {
     const auto e = push_pop ? nvtx_pushpop_sum(t) : nvtx_startend_sum(t);
     const auto r = push_pop ? reference::nvtx_pushpop_sum(t) : reference::nvtx_startend_sum(t);
@@ -199,7 +226,12 @@ TEST_CASE("reports: random traces of every kind equal their definitions") {
     const auto t = dressed(seed, threads, events);
     check_all(t, "random " + std::to_string(i) + " (trace seed " + std::to_string(seed) + ", " + std::to_string(threads) + " threads, " +
                      std::to_string(events) + " events)");
-  }  CHECK(prefixed_kernel_rows > 0);
+  }
+  for (const char* report : {"cuda_gpu_kern_sum", "cuda_gpu_trace", "cuda_gpu_sum", "cuda_api_gpu_sum", "cuda_gpu_kern_gb_sum", "cuda_kern_exec_trace",
+                             "cuda_kern_exec_sum"}) {
+    CAPTURE(report);
+    CHECK(prefixed_rows[report] > 0);
+  }
 }
 
 TEST_CASE("reports: ranges of one name nested under themselves") {
@@ -306,6 +338,88 @@ TEST_CASE("reports: cuda_gpu_kern_sum:nvtx-name worked out by hand") {
   CHECK(report_table(t, analyze(t), parse_reports("cuda_gpu_kern_sum:base").reports[0]).rows[0][8] == "gemm_base");
 }
 
+TEST_CASE("reports: the :nvtx-name variants of the six other kernel reports worked out by hand") {
+  trace t;
+  t.threads = {{1001, 0}, {1002, 0}};
+  const auto launch = t.strings.intern("cudaLaunchKernel"), copy = t.strings.intern("cudaMemcpyAsync"), gemm = t.strings.intern("gemm");
+  t.kernel_names[gemm] = {t.strings.intern("gemm_base"), 0};
+  range_record fwd, async;
+  fwd.start = 100, fwd.end = 400, fwd.name = t.strings.intern("fwd");                                   // push/pop on thread 0
+  async.start = 500, async.end = 900, async.name = t.strings.intern("async"), async.is_push_pop = false;
+  async.end_thread = 1;                                                                                  // ended on thread 1: names nothing
+  t.ranges = {fwd, async};
+  t.api_calls = {{120, 130, launch, 1, 0, false},  // inside fwd
+                 {50, 60, launch, 2, 0, false},    // outside any range
+                 {600, 610, launch, 3, 0, false},  // inside async alone
+                 {200, 204, copy, 4, 0, false}};   // inside fwd: a copy keeps its name
+  for (std::uint32_t i = 1; i <= 3; ++i) {
+    kernel_record k;
+    k.start = 1000 * i, k.end = 1000 * i + 10 * i, k.correlation = i, k.name = gemm; // 10, 20 and 30 ns
+    t.kernels.push_back(k);
+  }
+  copy_record c;
+  c.start = 1500, c.end = 1505, c.bytes = 64, c.correlation = 4, c.kind = copy_kind::host_to_device;
+  t.copies = {c};
+  const auto f = name_form::base;
+
+  const auto trace_rows = cuda_gpu_trace_nvtx(t, f);
+  std::vector<std::string> names;
+  for (const auto& r : trace_rows) names.push_back(r.name);
+  CHECK(names == std::vector<std::string>{"fwd/gemm_base", "[CUDA memcpy Host-to-Device]", "gemm_base", "gemm_base"});
+
+  const auto gpu = cuda_gpu_sum_nvtx(t, f);
+  REQUIRE(gpu.size() == 3);
+  CHECK(gpu[0].name == "gemm_base");
+  CHECK(gpu[0].time.total == 50); // the kernel outside any range and the one in `async`
+  CHECK(gpu[1].name == "fwd/gemm_base");
+  CHECK(gpu[2].name == "[CUDA memcpy Host-to-Device]");
+  CHECK(cuda_gpu_sum(t, f)[0].time.total == 60); // without the variant: one row of three
+
+  const auto both = cuda_api_gpu_sum_nvtx(t, f);
+  names.clear();
+  for (const auto& r : both) names.push_back(r.name);
+  CHECK(names == std::vector<std::string>{"gemm_base", "cudaLaunchKernel", "fwd/gemm_base", "[CUDA memcpy Host-to-Device]", "cudaMemcpyAsync"});
+  CHECK(both[2].category == operation_category::cuda_kernel);
+
+  const auto gb = cuda_gpu_kern_gb_sum_nvtx(t, f);
+  REQUIRE(gb.size() == 2);
+  CHECK(gb[0].name == "gemm_base");
+  CHECK(gb[0].time.count == 2);
+  CHECK(gb[1].name == "fwd/gemm_base");
+
+  const auto exec = cuda_kern_exec_trace_nvtx(t, f);
+  REQUIRE(exec.size() == 3);
+  CHECK(exec[0].kernel == "gemm_base"); // the call at 50
+  CHECK(exec[1].kernel == "fwd/gemm_base");
+  CHECK(exec[1].api_name == "cudaLaunchKernel");
+  CHECK(exec[2].kernel == "gemm_base");
+  const auto exec_sum = cuda_kern_exec_sum_nvtx(t, f);
+  REQUIRE(exec_sum.size() == 2);
+  CHECK(exec_sum[0].kernel_name == "gemm_base"); // total 1970 and 2430: average 2200
+  CHECK(exec_sum[0].total.count == 2);
+  CHECK(exec_sum[1].kernel_name == "fwd/gemm_base");
+  CHECK(exec_sum[1].total.total == 890); // 1010 - 120
+
+  // Through the report list, each by nsys's name: the Name column of the first row.
+  const auto r = analyze(t);
+  const std::vector<std::pair<std::string, std::string>> first_name = {
+      {"cuda_gpu_trace:nvtx-name:base", "fwd/gemm_base"},     {"cuda_gpu_sum:nvtx-name:base", "gemm_base"},
+      {"cuda_api_gpu_sum:nvtx-name:base", "gemm_base"},       {"cuda_gpu_kern_gb_sum:nvtx-name:base", "gemm_base"},
+      {"cuda_kern_exec_trace:nvtx-name:base", "gemm_base"},   {"cuda_kern_exec_sum:nvtx-name:base", "gemm_base"},
+      {"cuda_gpu_kern_sum:nvtx-name:base", "gemm_base"}};
+  for (const auto& [report, name] : first_name) {
+    CAPTURE(report);
+    const auto chosen = parse_reports(report);
+    REQUIRE(chosen.error.empty());
+    CHECK(choice_name(chosen.reports[0]) == report);
+    const auto tab = report_table(t, r, chosen.reports[0]);
+    REQUIRE(tab.rows.size() > 1);
+    CHECK(tab.rows[0].back() == name);
+  }
+  CHECK(report_table(t, r, parse_reports("cuda_gpu_trace:nvtx-name").reports[0]).rows[0].back() == "fwd/gemm");
+  CHECK(report_table(t, r, parse_reports("cuda_kern_exec_trace:nvtx-name").reports[0]).rows[1].back() == "fwd/gemm");
+}
+
 TEST_CASE("reports: DurChild and DurNonChild of a push/pop stack worked out by hand") {
   trace t;
   t.threads = {{7, 0}};
@@ -406,7 +520,11 @@ TEST_CASE("reports: the list --reports takes, by nsys's names") {
 
   CHECK(parse_reports("cuda_api_summ").error.find("no report named 'cuda_api_summ'") != std::string::npos);
   CHECK(parse_reports("cuda_api_sum:base").error.find("takes no variant") != std::string::npos);
-  CHECK(parse_reports("cuda_gpu_trace:nvtx").error.find("takes :base or :mangled") != std::string::npos);
+  CHECK(parse_reports("cuda_gpu_trace:nvtx").error.find("takes [:nvtx-name][:base|:mangled]") != std::string::npos);
+  CHECK(parse_reports("cuda_gpu_trace:base:nvtx-name").reports.at(0).nvtx_names); // nsys takes either order
+  CHECK(parse_reports("cuda_kern_exec_sum:nvtx-name:nvtx-name").error.find("takes [:nvtx-name]") != std::string::npos);
+  CHECK(parse_reports("cuda_api_sum:nvtx-name").error.find("cuda_api_sum takes no variant here") != std::string::npos);
+  CHECK(parse_reports("nvtx_gpu_proj_trace:nvtx-name").error.find("takes no variant here") != std::string::npos);
   CHECK(parse_reports("cuda_gpu_kern_sum:nvtx-name:mangled").reports.at(0).nvtx_names);
   CHECK(parse_reports("cuda_gpu_kern_sum:base:mangled").error.find("takes [:nvtx-name][:base|:mangled]") != std::string::npos);
   CHECK(parse_reports("cuda_gpu_kern_sum:nvtx-name:nvtx-name").error.find("takes [:nvtx-name]") != std::string::npos);

@@ -343,7 +343,7 @@ constexpr option_entry option_table[] = {
      "summary csv json trace folded flame steps histograms all none"},
     {"reports", set_reports, "Output", "LIST", "",
      "nsys stats reports by nsys's name, written as STEM.NAME.csv, STEM.reports.txt and STEM.reports.json: summary "
-     "(what nsys stats prints by default), cuda_api_sum, cuda_gpu_kern_sum[:nvtx-name][:base|:mangled], cuda_gpu_trace[:base|:mangled], ... (docs/analysis.md)", "summary cuda_api_sum cuda_api_trace cuda_gpu_trace cuda_gpu_sum cuda_kern_exec_sum cuda_kern_exec_trace nvtx_pushpop_sum nvtx_pushpop_trace nvtx_startend_sum cuda_api_gpu_sum cuda_gpu_kern_gb_sum nvtx_gpu_proj_trace"},
+     "(what nsys stats prints by default), cuda_api_sum, cuda_gpu_kern_sum[:nvtx-name][:base|:mangled], cuda_gpu_trace[:nvtx-name][:base|:mangled] (NAME:nvtx-name on each of the seven reports with kernel names), ... (docs/analysis.md)", "summary cuda_api_sum cuda_api_trace cuda_gpu_trace cuda_gpu_sum cuda_kern_exec_sum cuda_kern_exec_trace nvtx_pushpop_sum nvtx_pushpop_trace nvtx_startend_sum cuda_api_gpu_sum cuda_gpu_kern_gb_sum nvtx_gpu_proj_trace"},
     {"recipes", set_recipes, "Output", "LIST", "",
      "nsys recipes by nsys's name, NAME[:k=v...] with nsys's recipe options, written as STEM.NAME.csv (a recipe of several files, as nsys writes them: STEM.NAME.FILE.csv): "
      "gpu_gaps[:gap=MS], gpu_time_util[:threshold=PCT][:chunks=N], cuda_api_sync, cuda_memcpy_async, cuda_memcpy_sync, "

@@ -5,13 +5,16 @@
 /// The `nsys stats` reports beyond the six tables of `analyze()`, computed from a trace on
 /// demand (they are not in the default path): `cuda_api_sum`, `cuda_api_trace`,
 /// `cuda_gpu_trace`, `cuda_gpu_sum`, `cuda_api_gpu_sum`, `cuda_gpu_kern_gb_sum`, `cuda_kern_exec_trace`,
-/// `cuda_kern_exec_sum`, `nvtx_pushpop_sum`, `nvtx_pushpop_trace`, `nvtx_startend_sum`, `nvtx_gpu_proj_trace`. Each is a sort and a walk
+/// `cuda_kern_exec_sum`, `nvtx_pushpop_sum`, `nvtx_pushpop_trace`, `nvtx_startend_sum`, `nvtx_gpu_proj_trace`,
+/// and the `:nvtx-name` variant of the seven with kernel names (`cuda_gpu_kern_sum_nvtx`,
+/// `cuda_gpu_trace_nvtx`, ...: each the same pass over `kernel_names_with_ranges`' names). Each is a sort and a walk
 /// over runs of equal keys, n log n in the records, and is tested equal to its plain
 /// definition in analyze/reference/reports.hpp. export/reports.hpp prints them.
 ///
 /// \code
 ///   auto api = nvscope::cuda_api_sum(t);                                   // needs API calls recorded
 ///   auto gpu = nvscope::cuda_gpu_trace(t, nvscope::name_form::base);      // `cuda_gpu_trace:base`
+///   auto ranged = nvscope::cuda_gpu_sum_nvtx(t);                          // `cuda_gpu_sum:nvtx-name`
 /// \endcode
 
 #include <nvscope/analyze/attribution.hpp>
@@ -136,159 +139,6 @@ inline std::vector<api_trace_row> cuda_api_trace(const trace& t) {
 
 namespace detail {
 
-// Device names by ordinal, the first description of each (none: empty).
-inline std::unordered_map<std::uint16_t, std::string> device_names(const trace& t) {
-  std::unordered_map<std::uint16_t, std::string> names;
-  for (const auto& d : t.devices) names.emplace(d.id, std::string(t.strings[d.name]));
-  return names;
-}
-
-inline gpu_trace_row kernel_trace_row(const trace& t, const kernel_record& k, name_form form) {
-  const auto& c = t.kernel_configs[k.config];
-  gpu_trace_row r;
-  r.start = k.start, r.duration = k.end - k.start, r.correlation = k.correlation;
-  std::copy(c.grid, c.grid + 3, r.grid);
-  std::copy(c.block, c.block + 3, r.block);
-  r.registers = c.registers, r.shared_bytes = c.shared_bytes, r.device = c.device, r.context = c.context, r.stream = k.stream;
-  r.name = std::string(kernel_name(t, k.name, form));
-  return r;
-}
-
-template <class Record>
-gpu_trace_row memop_trace_row(const Record& m, gpu_operation op, memory_kind src, memory_kind dst, const char* name) {
-  gpu_trace_row r;
-  r.start = m.start, r.duration = m.end - m.start, r.correlation = m.correlation, r.op = op, r.bytes = m.bytes;
-  r.src = src, r.dst = dst, r.device = m.device, r.context = m.context, r.stream = m.stream;
-  r.has_throughput = r.duration != 0;
-  r.throughput = r.duration ? r.bytes * (1000000000ull / r.duration) : 0; // SQLite's integer division
-  r.name = name;
-  return r;
-}
-
-// Every valid kernel, copy and memset, in that order (the script's UNION ALL).
-inline std::vector<gpu_trace_row> gpu_operation_rows(const trace& t, name_form form) {
-  std::vector<gpu_trace_row> rows;
-  rows.reserve(t.kernels.size() + t.copies.size() + t.memsets.size());
-  for (const auto& k : t.kernels)
-    if (has_interval(k.start, k.end)) rows.push_back(kernel_trace_row(t, k, form));
-  for (const auto& c : t.copies)
-    if (has_interval(c.start, c.end)) rows.push_back(memop_trace_row(c, gpu_operation::copy, c.src, c.dst, copy_operation_name(c.kind)));
-  for (const auto& s : t.memsets)
-    if (has_interval(s.start, s.end)) rows.push_back(memop_trace_row(s, gpu_operation::memset, s.memory, memory_kind::unknown, memset_operation_name));
-  const auto names = device_names(t);
-  for (auto& r : rows)
-    if (const auto it = names.find(r.device); it != names.end()) r.device_name = it->second;
-  return rows;
-}
-
-} // namespace detail
-
-/// `cuda_gpu_trace`: every kernel, copy and memset in start order, with its launch
-/// configuration or bytes and throughput, device, context, stream and correlation id.
-/// \code
-///   for (const auto& g : nvscope::cuda_gpu_trace(t)) if (g.op == nvscope::gpu_operation::kernel) { /* g.grid, g.block */ }
-/// \endcode
-inline std::vector<gpu_trace_row> cuda_gpu_trace(const trace& t, name_form form = name_form::demangled) {
-  auto rows = detail::gpu_operation_rows(t, form);
-  std::vector<std::uint32_t> order(rows.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return rows[a].start < rows[b].start; });
-  std::vector<gpu_trace_row> sorted;
-  sorted.reserve(rows.size());
-  for (const auto i : order) sorted.push_back(std::move(rows[i]));
-  return sorted;
-}
-
-namespace detail {
-
-// One operation of a summary by name: its name, duration and category.
-struct named_duration {
-  std::string_view name;
-  std::uint64_t duration;
-  operation_category category;
-};
-
-inline operation_category category_of(gpu_operation op) noexcept {
-  return op == gpu_operation::kernel ? operation_category::cuda_kernel : operation_category::memory_oper;
-}
-
-// `ops` grouped by name, each group with the category of its first operation, largest total first.
-inline std::vector<gpu_summary_row> summary_by_name(const std::vector<named_duration>& ops) {
-  const auto groups = stats_by_key<std::string_view>(
-      ops.size(), [](std::size_t) { return true; }, [&](std::size_t i) { return ops[i].name; }, [&](std::size_t i) { return ops[i].duration; });
-  std::unordered_map<std::string_view, operation_category> category;
-  for (const auto& o : ops) category.emplace(o.name, o.category);
-  std::vector<gpu_summary_row> rows;
-  for (const auto& [name, s] : groups) rows.push_back({0.0, s, category[name], std::string(name)});
-  set_percent(rows, [](const gpu_summary_row& r) { return r.time.total; }, [](gpu_summary_row& r) -> double& { return r.time_percent; });
-  order_rows(rows, [](const gpu_summary_row& r) { return std::make_tuple(descending(r.time.total), r.time.count, std::string_view(r.name)); });
-  return rows;
-}
-
-inline void add_gpu_operations(std::vector<named_duration>& ops, const std::vector<gpu_trace_row>& rows) {
-  for (const auto& r : rows) ops.push_back({r.name, r.duration, category_of(r.op)});
-}
-
-} // namespace detail
-
-/// `cuda_gpu_sum`: kernels, copies and memsets together, grouped by name, largest total first.
-/// \code
-///   auto top = nvscope::cuda_gpu_sum(t).front();   // what the GPU spent most time on
-/// \endcode
-inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form = name_form::demangled) {
-  const auto rows = detail::gpu_operation_rows(t, form);
-  std::vector<detail::named_duration> ops;
-  detail::add_gpu_operations(ops, rows);
-  return detail::summary_by_name(ops);
-}
-
-/// `cuda_api_gpu_sum`: CUDA API calls, kernels, copies and memsets together, grouped by name,
-/// largest total first (Category CUDA_API, CUDA_KERNEL or MEMORY_OPER).
-/// \code
-///   for (const auto& r : nvscope::cuda_api_gpu_sum(t)) if (r.category == nvscope::operation_category::cuda_api) { /* host side */ }
-/// \endcode
-inline std::vector<gpu_summary_row> cuda_api_gpu_sum(const trace& t, name_form form = name_form::demangled) {
-  std::unordered_map<string_id, std::string> spelled; // one spelling per name id, stable while `ops` reads it
-  for (const auto& a : t.api_calls) spelled.emplace(a.name, detail::api_spelling(t.strings[a.name]));
-  std::vector<detail::named_duration> ops;
-  detail::listed_api_calls listed(t);
-  for (std::size_t i = 0; i < t.api_calls.size(); ++i)
-    if (listed(i)) ops.push_back({spelled[t.api_calls[i].name], t.api_calls[i].end - t.api_calls[i].start, operation_category::cuda_api});
-  const auto rows = detail::gpu_operation_rows(t, form);
-  detail::add_gpu_operations(ops, rows);
-  return detail::summary_by_name(ops);
-}
-
-/// `cuda_gpu_kern_gb_sum`: kernels grouped by name, grid and block, largest total first.
-/// \code
-///   for (const auto& r : nvscope::cuda_gpu_kern_gb_sum(t)) { /* r.grid[0] blocks of r.block[0] threads */ }
-/// \endcode
-inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum(const trace& t, name_form form = name_form::demangled) {
-  using key = std::tuple<std::string_view, std::uint32_t, std::uint32_t, std::uint32_t, std::uint16_t, std::uint16_t, std::uint16_t>;
-  const auto groups = detail::stats_by_key<key>(
-      t.kernels.size(), [&](std::size_t i) { return detail::has_interval(t.kernels[i].start, t.kernels[i].end); },
-      [&](std::size_t i) {
-        const auto& c = t.kernel_configs[t.kernels[i].config];
-        return key{kernel_name(t, t.kernels[i].name, form), c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]};
-      },
-      [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; });
-  std::vector<kernel_grid_summary_row> rows;
-  for (const auto& [k, s] : groups) {
-    rows.push_back({0.0, s, {std::get<1>(k), std::get<2>(k), std::get<3>(k)}, {std::get<4>(k), std::get<5>(k), std::get<6>(k)}, std::string(std::get<0>(k))});
-  }
-  detail::set_percent(rows, [](const kernel_grid_summary_row& r) { return r.time.total; }, [](kernel_grid_summary_row& r) -> double& { return r.time_percent; });
-  detail::order_rows_by(rows, [&](std::uint32_t a, std::uint32_t b) {
-    const auto order_key = [&](std::uint32_t i) {
-      const auto& r = rows[i];
-      return std::make_tuple(detail::descending(r.time.total), r.time.count, std::string_view(r.name), r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2]);
-    };
-    return order_key(a) < order_key(b);
-  });
-  return rows;
-}
-
-namespace detail {
-
 // Whether range `r` can prefix a kernel's name: push/pop and start/end ranges, not marks, and
 // of start/end ranges only those ended on the thread that opened them (nsys's
 // `endGlobalTid IS NULL`).
@@ -387,7 +237,237 @@ inline std::vector<kernel_summary_row> cuda_gpu_kern_sum_nvtx(const trace& t, na
 
 namespace detail {
 
-inline kernel_exec_trace_row exec_row(const trace& t, const kernel_record& k, const api_record& a, name_form form) {
+// Each kernel's name in `form`, indexed as `t.kernels`: views of the trace's strings.
+inline std::vector<std::string_view> kernel_spellings(const trace& t, name_form form) {
+  std::vector<std::string_view> names;
+  names.reserve(t.kernels.size());
+  for (const auto& k : t.kernels) names.push_back(kernel_name(t, k.name, form));
+  return names;
+}
+
+// Views of `names` (kernel_names_with_ranges'), indexed as they are; valid while `names` lives.
+inline std::vector<std::string_view> views_of(const std::vector<std::string>& names) { return {names.begin(), names.end()}; }
+std::vector<std::string_view> views_of(std::vector<std::string>&&) = delete; // views of a temporary would dangle
+
+// Device names by ordinal, the first description of each (none: empty).
+inline std::unordered_map<std::uint16_t, std::string> device_names(const trace& t) {
+  std::unordered_map<std::uint16_t, std::string> names;
+  for (const auto& d : t.devices) names.emplace(d.id, std::string(t.strings[d.name]));
+  return names;
+}
+
+inline gpu_trace_row kernel_trace_row(const trace& t, const kernel_record& k, std::string_view name) {
+  const auto& c = t.kernel_configs[k.config];
+  gpu_trace_row r;
+  r.start = k.start, r.duration = k.end - k.start, r.correlation = k.correlation;
+  std::copy(c.grid, c.grid + 3, r.grid);
+  std::copy(c.block, c.block + 3, r.block);
+  r.registers = c.registers, r.shared_bytes = c.shared_bytes, r.device = c.device, r.context = c.context, r.stream = k.stream;
+  r.name = std::string(name);
+  return r;
+}
+
+template <class Record>
+gpu_trace_row memop_trace_row(const Record& m, gpu_operation op, memory_kind src, memory_kind dst, const char* name) {
+  gpu_trace_row r;
+  r.start = m.start, r.duration = m.end - m.start, r.correlation = m.correlation, r.op = op, r.bytes = m.bytes;
+  r.src = src, r.dst = dst, r.device = m.device, r.context = m.context, r.stream = m.stream;
+  r.has_throughput = r.duration != 0;
+  r.throughput = r.duration ? r.bytes * (1000000000ull / r.duration) : 0; // SQLite's integer division
+  r.name = name;
+  return r;
+}
+
+// Every valid kernel (named by `names`, indexed as `t.kernels`), copy and memset, in that
+// order (the script's UNION ALL).
+inline std::vector<gpu_trace_row> gpu_operation_rows(const trace& t, const std::vector<std::string_view>& names) {
+  std::vector<gpu_trace_row> rows;
+  rows.reserve(t.kernels.size() + t.copies.size() + t.memsets.size());
+  for (std::size_t i = 0; i < t.kernels.size(); ++i)
+    if (has_interval(t.kernels[i].start, t.kernels[i].end)) rows.push_back(kernel_trace_row(t, t.kernels[i], names[i]));
+  for (const auto& c : t.copies)
+    if (has_interval(c.start, c.end)) rows.push_back(memop_trace_row(c, gpu_operation::copy, c.src, c.dst, copy_operation_name(c.kind)));
+  for (const auto& s : t.memsets)
+    if (has_interval(s.start, s.end)) rows.push_back(memop_trace_row(s, gpu_operation::memset, s.memory, memory_kind::unknown, memset_operation_name));
+  const auto names_of_devices = device_names(t);
+  for (auto& r : rows)
+    if (const auto it = names_of_devices.find(r.device); it != names_of_devices.end()) r.device_name = it->second;
+  return rows;
+}
+
+// `cuda_gpu_trace`'s rows with kernels named by `names`, in start order.
+inline std::vector<gpu_trace_row> gpu_trace_by(const trace& t, const std::vector<std::string_view>& names) {
+  auto rows = gpu_operation_rows(t, names);
+  std::vector<std::uint32_t> order(rows.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return rows[a].start < rows[b].start; });
+  std::vector<gpu_trace_row> sorted;
+  sorted.reserve(rows.size());
+  for (const auto i : order) sorted.push_back(std::move(rows[i]));
+  return sorted;
+}
+
+} // namespace detail
+
+/// `cuda_gpu_trace`: every kernel, copy and memset in start order, with its launch
+/// configuration or bytes and throughput, device, context, stream and correlation id.
+/// \code
+///   for (const auto& g : nvscope::cuda_gpu_trace(t)) if (g.op == nvscope::gpu_operation::kernel) { /* g.grid, g.block */ }
+/// \endcode
+inline std::vector<gpu_trace_row> cuda_gpu_trace(const trace& t, name_form form = name_form::demangled) {
+  return detail::gpu_trace_by(t, detail::kernel_spellings(t, form));
+}
+
+/// `cuda_gpu_trace:nvtx-name` (`:nvtx-name:base`, ...): `cuda_gpu_trace` with each kernel's
+/// Name from `kernel_names_with_ranges`; copies and memsets keep theirs.
+/// \code
+///   for (const auto& g : nvscope::cuda_gpu_trace_nvtx(t)) { /* g.name: "forward/gemm_kernel" or "[CUDA memset]" */ }
+/// \endcode
+inline std::vector<gpu_trace_row> cuda_gpu_trace_nvtx(const trace& t, name_form form = name_form::demangled) {
+  const auto names = kernel_names_with_ranges(t, form);
+  return detail::gpu_trace_by(t, detail::views_of(names));
+}
+
+namespace detail {
+
+// One operation of a summary by name: its name, duration and category.
+struct named_duration {
+  std::string_view name;
+  std::uint64_t duration;
+  operation_category category;
+};
+
+inline operation_category category_of(gpu_operation op) noexcept {
+  return op == gpu_operation::kernel ? operation_category::cuda_kernel : operation_category::memory_oper;
+}
+
+// `ops` grouped by name, each group with the category of its first operation, largest total first.
+inline std::vector<gpu_summary_row> summary_by_name(const std::vector<named_duration>& ops) {
+  const auto groups = stats_by_key<std::string_view>(
+      ops.size(), [](std::size_t) { return true; }, [&](std::size_t i) { return ops[i].name; }, [&](std::size_t i) { return ops[i].duration; });
+  std::unordered_map<std::string_view, operation_category> category;
+  for (const auto& o : ops) category.emplace(o.name, o.category);
+  std::vector<gpu_summary_row> rows;
+  for (const auto& [name, s] : groups) rows.push_back({0.0, s, category[name], std::string(name)});
+  set_percent(rows, [](const gpu_summary_row& r) { return r.time.total; }, [](gpu_summary_row& r) -> double& { return r.time_percent; });
+  order_rows(rows, [](const gpu_summary_row& r) { return std::make_tuple(descending(r.time.total), r.time.count, std::string_view(r.name)); });
+  return rows;
+}
+
+inline void add_gpu_operations(std::vector<named_duration>& ops, const std::vector<gpu_trace_row>& rows) {
+  for (const auto& r : rows) ops.push_back({r.name, r.duration, category_of(r.op)});
+}
+
+// `cuda_gpu_sum` with kernels named by `names`.
+inline std::vector<gpu_summary_row> gpu_sum_by(const trace& t, const std::vector<std::string_view>& names) {
+  const auto rows = gpu_operation_rows(t, names);
+  std::vector<named_duration> ops;
+  add_gpu_operations(ops, rows);
+  return summary_by_name(ops);
+}
+
+// `cuda_api_gpu_sum` with kernels named by `names`.
+inline std::vector<gpu_summary_row> api_gpu_sum_by(const trace& t, const std::vector<std::string_view>& names) {
+  std::unordered_map<string_id, std::string> spelled; // one spelling per name id, stable while `ops` reads it
+  for (const auto& a : t.api_calls) spelled.emplace(a.name, api_spelling(t.strings[a.name]));
+  std::vector<named_duration> ops;
+  listed_api_calls listed(t);
+  for (std::size_t i = 0; i < t.api_calls.size(); ++i)
+    if (listed(i)) ops.push_back({spelled[t.api_calls[i].name], t.api_calls[i].end - t.api_calls[i].start, operation_category::cuda_api});
+  const auto rows = gpu_operation_rows(t, names);
+  add_gpu_operations(ops, rows);
+  return summary_by_name(ops);
+}
+
+} // namespace detail
+
+/// `cuda_gpu_sum`: kernels, copies and memsets together, grouped by name, largest total first.
+/// \code
+///   auto top = nvscope::cuda_gpu_sum(t).front();   // what the GPU spent most time on
+/// \endcode
+inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form = name_form::demangled) {
+  return detail::gpu_sum_by(t, detail::kernel_spellings(t, form));
+}
+
+/// `cuda_gpu_sum:nvtx-name`: `cuda_gpu_sum` with kernels grouped by `kernel_names_with_ranges`
+/// ("forward/gemm" and "backward/gemm" two rows); copies and memsets keep their names.
+/// \code
+///   auto rows = nvscope::cuda_gpu_sum_nvtx(t, nvscope::name_form::base);   // `cuda_gpu_sum:nvtx-name:base`
+/// \endcode
+inline std::vector<gpu_summary_row> cuda_gpu_sum_nvtx(const trace& t, name_form form = name_form::demangled) {
+  const auto names = kernel_names_with_ranges(t, form);
+  return detail::gpu_sum_by(t, detail::views_of(names));
+}
+
+/// `cuda_api_gpu_sum`: CUDA API calls, kernels, copies and memsets together, grouped by name,
+/// largest total first (Category CUDA_API, CUDA_KERNEL or MEMORY_OPER).
+/// \code
+///   for (const auto& r : nvscope::cuda_api_gpu_sum(t)) if (r.category == nvscope::operation_category::cuda_api) { /* host side */ }
+/// \endcode
+inline std::vector<gpu_summary_row> cuda_api_gpu_sum(const trace& t, name_form form = name_form::demangled) {
+  return detail::api_gpu_sum_by(t, detail::kernel_spellings(t, form));
+}
+
+/// `cuda_api_gpu_sum:nvtx-name`: `cuda_api_gpu_sum` with kernels grouped by
+/// `kernel_names_with_ranges`; API calls, copies and memsets keep their names.
+/// \code
+///   auto rows = nvscope::cuda_api_gpu_sum_nvtx(t);   // "step/gemm" beside "cudaLaunchKernel"
+/// \endcode
+inline std::vector<gpu_summary_row> cuda_api_gpu_sum_nvtx(const trace& t, name_form form = name_form::demangled) {
+  const auto names = kernel_names_with_ranges(t, form);
+  return detail::api_gpu_sum_by(t, detail::views_of(names));
+}
+
+namespace detail {
+
+// `cuda_gpu_kern_gb_sum` with kernels named by `names`.
+inline std::vector<kernel_grid_summary_row> kern_gb_sum_by(const trace& t, const std::vector<std::string_view>& names) {
+  using key = std::tuple<std::string_view, std::uint32_t, std::uint32_t, std::uint32_t, std::uint16_t, std::uint16_t, std::uint16_t>;
+  const auto groups = stats_by_key<key>(
+      t.kernels.size(), [&](std::size_t i) { return has_interval(t.kernels[i].start, t.kernels[i].end); },
+      [&](std::size_t i) {
+        const auto& c = t.kernel_configs[t.kernels[i].config];
+        return key{names[i], c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]};
+      },
+      [&](std::size_t i) { return t.kernels[i].end - t.kernels[i].start; });
+  std::vector<kernel_grid_summary_row> rows;
+  for (const auto& [k, s] : groups) {
+    rows.push_back({0.0, s, {std::get<1>(k), std::get<2>(k), std::get<3>(k)}, {std::get<4>(k), std::get<5>(k), std::get<6>(k)}, std::string(std::get<0>(k))});
+  }
+  set_percent(rows, [](const kernel_grid_summary_row& r) { return r.time.total; }, [](kernel_grid_summary_row& r) -> double& { return r.time_percent; });
+  order_rows_by(rows, [&](std::uint32_t a, std::uint32_t b) {
+    const auto order_key = [&](std::uint32_t i) {
+      const auto& r = rows[i];
+      return std::make_tuple(descending(r.time.total), r.time.count, std::string_view(r.name), r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2]);
+    };
+    return order_key(a) < order_key(b);
+  });
+  return rows;
+}
+
+} // namespace detail
+
+/// `cuda_gpu_kern_gb_sum`: kernels grouped by name, grid and block, largest total first.
+/// \code
+///   for (const auto& r : nvscope::cuda_gpu_kern_gb_sum(t)) { /* r.grid[0] blocks of r.block[0] threads */ }
+/// \endcode
+inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum(const trace& t, name_form form = name_form::demangled) {
+  return detail::kern_gb_sum_by(t, detail::kernel_spellings(t, form));
+}
+
+/// `cuda_gpu_kern_gb_sum:nvtx-name`: kernels grouped by `kernel_names_with_ranges`' name, grid
+/// and block.
+/// \code
+///   for (const auto& r : nvscope::cuda_gpu_kern_gb_sum_nvtx(t)) { /* r.name: "forward/gemm" */ }
+/// \endcode
+inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum_nvtx(const trace& t, name_form form = name_form::demangled) {
+  const auto names = kernel_names_with_ranges(t, form);
+  return detail::kern_gb_sum_by(t, detail::views_of(names));
+}
+
+namespace detail {
+
+inline kernel_exec_trace_row exec_row(const trace& t, const kernel_record& k, const api_record& a, std::string_view name) {
   const auto& c = t.kernel_configs[k.config];
   kernel_exec_trace_row r;
   r.api_start = a.start, r.api_duration = a.end - a.start;
@@ -399,40 +479,29 @@ inline kernel_exec_trace_row exec_row(const trace& t, const kernel_record& k, co
   r.api_name = api_spelling(t.strings[a.name]);
   std::copy(c.grid, c.grid + 3, r.grid);
   std::copy(c.block, c.block + 3, r.block);
-  r.kernel = std::string(kernel_name(t, k.name, form));
+  r.kernel = std::string(name);
   return r;
 }
 
-} // namespace detail
-
-/// `cuda_kern_exec_trace`: each kernel with the API call of its correlation id: API time,
-/// queue time (API end to kernel start, when the kernel started after the call returned) and
-/// kernel time, in API start order.
-/// \code
-///   for (const auto& e : nvscope::cuda_kern_exec_trace(t)) if (e.queued) { /* e.queue_duration */ }
-/// \endcode
-inline std::vector<kernel_exec_trace_row> cuda_kern_exec_trace(const trace& t, name_form form = name_form::demangled) {
+// `cuda_kern_exec_trace` with kernels named by `names`.
+inline std::vector<kernel_exec_trace_row> kern_exec_trace_by(const trace& t, const std::vector<std::string_view>& names) {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> by_correlation; // (correlation, call)
   for (std::uint32_t i = 0; i < t.api_calls.size(); ++i)
-    if (detail::has_interval(t.api_calls[i].start, t.api_calls[i].end)) by_correlation.emplace_back(t.api_calls[i].correlation, i);
+    if (has_interval(t.api_calls[i].start, t.api_calls[i].end)) by_correlation.emplace_back(t.api_calls[i].correlation, i);
   std::sort(by_correlation.begin(), by_correlation.end());
   std::vector<kernel_exec_trace_row> rows;
-  for (const auto& k : t.kernels) {
-    if (!detail::has_interval(k.start, k.end)) continue;
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const auto& k = t.kernels[i];
+    if (!has_interval(k.start, k.end)) continue;
     auto it = std::lower_bound(by_correlation.begin(), by_correlation.end(), std::make_pair(k.correlation, std::uint32_t{0}));
-    for (; it != by_correlation.end() && it->first == k.correlation; ++it) rows.push_back(detail::exec_row(t, k, t.api_calls[it->second], form));
+    for (; it != by_correlation.end() && it->first == k.correlation; ++it) rows.push_back(exec_row(t, k, t.api_calls[it->second], names[i]));
   }
   std::stable_sort(rows.begin(), rows.end(), [](const kernel_exec_trace_row& a, const kernel_exec_trace_row& b) { return a.api_start < b.api_start; });
   return rows;
 }
 
-/// `cuda_kern_exec_sum`: `cuda_kern_exec_trace`'s rows grouped by (PID, TID, device, API,
-/// kernel): total, API, queue (queued rows only) and kernel statistics, largest average total first.
-/// \code
-///   for (const auto& s : nvscope::cuda_kern_exec_sum(t)) { /* s.queue.count of s.total.count launches queued */ }
-/// \endcode
-inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, name_form form = name_form::demangled) {
-  const auto joined = cuda_kern_exec_trace(t, form);
+// `cuda_kern_exec_sum` of `cuda_kern_exec_trace`'s rows.
+inline std::vector<kernel_exec_summary_row> kern_exec_sum_of(const std::vector<kernel_exec_trace_row>& joined) {
   const auto key = [&](std::uint32_t i) {
     const auto& r = joined[i];
     return std::make_tuple(r.pid, r.tid, r.device, std::string_view(r.api_name), std::string_view(r.kernel));
@@ -447,12 +516,52 @@ inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, n
     total.push_back(r.total_duration), api.push_back(r.api_duration), kernel.push_back(r.kernel_duration);
     if (r.queued) queue.push_back(r.queue_duration);
     if (i + 1 < order.size() && key(order[i]) == key(order[i + 1])) continue;
-    const auto of = [](const std::vector<std::uint64_t>& v) { return detail::stats_of(v.data(), v.data() + v.size()); };
+    const auto of = [](const std::vector<std::uint64_t>& v) { return stats_of(v.data(), v.data() + v.size()); };
     rows.push_back({r.pid, r.tid, r.device, of(total), of(api), of(queue), of(kernel), r.api_name, r.kernel});
     total.clear(), api.clear(), queue.clear(), kernel.clear();
   }
   std::stable_sort(rows.begin(), rows.end(), [](const kernel_exec_summary_row& a, const kernel_exec_summary_row& b) { return a.total.average > b.total.average; });
   return rows;
+}
+
+} // namespace detail
+
+/// `cuda_kern_exec_trace`: each kernel with the API call of its correlation id: API time,
+/// queue time (API end to kernel start, when the kernel started after the call returned) and
+/// kernel time, in API start order.
+/// \code
+///   for (const auto& e : nvscope::cuda_kern_exec_trace(t)) if (e.queued) { /* e.queue_duration */ }
+/// \endcode
+inline std::vector<kernel_exec_trace_row> cuda_kern_exec_trace(const trace& t, name_form form = name_form::demangled) {
+  return detail::kern_exec_trace_by(t, detail::kernel_spellings(t, form));
+}
+
+/// `cuda_kern_exec_trace:nvtx-name`: `cuda_kern_exec_trace` with each Kernel Name from
+/// `kernel_names_with_ranges` (the API Function keeps its name).
+/// \code
+///   for (const auto& e : nvscope::cuda_kern_exec_trace_nvtx(t)) { /* e.kernel: "step/gemm" */ }
+/// \endcode
+inline std::vector<kernel_exec_trace_row> cuda_kern_exec_trace_nvtx(const trace& t, name_form form = name_form::demangled) {
+  const auto names = kernel_names_with_ranges(t, form);
+  return detail::kern_exec_trace_by(t, detail::views_of(names));
+}
+
+/// `cuda_kern_exec_sum`: `cuda_kern_exec_trace`'s rows grouped by (PID, TID, device, API,
+/// kernel): total, API, queue (queued rows only) and kernel statistics, largest average total first.
+/// \code
+///   for (const auto& s : nvscope::cuda_kern_exec_sum(t)) { /* s.queue.count of s.total.count launches queued */ }
+/// \endcode
+inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, name_form form = name_form::demangled) {
+  return detail::kern_exec_sum_of(cuda_kern_exec_trace(t, form));
+}
+
+/// `cuda_kern_exec_sum:nvtx-name`: `cuda_kern_exec_trace_nvtx`'s rows grouped as
+/// `cuda_kern_exec_sum` groups, so one kernel launched in two ranges is two rows.
+/// \code
+///   for (const auto& s : nvscope::cuda_kern_exec_sum_nvtx(t)) { /* s.kernel_name: "step/gemm" */ }
+/// \endcode
+inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum_nvtx(const trace& t, name_form form = name_form::demangled) {
+  return detail::kern_exec_sum_of(cuda_kern_exec_trace_nvtx(t, form));
 }
 
 namespace detail {

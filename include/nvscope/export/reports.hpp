@@ -33,8 +33,8 @@ enum class trace_report : std::uint8_t {
 };
 
 /// One report asked for: one of the six tables of `analysis_report` or a `trace_report`, and
-/// for a report with kernel names the spelling its `:base` or `:mangled` variant asks for (and
-/// for `cuda_gpu_kern_sum` its `:nvtx-name` variant, as nsys's report script offers).
+/// for a report with kernel names (the seven nsys offers `[:nvtx-name][:base|:mangled]` on)
+/// the spelling its `:base` or `:mangled` variant asks for and its `:nvtx-name` variant.
 struct report_choice {
   bool from_analysis = false;         ///< true: `table` is one of the six; false: `computed`
   report table = report::cuda_gpu_kern_sum;
@@ -55,7 +55,7 @@ struct trace_report_info {
   trace_report which;
   const char* name;
   const char* title;
-  bool kernel_names; ///< offers :base and :mangled
+  bool kernel_names; ///< offers [:nvtx-name][:base|:mangled]
 };
 inline constexpr trace_report_info trace_reports[] = {
     {trace_report::cuda_api_sum, "cuda_api_sum", "CUDA API Summary", false},
@@ -107,10 +107,10 @@ inline std::vector<report_choice> summary_reports() {
 
 namespace detail {
 
-// One variant of `c`'s name: "nvtx-name" (where `nvtx` says the report takes it), "base" or
-// "mangled" (one of the two, as nsys's `[:nvtx-name][:base|:mangled]`); false when not taken.
-inline bool take_variant(std::string_view v, bool nvtx, report_choice& c) {
-  if (v == "nvtx-name" && nvtx && !c.nvtx_names) return c.nvtx_names = true;
+// One variant of `c`'s name: "nvtx-name", "base" or "mangled" (one of the two, as nsys's
+// `[:nvtx-name][:base|:mangled]`); false when not taken.
+inline bool take_variant(std::string_view v, report_choice& c) {
+  if (v == "nvtx-name" && !c.nvtx_names) return c.nvtx_names = true;
   if ((v != "base" && v != "mangled") || c.names != name_form::demangled) return false;
   c.names = v == "base" ? name_form::base : name_form::mangled;
   return true;
@@ -128,12 +128,10 @@ inline bool parse_choice(std::string_view item, report_choice& c, std::string& w
   for (const auto& info : trace_reports)
     if (name == info.name) c.computed = info.which, kernel_names = info.kernel_names, found = true;
   if (!found) return why = "no report named '" + std::string(name) + "'", false;
-  const bool nvtx = c.from_analysis && kernel_names;
   while (colon != std::string_view::npos) {
     const auto next = variants.find(':');
-    if (!kernel_names || !take_variant(variants.substr(0, next), nvtx, c))
-      return why = "'" + std::string(item) + "': " + std::string(name) +
-                   (nvtx ? " takes [:nvtx-name][:base|:mangled]" : kernel_names ? " takes :base or :mangled" : " takes no variant here"),
+    if (!kernel_names || !take_variant(variants.substr(0, next), c))
+      return why = "'" + std::string(item) + "': " + std::string(name) + (kernel_names ? " takes [:nvtx-name][:base|:mangled]" : " takes no variant here"),
              false;
     if (next == std::string_view::npos) break;
     variants.remove_prefix(next + 1);
@@ -358,19 +356,22 @@ inline table range_projection_table(const std::vector<range_projection_trace_row
   return t;
 }
 
-inline table computed_table(const trace& t, trace_report which, name_form form) {
+// The report `which`, its kernels named in `form`, prefixed with their range where `nvtx`
+// (`:nvtx-name`: the report's `_nvtx` function).
+inline table computed_table(const trace& t, trace_report which, name_form form, bool nvtx) {
   switch (which) {
     case trace_report::cuda_api_sum: return api_sum_table(cuda_api_sum(t));
     case trace_report::cuda_api_trace: return api_trace_table(cuda_api_trace(t));
-    case trace_report::cuda_gpu_trace: return gpu_trace_table(cuda_gpu_trace(t, form));
-    case trace_report::cuda_gpu_sum: return gpu_sum_table(cuda_gpu_sum(t, form));
-    case trace_report::cuda_kern_exec_trace: return kern_exec_trace_table(cuda_kern_exec_trace(t, form));
-    case trace_report::cuda_kern_exec_sum: return kern_exec_sum_table(cuda_kern_exec_sum(t, form));
+    case trace_report::cuda_gpu_trace: return gpu_trace_table(nvtx ? cuda_gpu_trace_nvtx(t, form) : cuda_gpu_trace(t, form));
+    case trace_report::cuda_gpu_sum: return gpu_sum_table(nvtx ? cuda_gpu_sum_nvtx(t, form) : cuda_gpu_sum(t, form));
+    case trace_report::cuda_kern_exec_trace:
+      return kern_exec_trace_table(nvtx ? cuda_kern_exec_trace_nvtx(t, form) : cuda_kern_exec_trace(t, form));
+    case trace_report::cuda_kern_exec_sum: return kern_exec_sum_table(nvtx ? cuda_kern_exec_sum_nvtx(t, form) : cuda_kern_exec_sum(t, form));
     case trace_report::nvtx_pushpop_sum: return range_style_table(nvtx_pushpop_sum(t));
     case trace_report::nvtx_pushpop_trace: return range_trace_table(nvtx_pushpop_trace(t));
     case trace_report::nvtx_startend_sum: return range_style_table(nvtx_startend_sum(t));
-    case trace_report::cuda_api_gpu_sum: return gpu_sum_table(cuda_api_gpu_sum(t, form));
-    case trace_report::cuda_gpu_kern_gb_sum: return kern_gb_sum_table(cuda_gpu_kern_gb_sum(t, form));
+    case trace_report::cuda_api_gpu_sum: return gpu_sum_table(nvtx ? cuda_api_gpu_sum_nvtx(t, form) : cuda_api_gpu_sum(t, form));
+    case trace_report::cuda_gpu_kern_gb_sum: return kern_gb_sum_table(nvtx ? cuda_gpu_kern_gb_sum_nvtx(t, form) : cuda_gpu_kern_gb_sum(t, form));
     case trace_report::nvtx_gpu_proj_trace: return range_projection_table(nvtx_gpu_proj_trace(t));
   }
   return {};
@@ -390,7 +391,7 @@ inline table report_table(const trace& t, const analysis_report& r, const report
     named.kernels = c.nvtx_names ? cuda_gpu_kern_sum_nvtx(t, c.names) : kernel_summary(t, index_trace(t), c.names);
     return table_of(named, c.table);
   }
-  return c.from_analysis ? table_of(r, c.table) : detail::computed_table(t, c.computed, c.names);
+  return c.from_analysis ? table_of(r, c.table) : detail::computed_table(t, c.computed, c.names, c.nvtx_names);
 }
 
 /// The report as CSV, nsys's header row first.

@@ -6,7 +6,8 @@
 /// script states it (`reports/cuda_api_sum.py`, `cuda_api_trace.py`, `cuda_gpu_trace.py`,
 /// `cuda_gpu_sum.py`, `cuda_api_gpu_sum.py`, `cuda_gpu_kern_gb_sum.py`, `cuda_kern_exec_trace.py`, `cuda_kern_exec_sum.py`,
 /// `nvtx_pushpop_sum.py`, `nvtx_pushpop_trace.py`, `nvtx_startend_sum.py`, `nvtx_gpu_proj_trace.py`), with nvscope's
-/// documented departures (docs/analysis.md, "The other nsys reports") named where they apply.
+/// documented departures (docs/analysis.md, "The other nsys reports") named where they apply;
+/// the `:nvtx-name` variants read kernel names from `kernel_labels_nvtx` (reports/kernel_helper.py).
 /// Ties the script leaves to SQLite's scan order are broken by the record's place in the trace.
 /// analyze/reports.hpp is tested equal to these (tests/analyze/reports_test.cpp).
 ///
@@ -85,6 +86,55 @@ inline std::string device_name(const trace& t, std::uint16_t device) {
   return {};
 }
 
+/// `cuda_gpu_kern_sum:nvtx-name` (reports/kernel_helper.py, `QUERY_NVTX_KERNEL_NAME`): each
+/// kernel joined to the API calls of its correlation id, each call to the NVTX ranges of its
+/// thread with `startNS <= call.start AND endNS >= call.end` (push/pop and start/end ranges
+/// whose `endGlobalTid` is NULL, so not a start/end range ended on another thread), and
+/// `max(startNS)` picks the range; the name is `range || '/' || kernel`, or the kernel's alone
+/// when no range matched (`COALESCE`). The script leaves which range wins a tie of starts to
+/// SQLite; nvscope takes the first to end, then the later record. Unclosed ranges end at the
+/// trace's end (nvscope's rule; the script ends them at the last NVTX timestamp).
+inline std::string kernel_name_with_range(const trace& t, const std::vector<timestamp_ns>& end, const kernel_record& k, name_form form) {
+  std::uint32_t best = no_index;
+  for (const auto& a : t.api_calls) {
+    if (a.correlation != k.correlation || !valid(a.start, a.end)) continue;
+    for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
+      const auto& x = t.ranges[r];
+      if (x.is_mark || x.closing_thread() != x.thread || x.thread != a.thread || x.start > a.start || end[r] < a.end) continue;
+      if (best == no_index || x.start > t.ranges[best].start || (x.start == t.ranges[best].start && (end[r] < end[best] || (end[r] == end[best] && r > best))))
+        best = r;
+    }
+  }
+  const std::string kernel(kernel_name(t, k.name, form));
+  return best == no_index ? kernel : std::string(t.strings[t.ranges[best].name]) + "/" + kernel;
+}
+
+/// The Name each kernel row prints, indexed as `t.kernels`: kernel_helper.py's
+/// `CUPTI_ACTIVITY_KIND_KERNEL_NAMED` view without `:nvtx-name`, the name in `form`
+/// (`demangledName`, `shortName` with `:base`, `mangledName` with `:mangled`).
+inline std::vector<std::string> kernel_labels(const trace& t, name_form form) {
+  std::vector<std::string> names;
+  for (const auto& k : t.kernels) names.push_back(kernel_label(t, k.name, form));
+  return names;
+}
+
+/// The same view with `:nvtx-name`: each kernel's name by `kernel_name_with_range`. Every
+/// report below that offers `[:nvtx-name][:base|:mangled]` reads its kernels from this view and
+/// nothing else: the kernel rows' Name changes, API calls, copies and memsets keep theirs.
+inline std::vector<std::string> kernel_labels_nvtx(const trace& t, name_form form) {
+  const auto end = range_ends(t);
+  std::vector<std::string> names;
+  for (const auto& k : t.kernels) names.push_back(kernel_name_with_range(t, end, k, form));
+  return names;
+}
+
+/// `cuda_gpu_kern_sum:nvtx-name[:base|:mangled]`: `cuda_gpu_kern_sum`'s query over
+/// `kernel_name_with_range`'s names.
+inline std::vector<kernel_summary_row> cuda_gpu_kern_sum_nvtx(const trace& t, name_form form) {
+  const auto names = kernel_labels_nvtx(t, form);
+  return kernel_sum_by(t, [&](std::size_t i) { return names[i]; });
+}
+
 /// nsys's throughput of a copy or memset: `bytes * (1000000000 / duration)`, integer division
 /// as SQLite does it; no value for 0 ns (SQLite's division by zero is NULL).
 inline void set_throughput(gpu_trace_row& row) {
@@ -92,18 +142,20 @@ inline void set_throughput(gpu_trace_row& row) {
   row.throughput = row.duration ? row.bytes * (1000000000ull / row.duration) : 0;
 }
 
-/// `cuda_gpu_trace`'s three sub-queries: kernels, copies, memsets with a valid end.
-inline std::vector<gpu_trace_row> gpu_operations(const trace& t, name_form form) {
+/// `cuda_gpu_trace`'s three sub-queries: kernels (named by `names`, indexed as `t.kernels`),
+/// copies, memsets with a valid end.
+inline std::vector<gpu_trace_row> gpu_operations(const trace& t, const std::vector<std::string>& names) {
   std::vector<gpu_trace_row> rows;
-  for (const auto& k : t.kernels) {
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const auto& k = t.kernels[i];
     if (!valid(k.start, k.end)) continue;
     const auto& c = t.kernel_configs[k.config];
     gpu_trace_row r;
     r.start = k.start, r.duration = k.end - k.start, r.correlation = k.correlation, r.op = gpu_operation::kernel;
-    for (int i = 0; i < 3; ++i) r.grid[i] = c.grid[i], r.block[i] = c.block[i];
+    for (int j = 0; j < 3; ++j) r.grid[j] = c.grid[j], r.block[j] = c.block[j];
     r.registers = c.registers, r.shared_bytes = c.shared_bytes, r.device = c.device, r.context = c.context, r.stream = k.stream;
     r.device_name = device_name(t, c.device);
-    r.name = kernel_label(t, k.name, form);
+    r.name = names[i];
     rows.push_back(std::move(r));
   }
   auto add = [&](const auto& m, gpu_operation op, memory_kind src, memory_kind dst) {
@@ -123,11 +175,17 @@ inline std::vector<gpu_trace_row> gpu_operations(const trace& t, name_form form)
 
 /// `cuda_gpu_trace`: kernels, copies and memsets `UNION ALL ... ORDER BY start`; a tie keeps
 /// kernels, then copies, then memsets, each in record order.
-inline std::vector<gpu_trace_row> cuda_gpu_trace(const trace& t, name_form form) {
-  auto rows = gpu_operations(t, form);
+inline std::vector<gpu_trace_row> gpu_trace_by(const trace& t, const std::vector<std::string>& names) {
+  auto rows = gpu_operations(t, names);
   std::stable_sort(rows.begin(), rows.end(), [](const gpu_trace_row& a, const gpu_trace_row& b) { return a.start < b.start; });
   return rows;
 }
+inline std::vector<gpu_trace_row> cuda_gpu_trace(const trace& t, name_form form) { return gpu_trace_by(t, kernel_labels(t, form)); }
+
+/// `cuda_gpu_trace:nvtx-name[:base|:mangled]`: the query over the `:nvtx-name` view
+/// (`kern.name AS "name"` from `CUPTI_ACTIVITY_KIND_KERNEL_NAMED`); a copy's
+/// `'[CUDA memcpy ' || memopstr.label || ']'` and `'[CUDA memset]'` as they were.
+inline std::vector<gpu_trace_row> cuda_gpu_trace_nvtx(const trace& t, name_form form) { return gpu_trace_by(t, kernel_labels_nvtx(t, form)); }
 
 /// The category of a GPU operation in `cuda_gpu_sum`: `'CUDA_KERNEL'` or `'MEMORY_OPER'`.
 inline operation_category category_of(gpu_operation op) {
@@ -158,31 +216,44 @@ inline std::vector<gpu_summary_row> summary_by_name(const std::vector<std::tuple
 
 /// `cuda_gpu_sum`: the operations of `cuda_gpu_trace` (kernels, copies, memsets `UNION ALL`)
 /// `GROUP BY name ORDER BY total DESC`, Category `CUDA_KERNEL` or `MEMORY_OPER`.
-inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form) {
+inline std::vector<gpu_summary_row> gpu_sum_by(const trace& t, const std::vector<std::string>& names) {
   std::vector<std::tuple<std::string, std::uint64_t, operation_category>> ops;
-  for (const auto& r : gpu_operations(t, form)) ops.emplace_back(r.name, r.duration, category_of(r.op));
+  for (const auto& r : gpu_operations(t, names)) ops.emplace_back(r.name, r.duration, category_of(r.op));
   return summary_by_name(ops);
 }
+inline std::vector<gpu_summary_row> cuda_gpu_sum(const trace& t, name_form form) { return gpu_sum_by(t, kernel_labels(t, form)); }
+
+/// `cuda_gpu_sum:nvtx-name[:base|:mangled]`: the kernels' sub-query reads the `:nvtx-name` view
+/// (`SELECT name ... FROM CUPTI_ACTIVITY_KIND_KERNEL_NAMED`), so kernels group by `range/kernel`;
+/// the memcpy and memset rows keep their names.
+inline std::vector<gpu_summary_row> cuda_gpu_sum_nvtx(const trace& t, name_form form) { return gpu_sum_by(t, kernel_labels_nvtx(t, form)); }
 
 /// `cuda_api_gpu_sum`: API calls (`'CUDA_API'`, the name spelled by `api_name`), then the
 /// operations of `cuda_gpu_sum`, `UNION ALL ... GROUP BY name ORDER BY total DESC`.
-inline std::vector<gpu_summary_row> cuda_api_gpu_sum(const trace& t, name_form form) {
+inline std::vector<gpu_summary_row> api_gpu_sum_by(const trace& t, const std::vector<std::string>& names) {
   std::vector<std::tuple<std::string, std::uint64_t, operation_category>> ops;
   for (const auto& a : t.api_calls)
     if (nsys_api_row(t, a)) ops.emplace_back(api_name(t.strings[a.name]), a.end - a.start, operation_category::cuda_api);
-  for (const auto& r : gpu_operations(t, form)) ops.emplace_back(r.name, r.duration, category_of(r.op));
+  for (const auto& r : gpu_operations(t, names)) ops.emplace_back(r.name, r.duration, category_of(r.op));
   return summary_by_name(ops);
 }
+inline std::vector<gpu_summary_row> cuda_api_gpu_sum(const trace& t, name_form form) { return api_gpu_sum_by(t, kernel_labels(t, form)); }
+
+/// `cuda_api_gpu_sum:nvtx-name[:base|:mangled]`: its `query_kernel` (`SELECT name, end - start,
+/// 'CUDA_KERNEL' FROM CUPTI_ACTIVITY_KIND_KERNEL_NAMED`) over the `:nvtx-name` view; the API,
+/// memcpy and memset rows keep their names.
+inline std::vector<gpu_summary_row> cuda_api_gpu_sum_nvtx(const trace& t, name_form form) { return api_gpu_sum_by(t, kernel_labels_nvtx(t, form)); }
 
 /// `cuda_gpu_kern_gb_sum`: kernels `GROUP BY name, gridX, gridY, gridZ, blockX, blockY, blockZ
 /// ORDER BY total DESC, count, name`; ties then by grid and block.
-inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum(const trace& t, name_form form) {
+inline std::vector<kernel_grid_summary_row> kern_gb_sum_by(const trace& t, const std::vector<std::string>& names) {
   using key = std::tuple<std::string, std::uint32_t, std::uint32_t, std::uint32_t, std::uint16_t, std::uint16_t, std::uint16_t>;
   std::map<key, std::vector<std::uint64_t>> groups;
-  for (const auto& k : t.kernels) {
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const auto& k = t.kernels[i];
     if (!valid(k.start, k.end)) continue;
     const auto& c = t.kernel_configs[k.config];
-    groups[key{kernel_label(t, k.name, form), c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]}].push_back(k.end - k.start);
+    groups[key{names[i], c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]}].push_back(k.end - k.start);
   }
   std::vector<kernel_grid_summary_row> rows;
   std::uint64_t whole = 0;
@@ -200,9 +271,16 @@ inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum(const trace& t,
   });
   return rows;
 }
+inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum(const trace& t, name_form form) { return kern_gb_sum_by(t, kernel_labels(t, form)); }
 
-/// One joined row of `cuda_kern_exec_trace`: kernel `k` with API call `a`.
-inline kernel_exec_trace_row kernel_exec(const trace& t, const kernel_record& k, const api_record& a, name_form form) {
+/// `cuda_gpu_kern_gb_sum:nvtx-name[:base|:mangled]`: the same `GROUP BY name, grid, block` over
+/// the `:nvtx-name` view, so a kernel launched in two ranges is two rows.
+inline std::vector<kernel_grid_summary_row> cuda_gpu_kern_gb_sum_nvtx(const trace& t, name_form form) {
+  return kern_gb_sum_by(t, kernel_labels_nvtx(t, form));
+}
+
+/// One joined row of `cuda_kern_exec_trace`: kernel `k`, printed as `name`, with API call `a`.
+inline kernel_exec_trace_row kernel_exec(const trace& t, const kernel_record& k, const api_record& a, const std::string& name) {
   kernel_exec_trace_row r;
   const auto& c = t.kernel_configs[k.config];
   r.api_start = a.start, r.api_duration = a.end - a.start;
@@ -212,29 +290,38 @@ inline kernel_exec_trace_row kernel_exec(const trace& t, const kernel_record& k,
   r.pid = t.process_id, r.tid = tid_of(t, a.thread), r.device = c.device;
   r.api_name = api_name(t.strings[a.name]);
   for (int i = 0; i < 3; ++i) r.grid[i] = c.grid[i], r.block[i] = c.block[i];
-  r.kernel = kernel_label(t, k.name, form);
+  r.kernel = name;
   return r;
 }
 
 /// `cuda_kern_exec_trace`: `FROM KERNEL AS k JOIN RUNTIME AS r ON k.correlationId ==
 /// r.correlationId ORDER BY r.start`, kernels and calls with a valid end; queue time
 /// `iif(k.start - r.end >= 0, k.start - r.end, NULL)`. A tie keeps kernel, then call, order.
-inline std::vector<kernel_exec_trace_row> cuda_kern_exec_trace(const trace& t, name_form form) {
+inline std::vector<kernel_exec_trace_row> kern_exec_trace_by(const trace& t, const std::vector<std::string>& names) {
   std::vector<kernel_exec_trace_row> rows;
-  for (const auto& k : t.kernels)
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const auto& k = t.kernels[i];
     for (const auto& a : t.api_calls)
-      if (valid(k.start, k.end) && valid(a.start, a.end) && k.correlation == a.correlation) rows.push_back(kernel_exec(t, k, a, form));
+      if (valid(k.start, k.end) && valid(a.start, a.end) && k.correlation == a.correlation) rows.push_back(kernel_exec(t, k, a, names[i]));
+  }
   std::stable_sort(rows.begin(), rows.end(), [](const kernel_exec_trace_row& a, const kernel_exec_trace_row& b) { return a.api_start < b.api_start; });
   return rows;
+}
+inline std::vector<kernel_exec_trace_row> cuda_kern_exec_trace(const trace& t, name_form form) { return kern_exec_trace_by(t, kernel_labels(t, form)); }
+
+/// `cuda_kern_exec_trace:nvtx-name[:base|:mangled]`: the join with `k` the `:nvtx-name` view
+/// (`k.name AS "Kernel Name"`); the API Function column keeps its name.
+inline std::vector<kernel_exec_trace_row> cuda_kern_exec_trace_nvtx(const trace& t, name_form form) {
+  return kern_exec_trace_by(t, kernel_labels_nvtx(t, form));
 }
 
 /// `cuda_kern_exec_sum`: the joined rows `GROUP BY pid, tid, deviceId, apiName, kernName ORDER
 /// BY avg(totalDur) DESC`, the queue figures over queued rows only (`count(QueDur)`); ties by
 /// the group's key.
-inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, name_form form) {
+inline std::vector<kernel_exec_summary_row> kern_exec_sum_of(const std::vector<kernel_exec_trace_row>& joined) {
   using key = std::tuple<std::uint64_t, std::uint64_t, std::uint16_t, std::string, std::string>;
   std::map<key, std::vector<kernel_exec_trace_row>> groups;
-  for (auto& r : reference::cuda_kern_exec_trace(t, form)) groups[key{r.pid, r.tid, r.device, r.api_name, r.kernel}].push_back(r);
+  for (const auto& r : joined) groups[key{r.pid, r.tid, r.device, r.api_name, r.kernel}].push_back(r);
   std::vector<kernel_exec_summary_row> rows;
   for (const auto& [k, members] : groups) {
     std::vector<std::uint64_t> total, api, queue, kernel;
@@ -247,6 +334,13 @@ inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, n
   }
   std::stable_sort(rows.begin(), rows.end(), [](const kernel_exec_summary_row& a, const kernel_exec_summary_row& b) { return a.total.average > b.total.average; });
   return rows;
+}
+inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, name_form form) { return kern_exec_sum_of(cuda_kern_exec_trace(t, form)); }
+
+/// `cuda_kern_exec_sum:nvtx-name[:base|:mangled]`: its `runkern` join reads `k.name AS kernName`
+/// from the `:nvtx-name` view, so the groups are `(pid, tid, device, API, range/kernel)`.
+inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum_nvtx(const trace& t, name_form form) {
+  return kern_exec_sum_of(cuda_kern_exec_trace_nvtx(t, form));
 }
 
 /// `nvtx_pushpop_sum` (`push_pop` true) and `nvtx_startend_sum`: ranges of that style, marks
@@ -357,36 +451,6 @@ inline std::vector<range_projection_trace_row> nvtx_gpu_proj_trace(const trace& 
     return std::make_tuple(a.projected_start, ~a.projected_duration) < std::make_tuple(b.projected_start, ~b.projected_duration);
   });
   return rows;
-}
-
-/// `cuda_gpu_kern_sum:nvtx-name` (reports/kernel_helper.py, `QUERY_NVTX_KERNEL_NAME`): each
-/// kernel joined to the API calls of its correlation id, each call to the NVTX ranges of its
-/// thread with `startNS <= call.start AND endNS >= call.end` (push/pop and start/end ranges
-/// whose `endGlobalTid` is NULL, so not a start/end range ended on another thread), and
-/// `max(startNS)` picks the range; the name is `range || '/' || kernel`, or the kernel's alone
-/// when no range matched (`COALESCE`). The script leaves which range wins a tie of starts to
-/// SQLite; nvscope takes the first to end, then the later record. Unclosed ranges end at the
-/// trace's end (nvscope's rule; the script ends them at the last NVTX timestamp).
-inline std::string kernel_name_with_range(const trace& t, const std::vector<timestamp_ns>& end, const kernel_record& k, name_form form) {
-  std::uint32_t best = no_index;
-  for (const auto& a : t.api_calls) {
-    if (a.correlation != k.correlation || !valid(a.start, a.end)) continue;
-    for (std::uint32_t r = 0; r < t.ranges.size(); ++r) {
-      const auto& x = t.ranges[r];
-      if (x.is_mark || x.closing_thread() != x.thread || x.thread != a.thread || x.start > a.start || end[r] < a.end) continue;
-      if (best == no_index || x.start > t.ranges[best].start || (x.start == t.ranges[best].start && (end[r] < end[best] || (end[r] == end[best] && r > best))))
-        best = r;
-    }
-  }
-  const std::string kernel(kernel_name(t, k.name, form));
-  return best == no_index ? kernel : std::string(t.strings[t.ranges[best].name]) + "/" + kernel;
-}
-
-/// `cuda_gpu_kern_sum:nvtx-name[:base|:mangled]`: `cuda_gpu_kern_sum`'s query over
-/// `kernel_name_with_range`'s names.
-inline std::vector<kernel_summary_row> cuda_gpu_kern_sum_nvtx(const trace& t, name_form form) {
-  const auto end = range_ends(t);
-  return kernel_sum_by(t, [&](std::size_t i) { return kernel_name_with_range(t, end, t.kernels[i], form); });
 }
 
 } // namespace reference
