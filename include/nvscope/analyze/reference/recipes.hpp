@@ -416,7 +416,7 @@ inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const rank_traces& 
   }
   return rows;
 }
-inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) { return nccl_gpu_overlap_trace(rank_traces{&t}); }
+inline std::vector<overlap_trace_row> nccl_gpu_overlap_trace(const trace& t) { return reference::nccl_gpu_overlap_trace(rank_traces{&t}); }
 
 /// `nccl_gpu_overlap_trace`'s grouped_trace: the rank_trace rows of every rank `groupby("Name")`
 /// (by name), "Count" `size()`, and "Communication Sum" and "Compute Sum" summed over "Duration"

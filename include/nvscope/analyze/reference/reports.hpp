@@ -335,12 +335,12 @@ inline std::vector<kernel_exec_summary_row> kern_exec_sum_of(const std::vector<k
   std::stable_sort(rows.begin(), rows.end(), [](const kernel_exec_summary_row& a, const kernel_exec_summary_row& b) { return a.total.average > b.total.average; });
   return rows;
 }
-inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, name_form form) { return kern_exec_sum_of(cuda_kern_exec_trace(t, form)); }
+inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum(const trace& t, name_form form) { return kern_exec_sum_of(reference::cuda_kern_exec_trace(t, form)); }
 
 /// `cuda_kern_exec_sum:nvtx-name[:base|:mangled]`: its `runkern` join reads `k.name AS kernName`
 /// from the `:nvtx-name` view, so the groups are `(pid, tid, device, API, range/kernel)`.
 inline std::vector<kernel_exec_summary_row> cuda_kern_exec_sum_nvtx(const trace& t, name_form form) {
-  return kern_exec_sum_of(cuda_kern_exec_trace_nvtx(t, form));
+  return kern_exec_sum_of(reference::cuda_kern_exec_trace_nvtx(t, form));
 }
 
 /// `nvtx_pushpop_sum` (`push_pop` true) and `nvtx_startend_sum`: ranges of that style, marks
