@@ -6,8 +6,10 @@
 /// `analysis_report` made of it. Text and CSV tables (export/table.hpp), the JSON summary
 /// (export/summary_json.hpp), the Chrome trace (export/chrome_trace.hpp), folded stacks
 /// (export/folded.hpp), the summary that fits one screen (export/screen.hpp), and output
-/// paths with `%p %h %r %q{VAR}` (export/output_path.hpp).
-/// Full guide: docs/analysis.md.
+/// paths with `%p %h %r %q{VAR}` (export/output_path.hpp). The other nsys reports and the
+/// recipes are included on their own, `<nvscope/export/reports.hpp>` and
+/// `<nvscope/export/recipes.hpp>`, so that a file that only writes the summary does not compile
+/// them. Full guide: docs/analysis.md.
 ///
 /// \code
 ///   #include <nvscope/export.hpp>
@@ -24,7 +26,6 @@
 #include <nvscope/export/flame_svg.hpp>
 #include <nvscope/export/output_path.hpp>
 #include <nvscope/export/provenance.hpp>
-#include <nvscope/export/reports.hpp>
 #include <nvscope/export/screen.hpp>
 #include <nvscope/export/summary_json.hpp>
 #include <nvscope/export/table.hpp>
