@@ -60,7 +60,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <numeric>
 #include <tuple>
 #include <string>
 #include <string_view>
